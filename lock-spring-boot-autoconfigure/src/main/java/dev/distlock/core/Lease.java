@@ -1,0 +1,68 @@
+package dev.distlock.core;
+
+import java.time.Duration;
+
+/**
+ * One hold of a lock. Close it (or {@link #release()} it) exactly once, on any thread; the owner it carries decides
+ * whose hold is released.
+ * <p>
+ * The {@linkplain #fencingToken() fencing token} is what makes the lock safe for correctness, not just efficiency:
+ * it grows with every new holder of the key, so a store that remembers the highest token it has seen can reject a
+ * write from a holder that was paused past its lease.
+ *
+ * @since 0.1.0
+ */
+public interface Lease extends AutoCloseable {
+
+	/** The key as the caller gave it. */
+	String key();
+
+	/** The name that groups this lock in metrics and logs. */
+	String name();
+
+	/** The owner id stored in the store for this hold: the service's random client id and the acquiring thread. */
+	String owner();
+
+	/** A number that is the same across re-entries of one lease and strictly greater for every later holder of the key. */
+	long fencingToken();
+
+	/** The lease time this hold asked for. */
+	Duration ttl();
+
+	/** Whether the watchdog renews this lease while it is held. */
+	boolean isAutoRenewed();
+
+	/**
+	 * Whether this hold is still ours as far as this process knows: not released, not lost, and (for a fixed lease)
+	 * not past its lease time. It does not ask the store.
+	 */
+	boolean isHeld();
+
+	/** Whether the lease was found to be lost: gone from the store, or not renewable for longer than its lease time. */
+	boolean isLost();
+
+	/**
+	 * Add {@code extra} to the lease's remaining time.
+	 * @throws LockNotOwnedException if the lease is no longer ours ({@link LockLostException} when it was already lost)
+	 */
+	void extend(Duration extra);
+
+	/**
+	 * Reset the lease's remaining time to its full {@link #ttl()}.
+	 * @throws LockNotOwnedException if the lease is no longer ours ({@link LockLostException} when it was already lost)
+	 */
+	void renew();
+
+	/**
+	 * Release this hold; the key is freed when its last hold is released.
+	 * @throws LockNotOwnedException if the lease was no longer ours ({@link LockLostException} when the watchdog
+	 * had already found it lost); the hold counts as released either way
+	 * @throws IllegalStateException if this hold was already released
+	 */
+	void release();
+
+	/** Release this hold unless it was already released. */
+	@Override
+	void close();
+
+}

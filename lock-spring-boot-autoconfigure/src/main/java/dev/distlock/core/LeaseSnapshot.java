@@ -1,0 +1,28 @@
+package dev.distlock.core;
+
+import java.time.Duration;
+import java.time.Instant;
+
+import org.jspecify.annotations.Nullable;
+
+/**
+ * A point-in-time view of one lease this process holds, for diagnostics (the actuator endpoint lists these).
+ *
+ * @param key the lock key
+ * @param name the lock's name
+ * @param owner the owner id in the store
+ * @param ownerThread the name of the thread that acquired it
+ * @param heldSince when it was acquired
+ * @param holdCount how many holds (re-entries) are open
+ * @param ttl the lease time
+ * @param ttlRemaining the remaining lease time as this process last confirmed it (zero when past)
+ * @param lastRenewal when the watchdog last renewed it, or {@code null} if never
+ * @param fencingToken the fencing token
+ * @param autoRenewed whether the watchdog renews it
+ * @param lost whether it was found lost
+ * @since 0.1.0
+ */
+public record LeaseSnapshot(String key, String name, String owner, String ownerThread, Instant heldSince, int holdCount,
+		Duration ttl, Duration ttlRemaining, @Nullable Instant lastRenewal, long fencingToken, boolean autoRenewed,
+		boolean lost) {
+}

@@ -1,0 +1,28 @@
+package dev.distlock.core;
+
+import java.time.Duration;
+
+/**
+ * The key was held by another owner for the whole wait. Web applications usually answer it with 409 Conflict.
+ *
+ * @since 0.1.0
+ */
+public class LockAcquisitionTimeoutException extends LockException {
+
+	private final Duration waitTime;
+
+	public LockAcquisitionTimeoutException(String key, Duration waitTime) {
+		this(key, waitTime, "Could not acquire lock '" + key + "' within " + waitTime.toMillis() + "ms: it is held by another owner");
+	}
+
+	public LockAcquisitionTimeoutException(String key, Duration waitTime, String message) {
+		super(key, message, null);
+		this.waitTime = waitTime;
+	}
+
+	/** How long the caller waited. */
+	public Duration getWaitTime() {
+		return this.waitTime;
+	}
+
+}

@@ -1,0 +1,24 @@
+package dev.distlock.core;
+
+import org.jspecify.annotations.Nullable;
+
+/**
+ * Base of the exceptions this library throws about a lock; each names the key it is about.
+ *
+ * @since 0.1.0
+ */
+public abstract class LockException extends RuntimeException {
+
+	private final String key;
+
+	protected LockException(String key, String message, @Nullable Throwable cause) {
+		super(message, cause);
+		this.key = key;
+	}
+
+	/** The lock key as the caller gave it. */
+	public String getKey() {
+		return this.key;
+	}
+
+}

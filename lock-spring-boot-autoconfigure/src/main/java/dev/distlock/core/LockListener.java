@@ -1,0 +1,38 @@
+package dev.distlock.core;
+
+import java.time.Duration;
+
+import org.jspecify.annotations.Nullable;
+
+/**
+ * Hears what happens to leases, for metrics, tracing and logs. Callbacks run on the thread that caused them (the
+ * caller, or the watchdog for renewals and losses), so they must be quick and must not throw.
+ *
+ * @since 0.1.0
+ */
+public interface LockListener {
+
+	/** A lease (or a re-entry of one) was acquired after waiting {@code waited}. */
+	default void acquired(LockRequest request, Lease lease, Duration waited) {
+	}
+
+	/**
+	 * An acquisition ended without a lease after {@code waited}: the key stayed held ({@code failure} is null), the
+	 * thread was interrupted, or the store could not be reached.
+	 */
+	default void notAcquired(LockRequest request, Duration waited, @Nullable RuntimeException failure) {
+	}
+
+	/** A hold was released after being held for {@code held}; {@code wasOwned} is false when the lease was gone. */
+	default void released(Lease lease, Duration held, boolean wasOwned) {
+	}
+
+	/** The watchdog renewed a lease ({@code success}) or failed to reach the store for it. */
+	default void renewed(String name, boolean success) {
+	}
+
+	/** A held lease was found lost. */
+	default void lost(LockLostEvent event) {
+	}
+
+}

@@ -1,0 +1,23 @@
+package dev.distlock.core;
+
+/**
+ * The lease had already been found lost (see {@link LockLostEvent}) when the holder released, renewed or extended it.
+ *
+ * @since 0.1.0
+ */
+public class LockLostException extends LockNotOwnedException {
+
+	private final LockLostEvent.Detection detection;
+
+	public LockLostException(LockLostEvent event) {
+		super(event.key(), event.owner(), "Lock '" + event.key() + "' (fencing token " + event.fencingToken()
+				+ ") was lost while held by " + event.owner() + ": " + event.detection().description());
+		this.detection = event.detection();
+	}
+
+	/** How the loss was noticed. */
+	public LockLostEvent.Detection getDetection() {
+		return this.detection;
+	}
+
+}

@@ -1,0 +1,61 @@
+package dev.distlock.core;
+
+import java.time.Duration;
+
+import org.jspecify.annotations.Nullable;
+
+/**
+ * What to lock and how: the key, the lease time, how long to wait for it, whether the watchdog keeps the lease alive
+ * while it is held, and a name that groups the key's metrics (keys are unbounded, names are not).
+ *
+ * @param key the lock key, unique among the keys of one service's prefix; never blank
+ * @param ttl the lease time; with {@code autoRenew} the watchdog resets the lease to it while it is held; positive
+ * @param waitTime how long to wait for a held key; zero tries once; never negative
+ * @param autoRenew whether the watchdog renews the lease until it is released (otherwise it expires at {@code ttl})
+ * @param name the name used to group this lock in metrics and logs, or {@code null} for {@link #DEFAULT_NAME}
+ * @since 0.1.0
+ */
+public record LockRequest(String key, Duration ttl, Duration waitTime, boolean autoRenew, @Nullable String name) {
+
+	/** The name of locks that were not given one. */
+	public static final String DEFAULT_NAME = "default";
+
+	public LockRequest {
+		if (key == null || key.isBlank()) {
+			throw new IllegalArgumentException("Lock key must not be blank, but was " + (key == null ? "null" : "'" + key + "'"));
+		}
+		if (ttl == null || ttl.isNegative() || ttl.isZero()) {
+			throw new IllegalArgumentException("Lock ttl must be positive, but was " + ttl + " for key '" + key + "'");
+		}
+		if (ttl.toMillis() < 1) {
+			throw new IllegalArgumentException("Lock ttl must be at least 1ms, but was " + ttl + " for key '" + key + "'");
+		}
+		if (waitTime == null || waitTime.isNegative()) {
+			throw new IllegalArgumentException("Lock wait must not be negative, but was " + waitTime + " for key '" + key + "'");
+		}
+		if (name != null && name.isBlank()) {
+			throw new IllegalArgumentException("Lock name must not be blank for key '" + key + "'");
+		}
+	}
+
+	/** A request for a lease that the watchdog renews while it is held. */
+	public static LockRequest of(String key, Duration ttl, Duration wait) {
+		return new LockRequest(key, ttl, wait, true, null);
+	}
+
+	/** This request with a lease that is never renewed: it expires {@code ttl} after the acquisition at the latest. */
+	public LockRequest withFixedLease() {
+		return new LockRequest(this.key, this.ttl, this.waitTime, false, this.name);
+	}
+
+	/** This request with the given metrics name. */
+	public LockRequest withName(String name) {
+		return new LockRequest(this.key, this.ttl, this.waitTime, this.autoRenew, name);
+	}
+
+	/** The name, or {@link #DEFAULT_NAME} when none was given. */
+	public String effectiveName() {
+		return (this.name != null) ? this.name : DEFAULT_NAME;
+	}
+
+}

@@ -1,0 +1,86 @@
+package dev.distlock.core;
+
+import java.time.Duration;
+import java.util.Optional;
+import java.util.function.Supplier;
+
+/**
+ * Hands out reentrant, time-limited leases on named keys, shared by every process that uses the same store and key
+ * prefix.
+ * <p>
+ * A lease belongs to the thread that acquired it: the same thread acquiring the same key again re-enters it (the hold
+ * count grows and the fencing token stays the same), and the lease is freed when every hold has been released. The
+ * returned {@link Lease} carries its owner, so it can be released from any thread.
+ *
+ * @since 0.1.0
+ */
+public interface LockService {
+
+	/**
+	 * Try to acquire {@code request.key()}, waiting up to {@code request.waitTime()} for the current holder to release it.
+	 * @return the lease, or empty when the key was not free within the wait
+	 * @throws LockInterruptedException if the thread was interrupted while waiting (its interrupt status is kept)
+	 * @throws LockUnavailableException if the store could not be reached
+	 */
+	Optional<Lease> tryAcquire(LockRequest request);
+
+	/**
+	 * Try to acquire {@code key} with a lease of {@code ttl} that the watchdog renews while it is held, waiting up to
+	 * {@code wait}; {@code wait} of zero tries exactly once.
+	 * @see #tryAcquire(LockRequest)
+	 */
+	default Optional<Lease> tryAcquire(String key, Duration ttl, Duration wait) {
+		return tryAcquire(LockRequest.of(key, ttl, wait));
+	}
+
+	/**
+	 * Acquire as {@link #tryAcquire(LockRequest)} does, but fail when the key is not free in time.
+	 * @throws LockAcquisitionTimeoutException if the key was not free within the wait
+	 */
+	default Lease acquire(LockRequest request) {
+		return tryAcquire(request).orElseThrow(() -> new LockAcquisitionTimeoutException(request.key(), request.waitTime()));
+	}
+
+	/** @see #acquire(LockRequest) */
+	default Lease acquire(String key, Duration ttl, Duration wait) {
+		return acquire(LockRequest.of(key, ttl, wait));
+	}
+
+	/**
+	 * Run {@code action} while holding the lease, and release it afterwards, also when the action throws.
+	 * @throws LockAcquisitionTimeoutException if the key was not free within the wait
+	 * @throws LockLostException if the lease was lost while the action ran (the action's own exception wins)
+	 */
+	default <T> T execute(LockRequest request, Supplier<T> action) {
+		T result;
+		Lease lease = acquire(request);
+		try {
+			result = action.get();
+		}
+		catch (RuntimeException | Error ex) {
+			try {
+				lease.release();
+			}
+			catch (RuntimeException releaseFailure) {
+				ex.addSuppressed(releaseFailure);
+			}
+			throw ex;
+		}
+		lease.release();
+		return result;
+	}
+
+	/** @see #execute(LockRequest, Supplier) */
+	default <T> T execute(String key, Duration ttl, Duration wait, Supplier<T> action) {
+		return execute(LockRequest.of(key, ttl, wait), action);
+	}
+
+	/** {@link #execute(LockRequest, Supplier)} for an action without a result. */
+	default void run(String key, Duration ttl, Duration wait, Runnable action) {
+		execute(LockRequest.of(key, ttl, wait), () -> {
+			action.run();
+			return null;
+		});
+	}
+
+}

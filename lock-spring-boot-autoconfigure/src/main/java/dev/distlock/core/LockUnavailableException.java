@@ -1,0 +1,15 @@
+package dev.distlock.core;
+
+/**
+ * The lock store could not be reached or answered with an error, so the lock's state is unknown. Nothing was
+ * acquired; an operation on a held lease may or may not have taken effect.
+ *
+ * @since 0.1.0
+ */
+public class LockUnavailableException extends LockException {
+
+	public LockUnavailableException(String key, String message, Throwable cause) {
+		super(key, message, cause);
+	}
+
+}

@@ -1,0 +1,9 @@
+/**
+ * The programmatic lock API: {@link dev.distlock.core.LockService} hands out
+ * {@link dev.distlock.core.Lease leases}, and the exceptions and events that tell a caller what happened to them.
+ * Nothing here depends on Redis; the Redis engine lives in {@code dev.distlock.redis}.
+ */
+@NullMarked
+package dev.distlock.core;
+
+import org.jspecify.annotations.NullMarked;

@@ -1,0 +1,245 @@
+package dev.distlock.redis;
+
+import java.time.Duration;
+import java.time.Instant;
+
+import dev.distlock.core.LeaseSnapshot;
+import dev.distlock.core.LockLostEvent;
+
+import org.jspecify.annotations.Nullable;
+
+/**
+ * What this process knows about one lease it holds: one per (key, owner, fencing token), shared by the handles of all
+ * its re-entries, and the unit the watchdog renews.
+ * <p>
+ * Invariants (all mutable state is guarded by {@code this}):
+ * <ul>
+ * <li>{@code state} only moves forward: HELD to RELEASED, LOST or EXPIRED, never back. Only a HELD entry is renewed,
+ * and a renewal result is applied only while the entry is still HELD, so a release racing with a renewal can neither
+ * resurrect the lease (the scripts also check the token in Redis) nor be reported as a loss.</li>
+ * <li>{@code validUntilNanos} never overstates the lease: it is the send time of the last successful acquire, renewal
+ * or extension plus the lease time that command set, so the lease in Redis lives at least that long.</li>
+ * <li>{@code renewalInFlight} is true between the watchdog handing the entry to a renewal batch and that batch's
+ * result, so a slow or stuck renewal is never sent twice.</li>
+ * </ul>
+ */
+final class LeaseEntry {
+
+	enum State {
+		HELD, RELEASED, LOST, EXPIRED
+	}
+
+	final String key;
+
+	final String redisKey;
+
+	final String channel;
+
+	final String owner;
+
+	final String ownerThread;
+
+	final String name;
+
+	final long token;
+
+	final Instant acquiredAt;
+
+	final long acquiredAtNanos;
+
+	private State state = State.HELD;
+
+	private int holds;
+
+	private long ttlMillis;
+
+	private boolean autoRenew;
+
+	private long validUntilNanos;
+
+	private long nextRenewalNanos;
+
+	private boolean renewalInFlight;
+
+	private @Nullable Instant lastRenewal;
+
+	private @Nullable LockLostEvent lostEvent;
+
+	LeaseEntry(String key, String redisKey, String channel, String owner, String name, long token, long ttlMillis,
+			boolean autoRenew, long sentAtNanos) {
+		this.key = key;
+		this.redisKey = redisKey;
+		this.channel = channel;
+		this.owner = owner;
+		this.ownerThread = Thread.currentThread().getName();
+		this.name = name;
+		this.token = token;
+		this.acquiredAt = Instant.now();
+		this.acquiredAtNanos = sentAtNanos;
+		this.holds = 1;
+		this.ttlMillis = ttlMillis;
+		this.autoRenew = autoRenew;
+		this.validUntilNanos = sentAtNanos + ttlMillis * 1_000_000L;
+	}
+
+	/**
+	 * Count one more hold of this lease. Returns false when the entry is no longer HELD (the caller then starts a new
+	 * entry). A re-entry with a longer lease time or with renewal widens the entry: it never shortens a lease.
+	 */
+	synchronized boolean reenter(long ttlMillis, boolean autoRenew, long sentAtNanos) {
+		if (this.state != State.HELD) {
+			return false;
+		}
+		this.holds++;
+		this.ttlMillis = Math.max(this.ttlMillis, ttlMillis);
+		this.autoRenew |= autoRenew;
+		this.validUntilNanos = later(this.validUntilNanos, sentAtNanos + ttlMillis * 1_000_000L);
+		return true;
+	}
+
+	synchronized State state() {
+		return this.state;
+	}
+
+	synchronized boolean isHeld(long nowNanos) {
+		return this.state == State.HELD && nowNanos - this.validUntilNanos < 0;
+	}
+
+	synchronized boolean isAutoRenew() {
+		return this.autoRenew;
+	}
+
+	synchronized long ttlMillis() {
+		return this.ttlMillis;
+	}
+
+	synchronized @Nullable LockLostEvent lostEvent() {
+		return this.lostEvent;
+	}
+
+	/** Record that one hold was released; returns true when it was the last, which ends the entry. */
+	synchronized boolean releaseHold(boolean last) {
+		this.holds = Math.max(0, this.holds - 1);
+		if (last || this.holds == 0) {
+			this.holds = 0;
+			if (this.state == State.HELD) {
+				this.state = State.RELEASED;
+			}
+			return true;
+		}
+		return false;
+	}
+
+	/** Mark the lease lost unless it already ended; returns the event to publish, or null if it already ended. */
+	synchronized @Nullable LockLostEvent markLost(LockLostEvent.Detection detection) {
+		if (this.state != State.HELD) {
+			return null;
+		}
+		this.state = State.LOST;
+		this.lostEvent = new LockLostEvent(this.key, this.name, this.owner, this.token, detection, Instant.now());
+		return this.lostEvent;
+	}
+
+	/**
+	 * The holder found the lease gone from Redis: record the loss whatever the state (a fixed lease may have ended as
+	 * EXPIRED already). Returns the new event, or null if a loss was already recorded.
+	 */
+	synchronized @Nullable LockLostEvent markLostByHolder() {
+		if (this.lostEvent != null) {
+			return null;
+		}
+		LockLostEvent.Detection detection = (this.state == State.EXPIRED) ? LockLostEvent.Detection.EXPIRED
+				: LockLostEvent.Detection.FOUND_GONE_BY_HOLDER;
+		this.state = State.LOST;
+		this.lostEvent = new LockLostEvent(this.key, this.name, this.owner, this.token, detection, Instant.now());
+		return this.lostEvent;
+	}
+
+	/** End a fixed lease whose time ran out while held; returns whether it was HELD. */
+	synchronized boolean markExpired() {
+		if (this.state != State.HELD) {
+			return false;
+		}
+		this.state = State.EXPIRED;
+		return true;
+	}
+
+	/** Note a successful extension or renewal by the holder that left {@code remainingMillis} on the lease. */
+	synchronized void confirmed(long sentAtNanos, long remainingMillis) {
+		if (this.state == State.HELD) {
+			this.validUntilNanos = sentAtNanos + remainingMillis * 1_000_000L;
+		}
+	}
+
+	// watchdog side
+
+	/**
+	 * Whether a renewal should be sent now: none is in flight and it is due within a quarter of the renewal interval.
+	 * The watchdog wakes when the earliest renewal is due; the quarter lets leases due shortly after ride in the same
+	 * batch instead of waking the watchdog again moments later.
+	 */
+	synchronized boolean claimRenewal(long nowNanos, long intervalNanos) {
+		if (this.state != State.HELD || !this.autoRenew || this.renewalInFlight) {
+			return false;
+		}
+		if (this.nextRenewalNanos == 0) {
+			this.nextRenewalNanos = this.acquiredAtNanos + intervalNanos;
+		}
+		if (this.nextRenewalNanos - nowNanos > intervalNanos / 4) {
+			return false;
+		}
+		this.renewalInFlight = true;
+		return true;
+	}
+
+	/** Apply a renewal result; returns the loss event to publish when the renewal found the lease gone. */
+	synchronized @Nullable LockLostEvent renewalDone(boolean stillOurs, long sentAtNanos, long intervalNanos) {
+		this.renewalInFlight = false;
+		if (this.state != State.HELD) {
+			return null;
+		}
+		if (!stillOurs) {
+			return markLost(LockLostEvent.Detection.RENEWAL_FOUND_GONE);
+		}
+		this.validUntilNanos = later(this.validUntilNanos, sentAtNanos + this.ttlMillis * 1_000_000L);
+		this.nextRenewalNanos = sentAtNanos + intervalNanos;
+		this.lastRenewal = Instant.now();
+		return null;
+	}
+
+	/** A renewal could not reach Redis: try again after {@code retryNanos}. */
+	synchronized void renewalFailed(long nowNanos, long retryNanos) {
+		this.renewalInFlight = false;
+		this.nextRenewalNanos = nowNanos + retryNanos;
+	}
+
+	/** The next moment the watchdog must look at this entry. */
+	synchronized long nextCheckNanos(long intervalNanos) {
+		if (!this.autoRenew || this.renewalInFlight) {
+			return this.validUntilNanos;
+		}
+		long due = (this.nextRenewalNanos != 0) ? this.nextRenewalNanos : this.acquiredAtNanos + intervalNanos;
+		return (due - this.validUntilNanos < 0) ? due : this.validUntilNanos;
+	}
+
+	synchronized boolean isPastValidity(long nowNanos) {
+		return nowNanos - this.validUntilNanos >= 0;
+	}
+
+	synchronized LeaseSnapshot snapshot(long nowNanos) {
+		long remaining = Math.max(0, this.validUntilNanos - nowNanos);
+		return new LeaseSnapshot(this.key, this.name, this.owner, this.ownerThread, this.acquiredAt, this.holds,
+				Duration.ofMillis(this.ttlMillis), Duration.ofNanos(remaining), this.lastRenewal, this.token,
+				this.autoRenew, this.state == State.LOST);
+	}
+
+	private static long later(long a, long b) {
+		return (a - b < 0) ? b : a;
+	}
+
+	@Override
+	public String toString() {
+		return "lease '" + this.key + "' (owner " + this.owner + ", token " + this.token + ")";
+	}
+
+}

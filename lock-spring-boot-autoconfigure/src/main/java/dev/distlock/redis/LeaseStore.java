@@ -1,0 +1,139 @@
+package dev.distlock.redis;
+
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+import org.springframework.data.redis.connection.ClusterSlotHashUtil;
+import org.springframework.data.redis.connection.RedisConnection;
+import org.springframework.data.redis.connection.RedisConnectionFactory;
+import org.springframework.data.redis.core.StringRedisTemplate;
+import org.springframework.util.ClassUtils;
+
+/**
+ * The engine's only door to Redis: one script call per lease operation, and batched renewals.
+ * <p>
+ * Renewals are batched twice: one {@link LockScripts#RENEW_ALL} call renews up to {@value #BATCH_SIZE} leases, and the
+ * calls of one watchdog tick are pipelined on Lettuce's shared connection (one call per hash slot in a cluster, as a
+ * script may only touch keys of one slot there). Without Lettuce they run one after the other.
+ */
+final class LeaseStore {
+
+	static final int BATCH_SIZE = 500;
+
+	private static final boolean LETTUCE_PRESENT = ClassUtils.isPresent("io.lettuce.core.RedisFuture",
+			LeaseStore.class.getClassLoader());
+
+	private final RedisConnectionFactory connectionFactory;
+
+	private final StringRedisTemplate template;
+
+	private final boolean cluster;
+
+	LeaseStore(RedisConnectionFactory connectionFactory) {
+		this.connectionFactory = connectionFactory;
+		this.template = new StringRedisTemplate(connectionFactory);
+		this.template.afterPropertiesSet();
+		this.cluster = isCluster(connectionFactory);
+	}
+
+	private static boolean isCluster(RedisConnectionFactory connectionFactory) {
+		try {
+			return connectionFactory.getClass().getMethod("isClusterAware").invoke(connectionFactory) instanceof Boolean b && b;
+		}
+		catch (ReflectiveOperationException ex) {
+			return false;
+		}
+	}
+
+	RedisConnectionFactory connectionFactory() {
+		return this.connectionFactory;
+	}
+
+	/** {hold count, token} when acquired; {0, holder's remaining ttl in ms} when not. */
+	long[] acquire(String redisKey, String owner, long ttlMillis) {
+		List<?> reply = this.template.execute(LockScripts.ACQUIRE, List.of(redisKey), owner, Long.toString(ttlMillis));
+		if (reply == null || reply.size() != 2) {
+			throw new IllegalStateException("Unexpected reply from the acquire script: " + reply);
+		}
+		return new long[] { ((Number) reply.get(0)).longValue(), ((Number) reply.get(1)).longValue() };
+	}
+
+	/** Holds left, or -1 when the lease is not ours. */
+	long release(String redisKey, String owner, long token, String channel) {
+		return nonNull(this.template.execute(LockScripts.RELEASE, List.of(redisKey), owner, Long.toString(token), channel));
+	}
+
+	/** The new remaining ttl in ms, or -1 when the lease is not ours. */
+	long extend(String redisKey, String owner, long token, long millis, boolean add) {
+		return nonNull(this.template.execute(LockScripts.EXTEND, List.of(redisKey), owner, Long.toString(token),
+				Long.toString(millis), add ? "add" : "set"));
+	}
+
+	private static long nonNull(Long value) {
+		if (value == null) {
+			throw new IllegalStateException("No reply from a lease script");
+		}
+		return value;
+	}
+
+	/**
+	 * Renew the given leases, raising each one's expiry to at least its ttl. Returns, per lease in order, whether it is
+	 * still ours. Throws when Redis could not be asked, or did not answer within {@code timeoutNanos}.
+	 */
+	boolean[] renewAll(List<LeaseEntry> entries, long[] ttlMillis, long timeoutNanos) throws Exception {
+		boolean[] result = new boolean[entries.size()];
+		List<int[]> batches = batches(entries);
+		if (LETTUCE_PRESENT) {
+			try (RedisConnection connection = this.connectionFactory.getConnection()) {
+				if (LettuceRenewals.renew(connection.getNativeConnection(), entries, ttlMillis, batches, result,
+						timeoutNanos)) {
+					return result;
+				}
+			}
+		}
+		for (int[] batch : batches) {
+			List<String> keys = new ArrayList<>(batch.length);
+			Object[] args = new Object[batch.length * 3];
+			for (int i = 0; i < batch.length; i++) {
+				LeaseEntry entry = entries.get(batch[i]);
+				keys.add(entry.redisKey);
+				args[3 * i] = entry.owner;
+				args[3 * i + 1] = Long.toString(entry.token);
+				args[3 * i + 2] = Long.toString(ttlMillis[batch[i]]);
+			}
+			List<?> reply = this.template.execute(LockScripts.RENEW_ALL, keys, args);
+			apply(reply, batch, result);
+		}
+		return result;
+	}
+
+	static void apply(List<?> reply, int[] batch, boolean[] result) {
+		if (reply == null || reply.size() != batch.length) {
+			throw new IllegalStateException("Unexpected reply from the renewal script: " + reply);
+		}
+		for (int i = 0; i < batch.length; i++) {
+			result[batch[i]] = ((Number) reply.get(i)).longValue() == 1;
+		}
+	}
+
+	/** Indexes into {@code entries}, at most {@link #BATCH_SIZE} a batch, and one slot a batch in a cluster. */
+	private List<int[]> batches(List<LeaseEntry> entries) {
+		Map<Integer, List<Integer>> groups = new LinkedHashMap<>();
+		for (int i = 0; i < entries.size(); i++) {
+			int group = this.cluster ? ClusterSlotHashUtil.calculateSlot(entries.get(i).redisKey) : 0;
+			groups.computeIfAbsent(group, g -> new ArrayList<>()).add(i);
+		}
+		List<int[]> batches = new ArrayList<>();
+		for (List<Integer> group : groups.values()) {
+			for (int from = 0; from < group.size(); from += BATCH_SIZE) {
+				batches.add(group.subList(from, Math.min(group.size(), from + BATCH_SIZE)).stream()
+						.mapToInt(Integer::intValue).toArray());
+			}
+		}
+		return batches;
+	}
+
+
+}

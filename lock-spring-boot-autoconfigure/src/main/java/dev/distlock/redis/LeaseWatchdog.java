@@ -1,0 +1,260 @@
+package dev.distlock.redis;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.Condition;
+import java.util.concurrent.locks.ReentrantLock;
+
+import dev.distlock.core.LockLostEvent;
+
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
+
+/**
+ * The one scheduler that keeps a service's leases alive: it renews every auto-renewed lease once {@code ttl × ratio}
+ * has passed since its last renewal, all leases due in one tick in one batch, and notices leases that could not be
+ * renewed before their lease time ran out.
+ * <p>
+ * The scheduler thread only looks at clocks and entries; Redis is called on a separate renewal thread, so a slow or
+ * unreachable server can delay renewals but never the detection of a lease whose lease time has passed. See
+ * {@link LeaseEntry} for why a renewal cannot race with a release.
+ */
+final class LeaseWatchdog implements AutoCloseable {
+
+	/** Callbacks to the service; called on the watchdog's threads. */
+	interface Callbacks {
+
+		void renewed(LeaseEntry entry, boolean success);
+
+		void lost(LeaseEntry entry, LockLostEvent event);
+
+		void ended(LeaseEntry entry);
+
+	}
+
+	private static final Log logger = LogFactory.getLog(LeaseWatchdog.class);
+
+	private static final long MAX_SLEEP_NANOS = TimeUnit.SECONDS.toNanos(5);
+
+	private static final long MIN_RETRY_NANOS = TimeUnit.MILLISECONDS.toNanos(10);
+
+	private final LeaseStore store;
+
+	private final double renewalRatio;
+
+	private final Callbacks callbacks;
+
+	private final Set<LeaseEntry> entries = ConcurrentHashMap.newKeySet();
+
+	private final ReentrantLock lock = new ReentrantLock();
+
+	private final Condition changed = this.lock.newCondition();
+
+	private final Thread scheduler;
+
+	private final ExecutorService renewals;
+
+	/** Guarded by {@link #lock}. */
+	private boolean dirty;
+
+	private volatile long plannedWakeNanos;
+
+	/**
+	 * True from the start of a pass until its next wake-up is planned. A registration either is seen by the pass or
+	 * sees this flag (or the planned wake-up) and wakes the scheduler, so no new lease waits past its first renewal.
+	 */
+	private volatile boolean scanning;
+
+	private volatile boolean running = true;
+
+	private volatile long lastFailureLogNanos;
+
+	LeaseWatchdog(LeaseStore store, double renewalRatio, Callbacks callbacks, String threadName) {
+		this.store = store;
+		this.renewalRatio = renewalRatio;
+		this.callbacks = callbacks;
+		this.renewals = new ThreadPoolExecutor(1, 1, 0, TimeUnit.MILLISECONDS, new LinkedBlockingQueue<>(), runnable -> {
+			Thread thread = new Thread(runnable, threadName + "-renewal");
+			thread.setDaemon(true);
+			return thread;
+		});
+		this.scheduler = new Thread(this::run, threadName);
+		this.scheduler.setDaemon(true);
+		this.plannedWakeNanos = System.nanoTime() + MAX_SLEEP_NANOS;
+		this.scheduler.start();
+	}
+
+	/** Start watching a newly acquired entry: renew it if it is auto-renewed, end it when its time runs out. */
+	void register(LeaseEntry entry) {
+		this.entries.add(entry);
+		long firstCheck = entry.nextCheckNanos(intervalNanos(entry));
+		if (this.scanning || firstCheck - this.plannedWakeNanos < 0) {
+			wakeUp();
+		}
+	}
+
+	/** Stop watching an entry whose lease was released. */
+	void unregister(LeaseEntry entry) {
+		this.entries.remove(entry);
+	}
+
+	/** Re-examine the entries now, e.g. after a re-entry turned a fixed lease into a renewed one. */
+	void wakeUp() {
+		this.lock.lock();
+		try {
+			this.dirty = true;
+			this.changed.signal();
+		}
+		finally {
+			this.lock.unlock();
+		}
+	}
+
+	int size() {
+		return this.entries.size();
+	}
+
+	long intervalNanos(LeaseEntry entry) {
+		return Math.max(1, (long) (entry.ttlMillis() * 1_000_000L * this.renewalRatio));
+	}
+
+	private void run() {
+		while (this.running) {
+			try {
+				this.scanning = true;
+				long next = tick(System.nanoTime());
+				sleepUntil(next);
+			}
+			catch (InterruptedException ex) {
+				return;
+			}
+			catch (RuntimeException | Error ex) {
+				logger.error("Lock watchdog tick failed; continuing", ex);
+			}
+		}
+	}
+
+	/** One pass over the entries; returns when the next pass is due. */
+	long tick(long now) {
+		long next = now + MAX_SLEEP_NANOS;
+		List<LeaseEntry> due = new ArrayList<>();
+		for (LeaseEntry entry : this.entries) {
+			if (entry.state() != LeaseEntry.State.HELD) {
+				this.entries.remove(entry);
+				continue;
+			}
+			long interval = intervalNanos(entry);
+			if (entry.isPastValidity(now)) {
+				this.entries.remove(entry);
+				if (entry.isAutoRenew()) {
+					LockLostEvent event = entry.markLost(LockLostEvent.Detection.RENEWAL_FAILED);
+					if (event != null) {
+						this.callbacks.lost(entry, event);
+					}
+				}
+				else if (entry.markExpired()) {
+					this.callbacks.ended(entry);
+				}
+				continue;
+			}
+			if (entry.claimRenewal(now, interval)) {
+				due.add(entry);
+			}
+			long check = entry.nextCheckNanos(interval);
+			if (check - next < 0) {
+				next = check;
+			}
+		}
+		if (!due.isEmpty()) {
+			this.renewals.execute(() -> renew(due));
+		}
+		return next;
+	}
+
+	private void sleepUntil(long wakeAt) throws InterruptedException {
+		this.lock.lock();
+		try {
+			this.plannedWakeNanos = wakeAt;
+			this.scanning = false;
+			while (!this.dirty && this.running) {
+				long remaining = wakeAt - System.nanoTime();
+				if (remaining <= 0) {
+					break;
+				}
+				this.changed.awaitNanos(remaining);
+			}
+			this.dirty = false;
+		}
+		finally {
+			this.lock.unlock();
+		}
+	}
+
+	private void renew(List<LeaseEntry> due) {
+		long sent = System.nanoTime();
+		long[] ttls = new long[due.size()];
+		long timeout = Long.MAX_VALUE;
+		for (int i = 0; i < due.size(); i++) {
+			ttls[i] = due.get(i).ttlMillis();
+			timeout = Math.min(timeout, ttls[i] * 1_000_000L);
+		}
+		boolean[] stillOurs;
+		try {
+			stillOurs = this.store.renewAll(due, ttls, timeout);
+		}
+		catch (Exception ex) {
+			if (ex instanceof InterruptedException) {
+				Thread.currentThread().interrupt();
+			}
+			long now = System.nanoTime();
+			for (LeaseEntry entry : due) {
+				entry.renewalFailed(now, Math.max(MIN_RETRY_NANOS, intervalNanos(entry) / 4));
+				this.callbacks.renewed(entry, false);
+			}
+			logFailure(due.size(), ex);
+			wakeUp();
+			return;
+		}
+		for (int i = 0; i < due.size(); i++) {
+			LeaseEntry entry = due.get(i);
+			LockLostEvent event = entry.renewalDone(stillOurs[i], sent, intervalNanos(entry));
+			if (event != null) {
+				this.entries.remove(entry);
+				this.callbacks.lost(entry, event);
+			}
+			else if (stillOurs[i]) {
+				this.callbacks.renewed(entry, true);
+			}
+		}
+		wakeUp();
+	}
+
+	private void logFailure(int count, Exception ex) {
+		long now = System.nanoTime();
+		if (now - this.lastFailureLogNanos > TimeUnit.SECONDS.toNanos(10)) {
+			this.lastFailureLogNanos = now;
+			logger.warn("Could not renew " + count + " lock lease(s); retrying until their lease time runs out: " + ex);
+		}
+	}
+
+	@Override
+	public void close() {
+		this.running = false;
+		wakeUp();
+		this.renewals.shutdownNow();
+		try {
+			this.scheduler.join(TimeUnit.SECONDS.toMillis(5));
+			this.renewals.awaitTermination(5, TimeUnit.SECONDS);
+		}
+		catch (InterruptedException ex) {
+			Thread.currentThread().interrupt();
+		}
+	}
+
+}

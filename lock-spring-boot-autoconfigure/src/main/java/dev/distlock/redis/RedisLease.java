@@ -1,0 +1,109 @@
+package dev.distlock.redis;
+
+import java.time.Duration;
+import java.util.concurrent.atomic.AtomicBoolean;
+
+import dev.distlock.core.Lease;
+
+/** One hold of a Redis lease; re-entries of the same lease share its {@link LeaseEntry}. */
+final class RedisLease implements Lease {
+
+	private final RedisLockService service;
+
+	final LeaseEntry entry;
+
+	private final Duration ttl;
+
+	final long acquiredAtNanos;
+
+	private final AtomicBoolean released = new AtomicBoolean();
+
+	RedisLease(RedisLockService service, LeaseEntry entry, Duration ttl, long acquiredAtNanos) {
+		this.service = service;
+		this.entry = entry;
+		this.ttl = ttl;
+		this.acquiredAtNanos = acquiredAtNanos;
+	}
+
+	@Override
+	public String key() {
+		return this.entry.key;
+	}
+
+	@Override
+	public String name() {
+		return this.entry.name;
+	}
+
+	@Override
+	public String owner() {
+		return this.entry.owner;
+	}
+
+	@Override
+	public long fencingToken() {
+		return this.entry.token;
+	}
+
+	@Override
+	public Duration ttl() {
+		return this.ttl;
+	}
+
+	@Override
+	public boolean isAutoRenewed() {
+		return this.entry.isAutoRenew();
+	}
+
+	@Override
+	public boolean isHeld() {
+		return !this.released.get() && this.entry.isHeld(System.nanoTime());
+	}
+
+	@Override
+	public boolean isLost() {
+		return this.entry.state() == LeaseEntry.State.LOST;
+	}
+
+	@Override
+	public void extend(Duration extra) {
+		if (extra == null || extra.isNegative() || extra.isZero()) {
+			throw new IllegalArgumentException("Lease extension must be positive, but was " + extra + " for lock '" + key() + "'");
+		}
+		checkNotReleased("extend");
+		this.service.extend(this, extra.toMillis(), true);
+	}
+
+	@Override
+	public void renew() {
+		checkNotReleased("renew");
+		this.service.extend(this, this.ttl.toMillis(), false);
+	}
+
+	@Override
+	public void release() {
+		if (!this.released.compareAndSet(false, true)) {
+			throw new IllegalStateException("Lock '" + key() + "' was already released by this lease");
+		}
+		this.service.release(this);
+	}
+
+	@Override
+	public void close() {
+		if (this.released.compareAndSet(false, true)) {
+			this.service.release(this);
+		}
+	}
+
+	private void checkNotReleased(String operation) {
+		if (this.released.get()) {
+			throw new IllegalStateException("Cannot " + operation + " lock '" + key() + "': this lease was already released");
+		}
+	}
+
+	@Override
+	public String toString() {
+		return "Lease[key=" + key() + ", owner=" + owner() + ", token=" + fencingToken() + ", held=" + isHeld() + "]";
+	}
+
+}

@@ -1,0 +1,448 @@
+package dev.distlock.redis;
+
+import java.security.SecureRandom;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Base64;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+
+import dev.distlock.core.Lease;
+import dev.distlock.core.LeaseSnapshot;
+import dev.distlock.core.LockInterruptedException;
+import dev.distlock.core.LockListener;
+import dev.distlock.core.LockLostEvent;
+import dev.distlock.core.LockLostException;
+import dev.distlock.core.LockRequest;
+import dev.distlock.core.LockService;
+import dev.distlock.core.LockUnavailableException;
+
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
+import org.jspecify.annotations.Nullable;
+
+import org.springframework.context.ApplicationEventPublisher;
+import org.springframework.data.redis.connection.RedisConnectionFactory;
+import org.springframework.util.Assert;
+
+/**
+ * {@link LockService} on Redis: reentrant hash leases with fencing tokens, one script call per operation, waiting on
+ * release messages instead of polling, and a watchdog that renews held leases and reports lost ones.
+ * <p>
+ * One instance per application is the intended use: it owns a random client id (the owner prefix of its leases), one
+ * pub/sub connection, and the watchdog's threads. Two instances behave like two separate applications. Close it on
+ * shutdown; leases still held then are no longer renewed and expire at their lease time.
+ *
+ * @since 0.1.0
+ */
+public class RedisLockService implements LockService, AutoCloseable {
+
+	private static final Log logger = LogFactory.getLog(RedisLockService.class);
+
+	/** How long the holder's remaining lease time is trusted when it has none (a key without expiry). */
+	private static final long NO_EXPIRY_RECHECK_NANOS = TimeUnit.SECONDS.toNanos(1);
+
+	private static final long MAX_JITTER_NANOS = TimeUnit.MILLISECONDS.toNanos(10);
+
+	private final String keyPrefix;
+
+	private final String clientId;
+
+	private final LeaseStore store;
+
+	private final LeaseWatchdog watchdog;
+
+	private final ReleaseSubscriber subscriber;
+
+	private final List<LockListener> listeners;
+
+	private final @Nullable ApplicationEventPublisher eventPublisher;
+
+	private final @Nullable ExecutorService events;
+
+	private final ConcurrentHashMap<HoldKey, LeaseEntry> entries = new ConcurrentHashMap<>();
+
+	private volatile boolean closed;
+
+	protected RedisLockService(Builder builder) {
+		this.keyPrefix = builder.keyPrefix;
+		this.clientId = newClientId();
+		this.store = new LeaseStore(builder.connectionFactory);
+		this.listeners = List.copyOf(builder.listeners);
+		this.eventPublisher = builder.eventPublisher;
+		String threadName = builder.threadNamePrefix + "-" + this.clientId.substring(0, 6);
+		this.events = (this.eventPublisher != null) ? singleThread(threadName + "-events") : null;
+		this.subscriber = new ReleaseSubscriber(builder.connectionFactory, this.keyPrefix + ":__subscriber__",
+				builder.idleUnsubscribe.toNanos(), threadName + "-pubsub");
+		this.watchdog = new LeaseWatchdog(this.store, builder.renewalRatio, new WatchdogCallbacks(), threadName + "-watchdog");
+	}
+
+	/** Start building a service on the given connection factory. */
+	public static Builder builder(RedisConnectionFactory connectionFactory) {
+		return new Builder(connectionFactory);
+	}
+
+	@Override
+	public Optional<Lease> tryAcquire(LockRequest request) {
+		Assert.notNull(request, "'request' must not be null");
+		if (this.closed) {
+			throw new IllegalStateException("Lock service is closed; cannot acquire '" + request.key() + "'");
+		}
+		long start = System.nanoTime();
+		long deadline = start + request.waitTime().toNanos();
+		String redisKey = redisKey(request.key());
+		String owner = this.clientId + ":" + Thread.currentThread().getId();
+		long ttlMillis = request.ttl().toMillis();
+		try {
+			long sent = System.nanoTime();
+			long[] reply = callAcquire(request, redisKey, owner, ttlMillis);
+			if (reply[0] > 0) {
+				return Optional.of(acquired(request, redisKey, owner, reply, sent, start));
+			}
+			if (request.waitTime().isZero()) {
+				return notAcquired(request, start);
+			}
+			return awaitRelease(request, redisKey, owner, ttlMillis, reply[1], start, deadline);
+		}
+		catch (InterruptedException ex) {
+			Thread.currentThread().interrupt();
+			LockInterruptedException failure = new LockInterruptedException(request.key(), ex);
+			this.listeners.forEach(listener -> listener.notAcquired(request, Duration.ofNanos(System.nanoTime() - start), failure));
+			throw failure;
+		}
+		catch (LockUnavailableException ex) {
+			this.listeners.forEach(listener -> listener.notAcquired(request, Duration.ofNanos(System.nanoTime() - start), ex));
+			throw ex;
+		}
+	}
+
+	private Optional<Lease> awaitRelease(LockRequest request, String redisKey, String owner, long ttlMillis,
+			long holderTtl, long start, long deadline) throws InterruptedException {
+		ReleaseSubscriber.Waiter waiter = this.subscriber.register(channel(redisKey));
+		boolean acquired = false;
+		try {
+			// Only attempts made after the subscription is confirmed are sure to hear of a later release.
+			waiter.awaitSubscribed(deadline);
+			for (;;) {
+				long sent = System.nanoTime();
+				long[] reply = callAcquire(request, redisKey, owner, ttlMillis);
+				if (reply[0] > 0) {
+					acquired = true;
+					return Optional.of(acquired(request, redisKey, owner, reply, sent, start));
+				}
+				long now = System.nanoTime();
+				if (now - deadline >= 0) {
+					return notAcquired(request, start);
+				}
+				long wakeAt = now + holderTtlNanos(reply[1]);
+				if (wakeAt - deadline > 0) {
+					wakeAt = deadline;
+				}
+				if (!waiter.await(wakeAt) && System.nanoTime() - deadline >= 0) {
+					return notAcquired(request, start);
+				}
+			}
+		}
+		finally {
+			this.subscriber.unregister(waiter, acquired);
+		}
+	}
+
+	/** When to retry if no release message comes: when the holder's lease runs out, plus jitter against herds. */
+	private static long holderTtlNanos(long holderTtlMillis) {
+		if (holderTtlMillis < 0) {
+			return NO_EXPIRY_RECHECK_NANOS;
+		}
+		long ttl = TimeUnit.MILLISECONDS.toNanos(holderTtlMillis);
+		return ttl + ThreadLocalRandom.current().nextLong(Math.min(MAX_JITTER_NANOS, ttl / 10) + 1);
+	}
+
+	private long[] callAcquire(LockRequest request, String redisKey, String owner, long ttlMillis) {
+		try {
+			return this.store.acquire(redisKey, owner, ttlMillis);
+		}
+		catch (RuntimeException ex) {
+			throw new LockUnavailableException(request.key(),
+					"Could not acquire lock '" + request.key() + "': Redis did not answer (" + ex.getMessage() + ")", ex);
+		}
+	}
+
+	private Lease acquired(LockRequest request, String redisKey, String owner, long[] reply, long sent, long start) {
+		long token = reply[1];
+		long ttlMillis = request.ttl().toMillis();
+		LeaseEntry[] created = new LeaseEntry[1];
+		LeaseEntry entry = this.entries.compute(new HoldKey(redisKey, owner), (key, existing) -> {
+			if (existing != null && existing.token == token && existing.reenter(ttlMillis, request.autoRenew(), sent)) {
+				return existing;
+			}
+			created[0] = new LeaseEntry(request.key(), redisKey, channel(redisKey), owner, request.effectiveName(), token,
+					ttlMillis, request.autoRenew(), sent);
+			return created[0];
+		});
+		if (created[0] != null) {
+			this.watchdog.register(entry);
+		}
+		else if (request.autoRenew()) {
+			this.watchdog.wakeUp();
+		}
+		RedisLease lease = new RedisLease(this, entry, request.ttl(), sent);
+		Duration waited = Duration.ofNanos(sent - start);
+		this.listeners.forEach(listener -> listener.acquired(request, lease, waited));
+		return lease;
+	}
+
+	private Optional<Lease> notAcquired(LockRequest request, long start) {
+		Duration waited = Duration.ofNanos(System.nanoTime() - start);
+		this.listeners.forEach(listener -> listener.notAcquired(request, waited, null));
+		return Optional.empty();
+	}
+
+	void release(RedisLease lease) {
+		LeaseEntry entry = lease.entry;
+		Duration held = Duration.ofNanos(System.nanoTime() - lease.acquiredAtNanos);
+		long left;
+		try {
+			left = this.store.release(entry.redisKey, entry.owner, entry.token, entry.channel);
+		}
+		catch (RuntimeException ex) {
+			// The hold ends here either way: stop renewing, so the lease expires on its own if Redis kept it.
+			if (entry.releaseHold(false)) {
+				ended(entry);
+			}
+			this.listeners.forEach(listener -> listener.released(lease, held, false));
+			throw new LockUnavailableException(entry.key, "Could not release lock '" + entry.key
+					+ "': Redis did not answer; the lease expires within " + entry.ttlMillis() + "ms (" + ex.getMessage() + ")", ex);
+		}
+		if (left < 0) {
+			LockLostEvent event = lostOnHolderCheck(entry);
+			this.listeners.forEach(listener -> listener.released(lease, held, false));
+			throw new LockLostException(event);
+		}
+		if (entry.releaseHold(left == 0)) {
+			ended(entry);
+			if (left == 0) {
+				this.subscriber.releasedLocally(entry.channel);
+			}
+		}
+		this.listeners.forEach(listener -> listener.released(lease, held, true));
+		LockLostEvent lost = entry.lostEvent();
+		if (lost != null) {
+			throw new LockLostException(lost);
+		}
+	}
+
+	void extend(RedisLease lease, long millis, boolean add) {
+		LeaseEntry entry = lease.entry;
+		LockLostEvent lost = entry.lostEvent();
+		if (lost != null) {
+			throw new LockLostException(lost);
+		}
+		long sent = System.nanoTime();
+		long remaining;
+		try {
+			remaining = this.store.extend(entry.redisKey, entry.owner, entry.token, millis, add);
+		}
+		catch (RuntimeException ex) {
+			throw new LockUnavailableException(entry.key,
+					"Could not " + (add ? "extend" : "renew") + " lock '" + entry.key + "': Redis did not answer (" + ex.getMessage() + ")", ex);
+		}
+		if (remaining < 0) {
+			throw new LockLostException(lostOnHolderCheck(entry));
+		}
+		entry.confirmed(sent, remaining);
+	}
+
+	/** The holder found its lease gone: record the loss (publishing it once) and return its event. */
+	private LockLostEvent lostOnHolderCheck(LeaseEntry entry) {
+		LockLostEvent event = entry.markLostByHolder();
+		if (event != null) {
+			publishLost(entry, event);
+			return event;
+		}
+		LockLostEvent earlier = entry.lostEvent();
+		Assert.state(earlier != null, "A lost lease has an event");
+		return earlier;
+	}
+
+	private void publishLost(LeaseEntry entry, LockLostEvent event) {
+		ended(entry);
+		logger.warn("Lock '" + event.key() + "' (fencing token " + event.fencingToken() + ", owner " + event.owner()
+				+ ") was lost: " + event.detection().description());
+		this.listeners.forEach(listener -> listener.lost(event));
+		ApplicationEventPublisher publisher = this.eventPublisher;
+		ExecutorService executor = this.events;
+		if (publisher != null && executor != null) {
+			try {
+				executor.execute(() -> publisher.publishEvent(event));
+			}
+			catch (RuntimeException ex) {
+				logger.debug("Could not publish " + event, ex);
+			}
+		}
+	}
+
+	private void ended(LeaseEntry entry) {
+		this.entries.remove(new HoldKey(entry.redisKey, entry.owner), entry);
+		this.watchdog.unregister(entry);
+	}
+
+	/** The leases this service holds now. */
+	public List<LeaseSnapshot> activeLeases() {
+		long now = System.nanoTime();
+		List<LeaseSnapshot> snapshots = new ArrayList<>(this.entries.size());
+		for (LeaseEntry entry : this.entries.values()) {
+			snapshots.add(entry.snapshot(now));
+		}
+		return snapshots;
+	}
+
+	/** Threads of this process currently waiting for a lock held elsewhere. */
+	public int waitingThreads() {
+		return this.subscriber.waiterCount();
+	}
+
+	/** The Redis key of a lock key: {@code <prefix>:{<key>}}; the braces make it a cluster hash tag. */
+	public String redisKey(String key) {
+		return this.keyPrefix + ":{" + key + "}";
+	}
+
+	/** This service's random client id, the prefix of every owner id it writes. */
+	public String clientId() {
+		return this.clientId;
+	}
+
+	private static String channel(String redisKey) {
+		return redisKey + ":released";
+	}
+
+	@Override
+	public void close() {
+		if (this.closed) {
+			return;
+		}
+		this.closed = true;
+		this.watchdog.close();
+		this.subscriber.close();
+		if (this.events != null) {
+			this.events.shutdown();
+		}
+	}
+
+	private static String newClientId() {
+		byte[] bytes = new byte[16];
+		new SecureRandom().nextBytes(bytes);
+		return Base64.getUrlEncoder().withoutPadding().encodeToString(bytes);
+	}
+
+	private static ExecutorService singleThread(String name) {
+		return new ThreadPoolExecutor(1, 1, 0, TimeUnit.MILLISECONDS, new LinkedBlockingQueue<>(), runnable -> {
+			Thread thread = new Thread(runnable, name);
+			thread.setDaemon(true);
+			return thread;
+		});
+	}
+
+	private record HoldKey(String redisKey, String owner) {
+	}
+
+	private final class WatchdogCallbacks implements LeaseWatchdog.Callbacks {
+
+		@Override
+		public void renewed(LeaseEntry entry, boolean success) {
+			RedisLockService.this.listeners.forEach(listener -> listener.renewed(entry.name, success));
+		}
+
+		@Override
+		public void lost(LeaseEntry entry, LockLostEvent event) {
+			publishLost(entry, event);
+		}
+
+		@Override
+		public void ended(LeaseEntry entry) {
+			RedisLockService.this.ended(entry);
+		}
+
+	}
+
+	/** Settings of a {@link RedisLockService}. */
+	public static final class Builder {
+
+		private final RedisConnectionFactory connectionFactory;
+
+		private String keyPrefix = "lock";
+
+		private double renewalRatio = 1.0 / 3;
+
+		private Duration idleUnsubscribe = Duration.ofSeconds(1);
+
+		private String threadNamePrefix = "distlock";
+
+		private @Nullable ApplicationEventPublisher eventPublisher;
+
+		private final List<LockListener> listeners = new ArrayList<>();
+
+		private Builder(RedisConnectionFactory connectionFactory) {
+			Assert.notNull(connectionFactory, "'connectionFactory' must not be null");
+			this.connectionFactory = connectionFactory;
+		}
+
+		/** The namespace of the lock keys: {@code <prefix>:{<key>}}. Default {@code lock}. */
+		public Builder keyPrefix(String keyPrefix) {
+			if (keyPrefix == null || keyPrefix.isBlank() || keyPrefix.contains("{") || keyPrefix.contains("}")) {
+				throw new IllegalArgumentException("Lock key prefix must be non-blank and without braces, but was '" + keyPrefix + "'");
+			}
+			this.keyPrefix = keyPrefix;
+			return this;
+		}
+
+		/** The part of the lease time after which the watchdog renews a lease; between 0 and 1, default 1/3. */
+		public Builder renewalRatio(double renewalRatio) {
+			if (!(renewalRatio > 0 && renewalRatio < 1)) {
+				throw new IllegalArgumentException("Lock renewal ratio must be between 0 and 1 (exclusive), but was " + renewalRatio);
+			}
+			this.renewalRatio = renewalRatio;
+			return this;
+		}
+
+		/** How long a release channel without waiters stays subscribed, saving a subscribe when waiters return. */
+		public Builder idleUnsubscribe(Duration idleUnsubscribe) {
+			if (idleUnsubscribe == null || idleUnsubscribe.isNegative()) {
+				throw new IllegalArgumentException("Idle unsubscribe delay must not be negative, but was " + idleUnsubscribe);
+			}
+			this.idleUnsubscribe = idleUnsubscribe;
+			return this;
+		}
+
+		/** Where {@link LockLostEvent}s are published (asynchronously, so a slow listener cannot delay renewals). */
+		public Builder eventPublisher(@Nullable ApplicationEventPublisher eventPublisher) {
+			this.eventPublisher = eventPublisher;
+			return this;
+		}
+
+		/** Add a listener for metrics or tracing. */
+		public Builder listener(LockListener listener) {
+			Assert.notNull(listener, "'listener' must not be null");
+			this.listeners.add(listener);
+			return this;
+		}
+
+		/** The prefix of the service's thread names. */
+		public Builder threadNamePrefix(String threadNamePrefix) {
+			Assert.hasText(threadNamePrefix, "'threadNamePrefix' must not be blank");
+			this.threadNamePrefix = threadNamePrefix;
+			return this;
+		}
+
+		public RedisLockService build() {
+			return new RedisLockService(this);
+		}
+
+	}
+
+}

@@ -1,0 +1,505 @@
+package dev.distlock.redis;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
+
+import dev.distlock.core.Lease;
+import dev.distlock.core.LockInterruptedException;
+import dev.distlock.core.LockListener;
+import dev.distlock.core.LockLostEvent;
+import dev.distlock.core.LockLostException;
+import dev.distlock.core.LockRequest;
+import dev.distlock.core.LockService;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+import org.springframework.data.redis.core.StringRedisTemplate;
+import org.springframework.data.redis.core.script.RedisScript;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
+import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException;
+import static org.awaitility.Awaitility.await;
+
+/**
+ * The lock contract, against whatever real Redis a subclass points at (a local process, the embedded binary, a
+ * container). Every test uses its own keys and its own services, each on its own connection factory.
+ */
+@Timeout(value = 120, unit = TimeUnit.SECONDS)
+abstract class LockServiceContractTests {
+
+	private static final Duration LONG_TTL = Duration.ofSeconds(30);
+
+	protected LockTestSupport support;
+
+	protected StringRedisTemplate redis;
+
+	/** Where the Redis under test listens. */
+	protected abstract LockTestSupport createSupport();
+
+	@BeforeEach
+	void openSupport() {
+		this.support = createSupport();
+		this.redis = this.support.template();
+		this.redis.execute((org.springframework.data.redis.core.RedisCallback<Object>) connection -> {
+			connection.serverCommands().flushAll();
+			return null;
+		});
+	}
+
+	@AfterEach
+	void closeSupport() {
+		this.support.close();
+	}
+
+	// 1. mutual exclusion
+
+	@Test
+	void instancesExcludeEachOtherOnReadModifyWrite() throws Exception {
+		List<RedisLockService> services = List.of(this.support.service(), this.support.service(), this.support.service());
+		int sections = incrementConcurrently(services, 4, 500, true);
+		assertThat(this.redis.opsForValue().get("counter")).isEqualTo(Integer.toString(sections));
+		assertThat(this.redis.keys("lock:*")).isEmpty();
+	}
+
+	@Test
+	void withoutTheLockTheSameIncrementsLoseUpdates() throws Exception {
+		List<RedisLockService> services = List.of(this.support.service(), this.support.service(), this.support.service());
+		int sections = incrementConcurrently(services, 4, 500, false);
+		assertThat(Integer.parseInt(this.redis.opsForValue().get("counter"))).isLessThan(sections);
+	}
+
+	/** {@code instances × threads × sections} GET-then-SET increments of one counter; returns how many were made. */
+	private int incrementConcurrently(List<RedisLockService> services, int threads, int sectionsPerThread, boolean locked)
+			throws Exception {
+		this.redis.opsForValue().set("counter", "0");
+		List<Callable> tasks = new ArrayList<>();
+		for (RedisLockService service : services) {
+			StringRedisTemplate template = LockTestSupport.template(this.support.connectionFactory());
+			for (int t = 0; t < threads; t++) {
+				tasks.add(() -> {
+					for (int i = 0; i < sectionsPerThread; i++) {
+						Runnable increment = () -> {
+							String value = template.opsForValue().get("counter");
+							template.opsForValue().set("counter", Integer.toString(Integer.parseInt(value) + 1));
+						};
+						if (locked) {
+							service.run("counter", Duration.ofSeconds(10), Duration.ofSeconds(30), increment);
+						}
+						else {
+							increment.run();
+						}
+					}
+					return null;
+				});
+			}
+		}
+		runAll(tasks);
+		return services.size() * threads * sectionsPerThread;
+	}
+
+	interface Callable extends java.util.concurrent.Callable<Object> {
+	}
+
+	private static void runAll(List<Callable> tasks) throws Exception {
+		ExecutorService pool = Executors.newFixedThreadPool(tasks.size());
+		try {
+			CountDownLatch start = new CountDownLatch(1);
+			List<Future<Object>> futures = new ArrayList<>();
+			for (Callable task : tasks) {
+				futures.add(pool.submit(() -> {
+					start.await();
+					return task.call();
+				}));
+			}
+			start.countDown();
+			for (Future<Object> future : futures) {
+				future.get(90, TimeUnit.SECONDS);
+			}
+		}
+		finally {
+			pool.shutdownNow();
+		}
+	}
+
+	// 2. reentrancy and fencing tokens
+
+	@Test
+	void reentersToDepthThreeAndFreesTheKeyOnlyAfterTheLastRelease() throws Exception {
+		RedisLockService service = this.support.service();
+		RedisLockService other = this.support.service();
+		Lease first = service.acquire("order-1", LONG_TTL, Duration.ZERO);
+		Lease second = service.acquire("order-1", LONG_TTL, Duration.ZERO);
+		Lease third = service.acquire("order-1", LONG_TTL, Duration.ZERO);
+		assertThat(second.fencingToken()).isEqualTo(first.fencingToken());
+		assertThat(third.fencingToken()).isEqualTo(first.fencingToken());
+		assertThat(this.redis.opsForHash().get(service.redisKey("order-1"), first.owner())).isEqualTo("3");
+		assertThat(service.activeLeases()).singleElement().satisfies(snapshot -> assertThat(snapshot.holdCount()).isEqualTo(3));
+
+		ExecutorService otherThread = Executors.newSingleThreadExecutor();
+		try {
+			assertThat(tryOnceOn(otherThread, service, "order-1")).isEmpty();
+			third.release();
+			assertThat(tryOnceOn(otherThread, service, "order-1")).isEmpty();
+			assertThat(tryOnceOn(otherThread, other, "order-1")).isEmpty();
+			second.release();
+			assertThat(tryOnceOn(otherThread, other, "order-1")).isEmpty();
+			first.release();
+			Optional<Lease> next = tryOnceOn(otherThread, other, "order-1");
+			assertThat(next).isPresent();
+			assertThat(next.get().fencingToken()).isGreaterThan(first.fencingToken());
+			next.get().release();
+		}
+		finally {
+			otherThread.shutdownNow();
+		}
+		assertThat(first.isHeld()).isFalse();
+		assertThat(this.redis.hasKey(service.redisKey("order-1"))).isFalse();
+	}
+
+	private static Optional<Lease> tryOnceOn(ExecutorService thread, LockService service, String key) throws Exception {
+		return thread.submit(() -> service.tryAcquire(key, LONG_TTL, Duration.ZERO)).get(10, TimeUnit.SECONDS);
+	}
+
+	@Test
+	void fencingTokensGrowStrictlyBetweenSuccessiveHolders() {
+		List<RedisLockService> owners = List.of(this.support.service(), this.support.service());
+		long previous = 0;
+		for (int i = 0; i < 1000; i++) {
+			try (Lease lease = owners.get(i % 2).acquire("fenced", LONG_TTL, Duration.ofSeconds(5))) {
+				assertThat(lease.fencingToken()).as("token of acquisition %d", i).isGreaterThan(previous);
+				previous = lease.fencingToken();
+			}
+		}
+	}
+
+	// 3. owners
+
+	@Test
+	void aNonOwnerCannotReleaseOrRenewAnotherOwnersLease() throws Exception {
+		RedisLockService service = this.support.service();
+		Lease lease = service.acquire("owned", LONG_TTL, Duration.ZERO);
+		String key = service.redisKey("owned");
+		String token = Long.toString(lease.fencingToken());
+		String stranger = "someone-else:1";
+
+		assertThat(this.redis.execute(LockScripts.RELEASE, List.of(key), stranger, token, key + ":released")).isEqualTo(-1L);
+		assertThat(this.redis.execute(LockScripts.EXTEND, List.of(key), stranger, token, "1", "set")).isEqualTo(-1L);
+		assertThat(this.redis.execute(LockScripts.RENEW_ALL, List.of(key), stranger, token, "1")).isEqualTo(List.of(0L));
+		// the right owner with a stale token (an earlier lease of the same owner) is no owner either
+		assertThat(this.redis.execute(LockScripts.RELEASE, List.of(key), lease.owner(), "1", key + ":released")).isEqualTo(-1L);
+		assertThat(this.redis.execute(LockScripts.EXTEND, List.of(key), lease.owner(), "1", "1", "set")).isEqualTo(-1L);
+		assertThat(this.redis.getExpire(key, TimeUnit.MILLISECONDS)).isGreaterThan(LONG_TTL.toMillis() - 5_000);
+		assertThat(this.redis.opsForHash().get(key, lease.owner())).isEqualTo("1");
+
+		// through the API: another instance neither gets the key nor disturbs the holder
+		RedisLockService other = this.support.service();
+		assertThat(other.tryAcquire("owned", LONG_TTL, Duration.ZERO)).isEmpty();
+		assertThat(lease.isHeld()).isTrue();
+		lease.release();
+	}
+
+	@Test
+	void aLeaseIsReleasedThroughItsOwnerFromAnotherThread() throws Exception {
+		RedisLockService service = this.support.service();
+		Lease lease = service.acquire("handed-over", LONG_TTL, Duration.ZERO);
+		CompletableFuture.runAsync(lease::release).get(10, TimeUnit.SECONDS);
+		assertThat(lease.isHeld()).isFalse();
+		assertThat(this.redis.hasKey(service.redisKey("handed-over"))).isFalse();
+		assertThat(service.activeLeases()).isEmpty();
+	}
+
+	@Test
+	void aReleasedHandleStaysReleasedAfterSomeoneElseAcquires() {
+		RedisLockService service = this.support.service();
+		RedisLockService other = this.support.service();
+		Lease lease = service.acquire("reused", LONG_TTL, Duration.ZERO);
+		lease.release();
+		Lease next = other.acquire("reused", LONG_TTL, Duration.ZERO);
+		assertThat(lease.isHeld()).isFalse();
+		assertThatExceptionOfType(IllegalStateException.class).isThrownBy(lease::release).withMessageContaining("reused");
+		assertThatExceptionOfType(IllegalStateException.class).isThrownBy(lease::renew);
+		lease.close(); // idempotent
+		assertThat(next.isHeld()).isTrue();
+		next.release();
+	}
+
+	@Test
+	void extendAddsTimeAndRenewResetsToTheFullTtl() {
+		RedisLockService service = this.support.service();
+		Lease lease = service.tryAcquire(LockRequest.of("extended", Duration.ofSeconds(10), Duration.ZERO).withFixedLease())
+			.orElseThrow();
+		String key = service.redisKey("extended");
+		lease.extend(Duration.ofSeconds(20));
+		assertThat(this.redis.getExpire(key, TimeUnit.MILLISECONDS)).isBetween(25_000L, 30_000L);
+		lease.renew();
+		assertThat(this.redis.getExpire(key, TimeUnit.MILLISECONDS)).isBetween(5_000L, 10_000L);
+		lease.release();
+	}
+
+	@Test
+	void extendRenewAndReleaseOfALostLeaseFailWithANotOwnedError() {
+		RedisLockService service = this.support.service();
+		Lease lease = service.tryAcquire(LockRequest.of("vanishing", LONG_TTL, Duration.ZERO).withFixedLease()).orElseThrow();
+		this.redis.delete(service.redisKey("vanishing"));
+		assertThatExceptionOfType(LockLostException.class).isThrownBy(() -> lease.extend(Duration.ofSeconds(1)))
+			.withMessageContaining("vanishing");
+		assertThat(lease.isLost()).isTrue();
+		assertThat(lease.isHeld()).isFalse();
+		assertThatExceptionOfType(LockLostException.class).isThrownBy(lease::renew);
+		assertThatExceptionOfType(LockLostException.class).isThrownBy(lease::release)
+			.satisfies(ex -> assertThat(ex.getDetection()).isEqualTo(LockLostEvent.Detection.FOUND_GONE_BY_HOLDER));
+	}
+
+	// 4. a dead holder
+
+	@Test
+	void aDeadHolderBlocksOthersForAtMostItsTtl() {
+		Duration ttl = Duration.ofMillis(1500);
+		RedisLockService doomed = this.support.service();
+		RedisLockService survivor = this.support.service();
+		long acquiredAt = System.nanoTime();
+		Lease abandoned = doomed.acquire("orphan", ttl, Duration.ZERO);
+		doomed.close(); // its watchdog stops: the lease is never renewed nor released
+		assertThat(abandoned.isHeld()).isTrue();
+
+		Lease next = survivor.acquire("orphan", ttl, Duration.ofSeconds(10));
+		long blockedMillis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - acquiredAt);
+		assertThat(blockedMillis).as("time the dead holder blocked the key").isBetween(ttl.toMillis() - 50, ttl.toMillis() + 500);
+		assertThat(next.fencingToken()).isGreaterThan(abandoned.fencingToken());
+		next.release();
+	}
+
+	// 5. the watchdog
+
+	@Test
+	void theWatchdogKeepsALeaseAliveWhileHeldAndStopsAfterRelease() {
+		Duration ttl = Duration.ofMillis(400);
+		RedisLockService service = this.support.service();
+		String key = service.redisKey("kept");
+		Lease lease = service.acquire("kept", ttl, Duration.ZERO);
+		long until = System.nanoTime() + ttl.multipliedBy(6).toNanos();
+		long minPttl = Long.MAX_VALUE;
+		int samples = 0;
+		while (System.nanoTime() < until) {
+			Long pttl = this.redis.getExpire(key, TimeUnit.MILLISECONDS);
+			assertThat(pttl).as("PTTL while held").isPositive();
+			minPttl = Math.min(minPttl, pttl);
+			samples++;
+			await().pollDelay(Duration.ofMillis(20)).until(() -> true);
+		}
+		assertThat(samples).isGreaterThan(20);
+		assertThat(lease.isHeld()).isTrue();
+		assertThat(service.activeLeases()).singleElement().satisfies(s -> assertThat(s.lastRenewal()).isNotNull());
+		lease.release();
+		assertThat(this.redis.hasKey(key)).isFalse();
+		assertThat(service.activeLeases()).isEmpty();
+
+		// a fixed lease is not renewed: it is gone at its ttl
+		Lease fixed = service.tryAcquire(LockRequest.of("kept", ttl, Duration.ZERO).withFixedLease()).orElseThrow();
+		await().atMost(ttl.multipliedBy(3)).until(() -> !this.redis.hasKey(key));
+		assertThat(fixed.isHeld()).isFalse();
+	}
+
+	@Test
+	void renewalsNeverRaceWithReleases() throws Exception {
+		// Short leases, so that renewals are in flight all the time, released at every point of the renewal cycle; some
+		// held for longer than their ttl, so that a missed renewal would lose them.
+		Duration ttl = Duration.ofMillis(300);
+		List<LockLostEvent> lost = new CopyOnWriteArrayList<>();
+		RedisLockService service = this.support.service(RedisLockService.builder(this.support.connectionFactory())
+			.listener(new LockListener() {
+				@Override
+				public void lost(LockLostEvent event) {
+					lost.add(event);
+				}
+			}));
+		List<Callable> tasks = new ArrayList<>();
+		for (int t = 0; t < 4; t++) {
+			int thread = t;
+			tasks.add(() -> {
+				for (int i = 0; i < 150; i++) {
+					try (Lease lease = service.acquire("race-" + thread + "-" + (i % 3), ttl, Duration.ofSeconds(5))) {
+						long holdMillis = (i % 10 == 0) ? 300 + (i * 37L) % 400 : (i * 7L) % 20;
+						await().pollDelay(Duration.ofMillis(holdMillis)).atMost(Duration.ofSeconds(5)).until(() -> true);
+						assertThat(lease.isHeld()).as("held after %d ms", holdMillis).isTrue();
+					}
+				}
+				return null;
+			});
+		}
+		runAll(tasks);
+		assertThat(lost).isEmpty();
+		assertThat(service.activeLeases()).isEmpty();
+		// a renewal that lands after a release must not bring the lease back
+		await().pollDelay(ttl).atMost(Duration.ofSeconds(5)).until(() -> true);
+		assertThat(this.redis.keys("lock:*")).isEmpty();
+	}
+
+	// 6. lost leases
+
+	@Test
+	void aDeletedLeaseIsReportedLostWithinOneRenewalPeriod() {
+		Duration ttl = Duration.ofMillis(900);
+		List<LockLostEvent> listened = new CopyOnWriteArrayList<>();
+		List<Object> published = new CopyOnWriteArrayList<>();
+		RedisLockService service = this.support.service(RedisLockService.builder(this.support.connectionFactory())
+			.eventPublisher(published::add)
+			.listener(new LockListener() {
+				@Override
+				public void lost(LockLostEvent event) {
+					listened.add(event);
+				}
+			}));
+		Lease lease = service.acquire("deleted", ttl, Duration.ZERO);
+		long deletedAt = System.nanoTime();
+		this.redis.delete(service.redisKey("deleted"));
+		await().atMost(ttl.dividedBy(3).plusMillis(250)).until(lease::isLost);
+		assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - deletedAt)).isLessThanOrEqualTo(ttl.dividedBy(3).toMillis() + 250);
+		assertThat(lease.isHeld()).isFalse();
+		await().atMost(Duration.ofSeconds(2)).until(() -> published.size() == 1);
+		assertThat(published).singleElement().isInstanceOfSatisfying(LockLostEvent.class, event -> {
+			assertThat(event.key()).isEqualTo("deleted");
+			assertThat(event.owner()).isEqualTo(lease.owner());
+			assertThat(event.fencingToken()).isEqualTo(lease.fencingToken());
+			assertThat(event.detection()).isEqualTo(LockLostEvent.Detection.RENEWAL_FOUND_GONE);
+		});
+		assertThat(listened).hasSize(1);
+		assertThatExceptionOfType(LockLostException.class).isThrownBy(lease::release)
+			.satisfies(ex -> assertThat(ex.getDetection()).isEqualTo(LockLostEvent.Detection.RENEWAL_FOUND_GONE));
+		assertThat(service.activeLeases()).isEmpty();
+	}
+
+	// 7. handoff latency
+
+	@Test
+	void aBlockedWaiterAcquiresWithin50msOfTheRelease() throws Exception {
+		RedisLockService holderService = this.support.service();
+		RedisLockService waiterService = this.support.service();
+		ExecutorService waiterThread = Executors.newSingleThreadExecutor();
+		List<Long> latencies = new ArrayList<>();
+		try {
+			for (int i = 0; i < 220; i++) {
+				Lease held = holderService.acquire("handoff", LONG_TTL, Duration.ofSeconds(5));
+				AtomicReference<Long> acquiredAt = new AtomicReference<>();
+				Future<?> waiter = waiterThread.submit(() -> {
+					Lease lease = waiterService.acquire("handoff", LONG_TTL, Duration.ofSeconds(20));
+					acquiredAt.set(System.nanoTime());
+					lease.release();
+				});
+				await().pollInterval(Duration.ofMillis(1)).atMost(Duration.ofSeconds(10))
+					.until(() -> waiterService.waitingThreads() == 1);
+				long releasedAt = System.nanoTime();
+				held.release();
+				waiter.get(20, TimeUnit.SECONDS);
+				if (i >= 20) { // the first rounds warm up the JIT and the subscription
+					latencies.add(acquiredAt.get() - releasedAt);
+				}
+			}
+		}
+		finally {
+			waiterThread.shutdownNow();
+		}
+		Collections.sort(latencies);
+		long p99 = latencies.get((int) Math.ceil(latencies.size() * 0.99) - 1);
+		System.out.printf("handoff latency over %d handoffs: p50 %.2f ms, p99 %.2f ms, max %.2f ms%n", latencies.size(),
+				latencies.get(latencies.size() / 2) / 1e6, p99 / 1e6, latencies.get(latencies.size() - 1) / 1e6);
+		assertThat(TimeUnit.NANOSECONDS.toMillis(p99)).as("p99 handoff latency in ms over %d handoffs", latencies.size())
+			.isLessThan(50);
+	}
+
+	// 8. the wait deadline
+
+	@Test
+	void aWaitEndsAtItsDeadline() {
+		RedisLockService holder = this.support.service();
+		RedisLockService waiter = this.support.service();
+		Lease held = holder.acquire("deadline", LONG_TTL, Duration.ZERO);
+
+		long start = System.nanoTime();
+		assertThat(waiter.tryAcquire("deadline", LONG_TTL, Duration.ofMillis(300))).isEmpty();
+		assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start)).isBetween(300L, 400L);
+
+		start = System.nanoTime();
+		assertThat(waiter.tryAcquire("deadline", LONG_TTL, Duration.ZERO)).isEmpty();
+		assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start)).isLessThan(100L);
+		held.release();
+	}
+
+	@Test
+	void anInterruptEndsTheWaitAndKeepsTheInterruptStatus() throws Exception {
+		RedisLockService holder = this.support.service();
+		RedisLockService waiter = this.support.service();
+		Lease held = holder.acquire("interrupted", LONG_TTL, Duration.ZERO);
+		CompletableFuture<Throwable> failure = new CompletableFuture<>();
+		CompletableFuture<Boolean> interruptStatus = new CompletableFuture<>();
+		Thread thread = new Thread(() -> {
+			try {
+				waiter.tryAcquire("interrupted", LONG_TTL, Duration.ofSeconds(30));
+				failure.complete(null);
+			}
+			catch (RuntimeException ex) {
+				failure.complete(ex);
+			}
+			interruptStatus.complete(Thread.currentThread().isInterrupted());
+		});
+		thread.start();
+		await().atMost(Duration.ofSeconds(10)).until(() -> waiter.waitingThreads() == 1);
+		long interruptedAt = System.nanoTime();
+		thread.interrupt();
+		assertThat(failure.get(5, TimeUnit.SECONDS)).isInstanceOf(LockInterruptedException.class)
+			.hasMessageContaining("interrupted");
+		assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - interruptedAt)).isLessThan(1000);
+		assertThat(interruptStatus.get(5, TimeUnit.SECONDS)).isTrue();
+		assertThat(waiter.waitingThreads()).isZero();
+		held.release();
+	}
+
+	// 10. arguments
+
+	@Test
+	void invalidArgumentsAreRejectedWithMessagesNamingTheArgument() {
+		RedisLockService service = this.support.service();
+		assertThatIllegalArgumentException().isThrownBy(() -> service.tryAcquire(" ", LONG_TTL, Duration.ZERO))
+			.withMessageContaining("key");
+		assertThatIllegalArgumentException().isThrownBy(() -> service.tryAcquire(null, LONG_TTL, Duration.ZERO))
+			.withMessageContaining("key");
+		assertThatIllegalArgumentException().isThrownBy(() -> service.tryAcquire("k", Duration.ZERO, Duration.ZERO))
+			.withMessageContaining("ttl");
+		assertThatIllegalArgumentException().isThrownBy(() -> service.tryAcquire("k", Duration.ofSeconds(-1), Duration.ZERO))
+			.withMessageContaining("ttl");
+		assertThatIllegalArgumentException().isThrownBy(() -> service.tryAcquire("k", LONG_TTL, Duration.ofMillis(-1)))
+			.withMessageContaining("wait");
+		assertThatIllegalArgumentException().isThrownBy(() -> service.tryAcquire("k", null, Duration.ZERO))
+			.withMessageContaining("ttl");
+		assertThatIllegalArgumentException().isThrownBy(() -> service.tryAcquire("k", LONG_TTL, null))
+			.withMessageContaining("wait");
+		assertThat(this.redis.keys("*")).isEmpty();
+	}
+
+	@Test
+	void theStoredTokenIsTheServerClockInMicroseconds() {
+		RedisLockService service = this.support.service();
+		List<?> time = this.redis.execute(RedisScript.of("return redis.call('time')", List.class), List.of());
+		long before = Long.parseLong((String) time.get(0)) * 1_000_000 + Long.parseLong((String) time.get(1));
+		try (Lease lease = service.acquire("clock", LONG_TTL, Duration.ZERO)) {
+			assertThat(lease.fencingToken()).isGreaterThan(before).isLessThan(before + 60_000_000L);
+			assertThat(this.redis.opsForHash().get(service.redisKey("clock"), LockScripts.TOKEN_FIELD))
+				.isEqualTo(Long.toString(lease.fencingToken()));
+		}
+	}
+
+}
