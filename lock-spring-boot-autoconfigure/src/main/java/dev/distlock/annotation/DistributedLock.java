@@ -1,0 +1,84 @@
+package dev.distlock.annotation;
+
+import java.lang.annotation.Documented;
+import java.lang.annotation.ElementType;
+import java.lang.annotation.Retention;
+import java.lang.annotation.RetentionPolicy;
+import java.lang.annotation.Target;
+
+import org.springframework.core.annotation.AliasFor;
+
+/**
+ * Runs the annotated method only while holding a distributed lock on the key its {@link #key()} expression yields:
+ * one caller at a time across every instance of the application that shares the Redis server and key prefix.
+ * <pre>{@code
+ * @DistributedLock(key = "'inventory:' + #sku", ttl = "10s", waitTime = "2s")
+ * public Receipt purchase(String sku, int quantity) { ... }
+ * }</pre>
+ * The lock wraps the whole call, including a {@code @Transactional} on the same method, so the transaction commits (or
+ * rolls back) before the next holder gets in. It is reentrant: a nested annotated call on the same key from the same
+ * thread re-enters it. Inside the method, {@link LockContext#current()} gives the lease and its fencing token.
+ * <p>
+ * Usable as a meta-annotation: a team may declare {@code @InventoryLock} annotated with {@code @DistributedLock}, and
+ * redeclare attributes with {@link AliasFor}.
+ * <p>
+ * The expressions and durations are checked when the application context starts; a mistake fails the start with a
+ * message naming the method and the attribute.
+ *
+ * @since 0.1.0
+ */
+@Target({ ElementType.METHOD, ElementType.ANNOTATION_TYPE })
+@Retention(RetentionPolicy.RUNTIME)
+@Documented
+public @interface DistributedLock {
+
+	/** Alias for {@link #key()}. */
+	@AliasFor("key")
+	String value() default "";
+
+	/**
+	 * A SpEL expression for the lock key, over the method's arguments ({@code #sku}, {@code #order.id}, {@code #p0},
+	 * {@code #a0}), {@code #root.method}, {@code #root.target}, {@code #root.args} and beans ({@code @pricing.region()}).
+	 * A result that is a collection or an array locks every element, acquired in sorted order, all or none. A key that
+	 * evaluates to null, a blank string or an empty collection fails the call before the method runs.
+	 */
+	@AliasFor("value")
+	String key() default "";
+
+	/**
+	 * The name that groups this lock in metrics and logs; keys are unbounded, names are not. Defaults to
+	 * {@code SimpleClassName.method}.
+	 */
+	String name() default "";
+
+	/**
+	 * The lease time, as a duration in Spring Boot's format ({@code "30s"}, {@code "500ms"}, {@code "PT2S"}) or a
+	 * {@code ${...}} placeholder that resolves to one. Empty means {@code lock.default-ttl}. With the default
+	 * {@link #fixedLease() renewal}, the watchdog renews the lease every ttl × {@code lock.renewal-ratio} while the
+	 * method runs, so the ttl only bounds how long a crashed instance blocks the key.
+	 */
+	String ttl() default "";
+
+	/**
+	 * How long to wait for the lock when another caller holds it, in the same format as {@link #ttl()}; {@code "0"}
+	 * tries once. Empty means {@code lock.default-wait-time}. ({@code wait} itself cannot be an annotation attribute
+	 * in Java: it would clash with {@link Object#wait()}.)
+	 */
+	String waitTime() default "";
+
+	/**
+	 * Whether the lease is fixed: never renewed, so it expires at its ttl even if the method still runs (the method
+	 * then finds {@link LockContext#current() its lease} no longer held, and the call ends with a lost-lease error).
+	 */
+	boolean fixedLease() default false;
+
+	/** What to do when the lock is not acquired within the wait. Ignored when {@link #failureHandler()} is set. */
+	OnLockFailure onFailure() default OnLockFailure.THROW;
+
+	/**
+	 * The name of a {@link LockFailureHandler} bean that decides what a call that did not get the lock returns or
+	 * throws.
+	 */
+	String failureHandler() default "";
+
+}
