@@ -67,6 +67,11 @@ interface Contestant {
 			throw new UnsupportedOperationException(getClass().getSimpleName() + " cannot hold leases");
 		}
 
+		/** Leases this client's process still holds, and threads still waiting (this starter's clients only). */
+		default long heldOrWaiting() {
+			return 0;
+		}
+
 		@Override
 		void close() throws Exception;
 

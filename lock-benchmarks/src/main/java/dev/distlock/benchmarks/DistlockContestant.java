@@ -45,9 +45,8 @@ final class DistlockContestant implements Contestant {
 		return factory;
 	}
 
-	/** The service of a client, for the checks of the memory scenario. */
-	static RedisLockService service(Client client) {
-		return ((DistlockClient) client).service;
+	static long heldOrWaitingIn(RedisLockService service) {
+		return service.activeLeases().size() + service.waitingThreads();
 	}
 
 	private record DistlockClient(LettuceConnectionFactory factory, RedisLockService service, Duration ttl,
@@ -69,6 +68,11 @@ final class DistlockContestant implements Contestant {
 			Lease lease = this.service.tryAcquire(key, this.ttl, Duration.ZERO)
 				.orElseThrow(() -> new IllegalStateException("Key " + key + " is held elsewhere"));
 			return lease::release;
+		}
+
+		@Override
+		public long heldOrWaiting() {
+			return heldOrWaitingIn(this.service);
 		}
 
 		@Override

@@ -87,7 +87,7 @@ public final class LockBenchmarks {
 
 	/** The contestants, in the order they run within each round. */
 	static List<Contestant> contestants() {
-		return List.of(new DistlockContestant(), new RedissonContestant(), IntegrationContestant.pubSub(),
+		return List.of(new DistlockContestant(), new AnnotatedContestant(), new RedissonContestant(), IntegrationContestant.pubSub(),
 				IntegrationContestant.spin(), IntegrationContestant.renewing(), FloorContestant.setNx(),
 				FloorContestant.ping());
 	}
@@ -97,7 +97,7 @@ public final class LockBenchmarks {
 			java.util.Set<Scenario> selected, PrintStream log) throws Exception {
 		try (RedisProbe probe = new RedisProbe(target)) {
 			Results results = new Results(settings, contestants, probe.serverVersion());
-			Scenarios scenarios = new Scenarios(target, settings, probe);
+			Scenarios scenarios = new Scenarios(target, settings, probe, log);
 			long started = System.nanoTime();
 			for (Scenario scenario : selected) {
 				int rounds = (scenario == Scenario.MEMORY) ? 1 : settings.rounds();

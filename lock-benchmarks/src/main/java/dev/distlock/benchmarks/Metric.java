@@ -13,6 +13,10 @@ enum Metric {
 
 	CPU_MICROS_PER_OP("client CPU µs / op", "%,.0f", Combine.MEDIAN),
 
+	ALLOCATED_BYTES_PER_OP("client heap allocated / op, bytes", "%,.0f", Combine.MEDIAN),
+
+	ROUND_TRIPS_PER_OP("round trips / op", "%,.2f", Combine.MEDIAN),
+
 	WAIT_P50_MILLIS("wait p50 ms", "%,.2f", Combine.MEDIAN),
 
 	WAIT_P99_MILLIS("wait p99 ms", "%,.2f", Combine.MEDIAN),

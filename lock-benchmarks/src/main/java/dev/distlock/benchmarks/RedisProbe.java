@@ -66,10 +66,16 @@ final class RedisProbe implements AutoCloseable {
 		return Long.parseLong(info("clients").get("connected_clients"));
 	}
 
-	/** Microseconds the server spent executing commands, over all commands since the last reset. */
-	long commandMicros() {
+	/**
+	 * Microseconds the server spent executing the given commands (a script's time includes the commands it runs, which
+	 * are also counted under their own names: so only the names clients send are summed).
+	 */
+	long commandMicros(Set<String> commands) {
 		long total = 0;
 		for (Map.Entry<String, String> entry : info("commandstats").entrySet()) {
+			if (!commands.contains(entry.getKey().substring("cmdstat_".length()))) {
+				continue;
+			}
 			for (String part : entry.getValue().split(",")) {
 				if (part.startsWith("usec=")) {
 					total += Long.parseLong(part.substring(5));
@@ -81,6 +87,19 @@ final class RedisProbe implements AutoCloseable {
 
 	long dbSize() {
 		return this.commands.dbsize();
+	}
+
+	/** Keys matching a glob pattern, counted with SCAN. */
+	long countKeys(String pattern) {
+		long count = 0;
+		io.lettuce.core.ScanArgs args = io.lettuce.core.ScanArgs.Builder.matches(pattern).limit(1000);
+		io.lettuce.core.KeyScanCursor<String> cursor = this.commands.scan(args);
+		count += cursor.getKeys().size();
+		while (!cursor.isFinished()) {
+			cursor = this.commands.scan(cursor, args);
+			count += cursor.getKeys().size();
+		}
+		return count;
 	}
 
 	/** Empty the benchmark's own server between turns (it never runs on a shared Redis). */

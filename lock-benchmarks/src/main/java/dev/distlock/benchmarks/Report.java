@@ -40,13 +40,15 @@ final class Report {
 		StringBuilder md = new StringBuilder();
 		machine(md, results);
 		table(md, results, Scenario.UNCONTENDED, Metric.OPS_PER_SEC, true,
-				List.of(Metric.P50_MICROS, Metric.P99_MICROS, Metric.CPU_MICROS_PER_OP, Metric.TIMEOUTS));
+				List.of(Metric.P50_MICROS, Metric.P99_MICROS, Metric.ROUND_TRIPS_PER_OP, Metric.CPU_MICROS_PER_OP,
+						Metric.ALLOCATED_BYTES_PER_OP, Metric.TIMEOUTS));
 		table(md, results, Scenario.HOT_KEY, Metric.CS_PER_SEC, true, List.of(Metric.WAIT_P50_MILLIS,
 				Metric.WAIT_P99_MILLIS, Metric.LOST_UPDATES, Metric.CPU_MICROS_PER_OP, Metric.TIMEOUTS));
 		table(md, results, Scenario.MANY_KEYS, Metric.OPS_PER_SEC, true,
 				List.of(Metric.P50_MICROS, Metric.P99_MICROS, Metric.CPU_MICROS_PER_OP, Metric.TIMEOUTS));
-		md.append(String.format(Locale.ROOT, "%d leases with a %d ms lease time, renewed every %d ms; observed for %d ms "
-				+ "after all were acquired (%.1f renewal cycles).%n%n", results.settings.watchdogLeases(),
+		md.append(String.format(Locale.ROOT, "%d leases with a %d ms lease time, renewed every %d ms; observed for two "
+				+ "windows of %d ms (%.1f renewal cycles each) after all were acquired: round trips and bursts with MONITOR, "
+				+ "CPU without.%n%n", results.settings.watchdogLeases(),
 				results.settings.watchdogTtl().toMillis(), results.settings.renewalInterval().toMillis(),
 				results.settings.watchdogWindow().toMillis(), (double) results.settings.watchdogWindow().toNanos()
 						/ results.settings.renewalInterval().toNanos()));

@@ -7,6 +7,7 @@ import java.util.ArrayList;
 import java.util.EnumMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.atomic.AtomicReference;
@@ -15,7 +16,6 @@ import dev.distlock.benchmarks.Contestant.Client;
 import dev.distlock.benchmarks.Contestant.Hold;
 import dev.distlock.benchmarks.Contestant.Options;
 import dev.distlock.benchmarks.Contestant.Target;
-import dev.distlock.redis.RedisLockService;
 
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.RedisURI;
@@ -31,6 +31,9 @@ final class Scenarios {
 
 	private static final MemoryMXBean MEMORY = ManagementFactory.getMemoryMXBean();
 
+	private static final com.sun.management.ThreadMXBean THREADS = (com.sun.management.ThreadMXBean) ManagementFactory
+		.getThreadMXBean();
+
 	private static final com.sun.management.OperatingSystemMXBean OS = (com.sun.management.OperatingSystemMXBean) ManagementFactory
 		.getOperatingSystemMXBean();
 
@@ -42,7 +45,10 @@ final class Scenarios {
 
 	private final String[] manyKeys = new String[Settings.MANY_KEYS];
 
-	Scenarios(Target target, Settings settings, RedisProbe probe) {
+	private final java.io.PrintStream log;
+
+	Scenarios(Target target, Settings settings, RedisProbe probe, java.io.PrintStream log) {
+		this.log = log;
 		this.target = target;
 		this.settings = settings;
 		this.probe = probe;
@@ -68,7 +74,9 @@ final class Scenarios {
 			Worker worker = (thread, end, state) -> lockLoop(client, end, state, () -> "uncontended");
 			runThreads(1, this.settings.warmup(), worker);
 			Run run = runThreads(1, this.settings.uncontended(), worker);
-			return throughput(run, Metric.OPS_PER_SEC);
+			Map<Metric, Double> metrics = throughput(run, Metric.OPS_PER_SEC);
+			metrics.put(Metric.ROUND_TRIPS_PER_OP, roundTripsPerOperation(client, "uncontended"));
+			return metrics;
 		}
 	}
 
@@ -81,6 +89,21 @@ final class Scenarios {
 			Run run = runThreads(Settings.MANY_KEYS_THREADS, this.settings.manyKeys(), worker);
 			return throughput(run, Metric.OPS_PER_SEC);
 		}
+	}
+
+	/** Client commands per acquire+release, counted by MONITOR over 200 operations after the measured run. */
+	private double roundTripsPerOperation(Client client, String key) throws Exception {
+		int operations = 200;
+		RedisProbe.Recording recording;
+		try (RedisProbe.Monitor monitor = this.probe.monitor()) {
+			for (int i = 0; i < operations; i++) {
+				client.locked(key, NOTHING);
+			}
+			// MONITOR reports a command after it ran; give the last ones time to arrive
+			Thread.sleep(200);
+			recording = monitor.stop();
+		}
+		return recording.timestampsMicros().length / (double) operations;
 	}
 
 	private static void lockLoop(Client client, long end, ThreadState state, java.util.function.Supplier<String> keys)
@@ -118,6 +141,7 @@ final class Scenarios {
 		Map<Metric, Double> metrics = new EnumMap<>(Metric.class);
 		metrics.put(rate, inWindow / seconds(run.window()));
 		metrics.put(Metric.CPU_MICROS_PER_OP, run.cpuNanos() / 1e3 / Math.max(1, operations));
+		metrics.put(Metric.ALLOCATED_BYTES_PER_OP, run.allocatedBytes() / (double) Math.max(1, operations));
 		metrics.put(Metric.P50_MICROS, latencies.percentile(50) / 1e3);
 		metrics.put(Metric.P99_MICROS, latencies.percentile(99) / 1e3);
 		metrics.put(Metric.TIMEOUTS, (double) timeouts);
@@ -222,9 +246,17 @@ final class Scenarios {
 		long baseConnections = this.probe.connectedClients();
 		Map<Metric, Double> metrics = new EnumMap<>(Metric.class);
 		try (Client client = contestant.open(this.target, new Options(this.settings.watchdogTtl(), Duration.ZERO))) {
+			// Warm up with one batch held and released together, then let a renewal interval pass: Redisson starts a
+			// new renewal chain each time its held-lock count rises from zero while the old chain's timer is pending,
+			// so 500 single hold/release pairs would leave up to 500 chains renewing the measured leases.
+			List<Hold> warmup = new ArrayList<>();
 			for (int i = 0; i < 500; i++) {
-				client.hold("warmup:" + i).release();
+				warmup.add(client.hold("warmup:" + i));
 			}
+			for (Hold hold : warmup) {
+				hold.release();
+			}
+			Thread.sleep(this.settings.renewalInterval().toMillis() + 300);
 			long heapBefore = settledHeap();
 			List<Hold> holds = new ArrayList<>(count);
 			long start = System.nanoTime();
@@ -239,7 +271,7 @@ final class Scenarios {
 				metrics.put(Metric.HEAP_PER_LEASE_BYTES, (heapHeld - heapBefore) / (double) count);
 				metrics.put(Metric.CONNECTIONS, (double) (this.probe.connectedClients() - baseConnections));
 				observeRenewals(metrics);
-				metrics.put(Metric.LEASES_ALIVE, (double) this.probe.dbSize());
+				metrics.put(Metric.LEASES_ALIVE, (double) this.probe.countKeys("*held:*"));
 			}
 			finally {
 				long lost = 0;
@@ -258,27 +290,37 @@ final class Scenarios {
 		return metrics;
 	}
 
+	/**
+	 * Two windows of the same length. In the first, MONITOR records the commands clients send (its own cost inflates
+	 * the server's time, so nothing is timed from it but the bursts); in the second, without MONITOR, the server's
+	 * time in those commands (scripts include the commands they run) and the client process's CPU are measured.
+	 */
 	private void observeRenewals(Map<Metric, Double> metrics) throws Exception {
 		long window = this.settings.watchdogWindow().toNanos();
 		double cycles = (double) window / this.settings.renewalInterval().toNanos();
-		long serverMicros = this.probe.commandMicros();
-		long cpu = OS.getProcessCpuTime();
-		long start = System.nanoTime();
 		RedisProbe.Recording recording;
 		try (RedisProbe.Monitor monitor = this.probe.monitor()) {
 			Thread.sleep(window / 1_000_000);
 			recording = monitor.stop();
 		}
-		long elapsed = System.nanoTime() - start;
-		long clientCpu = OS.getProcessCpuTime() - cpu - recording.readerCpuNanos();
-		long serverMicrosUsed = this.probe.commandMicros() - serverMicros;
 		// Commands less than 50 ms apart belong to one burst of renewals.
 		long[] bursts = recording.bursts(50_000);
 		metrics.put(Metric.ROUND_TRIPS_PER_CYCLE, recording.timestampsMicros().length / cycles);
 		metrics.put(Metric.BUSY_MILLIS_PER_CYCLE, bursts[0] / 1e3 / cycles);
 		metrics.put(Metric.LONGEST_BURST_MILLIS, bursts[1] / 1e3);
-		metrics.put(Metric.REDIS_CPU_MILLIS_PER_CYCLE, serverMicrosUsed / 1e3 / cycles);
+		Set<String> sent = recording.counts().keySet();
+		long serverMicros = this.probe.commandMicros(sent);
+		long cpu = OS.getProcessCpuTime();
+		long start = System.nanoTime();
+		Thread.sleep(window / 1_000_000);
+		long elapsed = System.nanoTime() - start;
+		long clientCpu = OS.getProcessCpuTime() - cpu;
+		long serverMicrosUsed = this.probe.commandMicros(sent) - serverMicros;
+		metrics.put(Metric.REDIS_CPU_MILLIS_PER_CYCLE, serverMicrosUsed / 1e3 / (elapsed / (double) this.settings.renewalInterval().toNanos()));
 		metrics.put(Metric.CLIENT_CPU_PERCENT, 100.0 * clientCpu / elapsed);
+		this.log.println("         commands per renewal cycle (MONITOR): " + recording.counts().entrySet().stream()
+			.map(e -> e.getKey() + " " + String.format(java.util.Locale.ROOT, "%.0f", e.getValue() / cycles))
+			.collect(java.util.stream.Collectors.joining(", ")));
 	}
 
 	/**
@@ -298,11 +340,7 @@ final class Scenarios {
 			cycle(client, "second", perThread);
 			long elapsed = System.nanoTime() - began;
 			long end = settledHeap();
-			long leftover = this.probe.dbSize();
-			if (contestant instanceof DistlockContestant) {
-				RedisLockService service = DistlockContestant.service(client);
-				leftover += service.activeLeases().size() + service.waitingThreads();
-			}
+			long leftover = this.probe.dbSize() + client.heldOrWaiting();
 			long done = perThread * 2 * Settings.MEMORY_THREADS;
 			metrics.put(Metric.CYCLES, (double) done);
 			metrics.put(Metric.OPS_PER_SEC, done / (elapsed / 1e9));
@@ -375,7 +413,13 @@ final class Scenarios {
 				ready.countDown();
 				try {
 					go.await();
-					worker.run(index, end[0], state);
+					long allocatedAtStart = THREADS.getCurrentThreadAllocatedBytes();
+					try {
+						worker.run(index, end[0], state);
+					}
+					finally {
+						state.allocated = THREADS.getCurrentThreadAllocatedBytes() - allocatedAtStart;
+					}
 				}
 				catch (Throwable ex) {
 					failure.compareAndSet(null, ex);
@@ -385,6 +429,7 @@ final class Scenarios {
 			started.add(thread);
 		}
 		ready.await();
+		Map<Long, Long> allocatedBefore = allocatedBytesByThread();
 		long cpu = OS.getProcessCpuTime();
 		long start = System.nanoTime();
 		end[0] = start + ((duration != null) ? duration.toNanos() : Long.MAX_VALUE / 4);
@@ -393,10 +438,30 @@ final class Scenarios {
 			thread.join();
 		}
 		long cpuUsed = OS.getProcessCpuTime() - cpu;
+		long allocated = 0;
+		for (Map.Entry<Long, Long> entry : allocatedBytesByThread().entrySet()) {
+			allocated += entry.getValue() - allocatedBefore.getOrDefault(entry.getKey(), 0L);
+		}
+		for (ThreadState state : states) {
+			allocated += state.allocated;
+		}
 		if (failure.get() != null) {
 			throw new IllegalStateException("A benchmark thread failed: " + failure.get(), failure.get());
 		}
-		return new Run(states, (duration != null) ? duration.toNanos() : System.nanoTime() - start, cpuUsed);
+		return new Run(states, (duration != null) ? duration.toNanos() : System.nanoTime() - start, cpuUsed, allocated);
+	}
+
+	/** Heap allocated so far by every live thread (the workers, which end before the count, report their own). */
+	private static Map<Long, Long> allocatedBytesByThread() {
+		long[] ids = THREADS.getAllThreadIds();
+		long[] bytes = THREADS.getThreadAllocatedBytes(ids);
+		Map<Long, Long> result = new java.util.HashMap<>();
+		for (int i = 0; i < ids.length; i++) {
+			if (bytes[i] >= 0) {
+				result.put(ids[i], bytes[i]);
+			}
+		}
+		return result;
 	}
 
 	@FunctionalInterface
@@ -417,10 +482,12 @@ final class Scenarios {
 
 		long timeouts;
 
+		long allocated;
+
 	}
 
 	/** What the workers did; {@code cpuNanos} is the CPU time of the whole process while they ran. */
-	private record Run(List<ThreadState> states, long window, long cpuNanos) {
+	private record Run(List<ThreadState> states, long window, long cpuNanos, long allocatedBytes) {
 	}
 
 }

@@ -14,7 +14,7 @@ import java.time.Duration;
  * @param manyKeys measured time of scenario 3
  * @param watchdogLeases leases held at once in scenario 4
  * @param watchdogTtl their lease time; every library renews every third of it
- * @param watchdogWindow how long the renewals of the held leases are observed
+ * @param watchdogWindow how long the renewals of the held leases are observed, twice: with MONITOR, then without
  * @param memoryCycles acquire/release cycles of scenario 5
  */
 record Settings(String name, int rounds, Duration warmup, Duration uncontended, Duration hotKey, Duration manyKeys,
@@ -38,12 +38,12 @@ record Settings(String name, int rounds, Duration warmup, Duration uncontended, 
 
 	static Settings full() {
 		return new Settings("full", 3, Duration.ofSeconds(1), Duration.ofMillis(2500), Duration.ofSeconds(3),
-				Duration.ofMillis(2500), 10_000, Duration.ofSeconds(3), Duration.ofMillis(4500), 1_000_000);
+				Duration.ofMillis(2500), 10_000, Duration.ofSeconds(3), Duration.ofMillis(3500), 1_000_000);
 	}
 
 	static Settings smoke() {
 		return new Settings("smoke", 1, Duration.ofMillis(300), Duration.ofMillis(500), Duration.ofMillis(1000),
-				Duration.ofMillis(500), 1_000, Duration.ofSeconds(3), Duration.ofMillis(2000), 20_000);
+				Duration.ofMillis(500), 1_000, Duration.ofSeconds(3), Duration.ofMillis(1200), 20_000);
 	}
 
 	/** The watchdogs' renewal interval: a third of the lease time for every library. */
