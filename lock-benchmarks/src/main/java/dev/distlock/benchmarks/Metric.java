@@ -21,6 +21,12 @@ enum Metric {
 
 	WAIT_P99_MILLIS("wait p99 ms", "%,.2f", Combine.MEDIAN),
 
+	WAIT_MAX_MILLIS("wait max ms", "%,.0f", Combine.MEDIAN),
+
+	LOCK_ROUND_TRIPS_PER_SECTION("lock round trips / critical section", "%,.1f", Combine.MEDIAN),
+
+	BUSIEST_CLIENT_PERCENT("busiest client's share, %", "%,.0f", Combine.MEDIAN),
+
 	LOST_UPDATES("lost updates", "%,.0f", Combine.MAX),
 
 	TIMEOUTS("timeouts", "%,.0f", Combine.SUM),

@@ -111,6 +111,62 @@ final class RedisProbe implements AutoCloseable {
 		return info("server").getOrDefault("redis_version", "?");
 	}
 
+	/**
+	 * Poll {@code INFO stats} every {@code periodMillis} on a connection of its own for {@code durationMillis}, and
+	 * return the bursts of server activity (polls that saw commands other than their own): {sum of burst spans,
+	 * longest span} in ms, each span measured from the poll before its first busy poll to its last busy poll. Unlike
+	 * MONITOR, the polls cost the server almost nothing, so the spans are the renewals' own.
+	 */
+	double[] activityBursts(long durationMillis, long periodMillis) throws InterruptedException {
+		try (StatefulRedisConnection<String, String> connection = this.client.connect()) {
+			RedisCommands<String, String> sampler = connection.sync();
+			long end = System.nanoTime() + durationMillis * 1_000_000;
+			long previousCount = processed(sampler);
+			long previousTime = System.nanoTime();
+			long burstStart = -1;
+			long burstLast = -1;
+			double busy = 0;
+			double longest = 0;
+			while (System.nanoTime() - end < 0) {
+				Thread.sleep(periodMillis);
+				long count = processed(sampler);
+				long now = System.nanoTime();
+				boolean active = count - previousCount > 1;
+				if (active) {
+					if (burstStart < 0) {
+						burstStart = previousTime;
+					}
+					burstLast = now;
+				}
+				else if (burstStart >= 0) {
+					double span = (burstLast - burstStart) / 1e6;
+					busy += span;
+					longest = Math.max(longest, span);
+					burstStart = -1;
+				}
+				previousCount = count;
+				previousTime = now;
+			}
+			if (burstStart >= 0) {
+				double span = (burstLast - burstStart) / 1e6;
+				busy += span;
+				longest = Math.max(longest, span);
+			}
+			return new double[] { busy, longest };
+		}
+	}
+
+	private static long processed(RedisCommands<String, String> commands) {
+		String info = commands.info("stats");
+		int at = info.indexOf("total_commands_processed:");
+		int from = at + "total_commands_processed:".length();
+		int to = from;
+		while (to < info.length() && Character.isDigit(info.charAt(to))) {
+			to++;
+		}
+		return Long.parseLong(info.substring(from, to));
+	}
+
 	/** Start recording every command the server executes, until {@link Monitor#stop()}. */
 	Monitor monitor() throws IOException, InterruptedException {
 		return new Monitor(this.target);
@@ -249,29 +305,6 @@ final class RedisProbe implements AutoCloseable {
 
 	/** The client commands seen by {@code MONITOR}: server timestamps in µs, counts by command name. */
 	record Recording(long[] timestampsMicros, Map<String, Long> counts, long readerCpuNanos) {
-
-		/**
-		 * Bursts: runs of commands with gaps of at most {@code gapMicros}. Returns {sum of burst spans, longest span},
-		 * in µs; a span is the time from the first command of a burst to the last.
-		 */
-		long[] bursts(long gapMicros) {
-			long busy = 0;
-			long longest = 0;
-			int i = 0;
-			while (i < this.timestampsMicros.length) {
-				int j = i;
-				while (j + 1 < this.timestampsMicros.length
-						&& this.timestampsMicros[j + 1] - this.timestampsMicros[j] <= gapMicros) {
-					j++;
-				}
-				long span = this.timestampsMicros[j] - this.timestampsMicros[i];
-				busy += span;
-				longest = Math.max(longest, span);
-				i = j + 1;
-			}
-			return new long[] { busy, longest };
-		}
-
 	}
 
 }

@@ -43,12 +43,14 @@ final class Report {
 				List.of(Metric.P50_MICROS, Metric.P99_MICROS, Metric.ROUND_TRIPS_PER_OP, Metric.CPU_MICROS_PER_OP,
 						Metric.ALLOCATED_BYTES_PER_OP, Metric.TIMEOUTS));
 		table(md, results, Scenario.HOT_KEY, Metric.CS_PER_SEC, true, List.of(Metric.WAIT_P50_MILLIS,
-				Metric.WAIT_P99_MILLIS, Metric.LOST_UPDATES, Metric.CPU_MICROS_PER_OP, Metric.TIMEOUTS));
+				Metric.WAIT_P99_MILLIS, Metric.WAIT_MAX_MILLIS, Metric.BUSIEST_CLIENT_PERCENT,
+				Metric.LOCK_ROUND_TRIPS_PER_SECTION, Metric.LOST_UPDATES,
+				Metric.CPU_MICROS_PER_OP, Metric.TIMEOUTS));
 		table(md, results, Scenario.MANY_KEYS, Metric.OPS_PER_SEC, true,
 				List.of(Metric.P50_MICROS, Metric.P99_MICROS, Metric.CPU_MICROS_PER_OP, Metric.TIMEOUTS));
 		md.append(String.format(Locale.ROOT, "%d leases with a %d ms lease time, renewed every %d ms; observed for two "
-				+ "windows of %d ms (%.1f renewal cycles each) after all were acquired: round trips and bursts with MONITOR, "
-				+ "CPU without.%n%n", results.settings.watchdogLeases(),
+				+ "windows of %d ms (%.1f renewal cycles each) after all were acquired: round trips with MONITOR; server and "
+				+ "client CPU and the bursts of server activity (INFO polled every 5 ms) without it.%n%n", results.settings.watchdogLeases(),
 				results.settings.watchdogTtl().toMillis(), results.settings.renewalInterval().toMillis(),
 				results.settings.watchdogWindow().toMillis(), (double) results.settings.watchdogWindow().toNanos()
 						/ results.settings.renewalInterval().toNanos()));
@@ -169,8 +171,7 @@ final class Report {
 		}
 		md.append("\nRetained heap per held lease: used heap after garbage collection with the leases of scenario 4 "
 				+ "held (including the handles the caller keeps) minus before they were acquired, divided by their "
-				+ "number. Heap figures are `MemoryMXBean` used heap after `System.gc()` repeated until two readings "
-				+ "agree within 256 KiB.\n\n");
+				+ "number. Heap figures are the least of five `MemoryMXBean` used-heap readings, each after `System.gc()`.\n\n");
 	}
 
 	private static void goals(StringBuilder md, Results results) {
@@ -265,7 +266,7 @@ final class Report {
 		for (Contestant contestant : results.contestants) {
 			Double value = results.combined(scenario, contestant).get(metric);
 			if (contestant.scenarios().contains(scenario) && value != null) {
-				names.add(contestant.name().replace("Spring Integration", "SI"));
+				names.add(contestant.name().replace("Spring Integration", "SI").replace("distlock @DistributedLock", "@DistributedLock"));
 				values.add(value);
 			}
 		}

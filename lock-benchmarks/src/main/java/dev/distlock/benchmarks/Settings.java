@@ -34,7 +34,7 @@ record Settings(String name, int rounds, Duration warmup, Duration uncontended, 
 
 	static final int MANY_KEYS = 1000;
 
-	static final int MEMORY_THREADS = 8;
+	static final int MEMORY_THREADS = 16;
 
 	static Settings full() {
 		return new Settings("full", 3, Duration.ofSeconds(1), Duration.ofMillis(2500), Duration.ofSeconds(3),
