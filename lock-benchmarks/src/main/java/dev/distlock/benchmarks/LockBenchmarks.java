@@ -100,7 +100,11 @@ public final class LockBenchmarks {
 			Scenarios scenarios = new Scenarios(target, settings, probe, log);
 			long started = System.nanoTime();
 			for (Scenario scenario : selected) {
-				int rounds = (scenario == Scenario.MEMORY) ? 1 : settings.rounds();
+				int rounds = switch (scenario) {
+					case MEMORY -> 1;
+					case WATCHDOG -> Math.min(3, settings.rounds());
+					default -> settings.rounds();
+				};
 				for (int round = 1; round <= rounds; round++) {
 					for (Contestant contestant : contestants) {
 						if (!contestant.scenarios().contains(scenario)) {

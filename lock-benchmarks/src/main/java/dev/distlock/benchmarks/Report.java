@@ -67,7 +67,9 @@ final class Report {
 		DateTimeFormatter format = DateTimeFormatter.ofPattern("yyyy-MM-dd HH:mm 'UTC'").withZone(ZoneOffset.UTC);
 		Duration took = Duration.between(results.started, (results.finished != null) ? results.finished : results.started);
 		md.append("| run | |\n|---|---|\n");
-		row(md, "mode", results.settings.name() + " (" + results.settings.rounds() + " rounds, contestants alternating in each)");
+		row(md, "mode", results.settings.name() + " (" + results.settings.rounds() + " rounds of scenarios 1-3, "
+				+ Math.min(3, results.settings.rounds()) + " of scenario 4, 1 of scenario 5; every contestant once per round, in "
+				+ "the same order)");
 		row(md, "command", "`" + COMMAND + "`");
 		row(md, "date", format.format(results.started) + ", took " + took.toSeconds() + " s");
 		row(md, "machine", Runtime.getRuntime().availableProcessors() + " cores (" + cpuModel() + "), "
@@ -102,8 +104,6 @@ final class Report {
 		md.append("### ").append(scenario.title).append("\n\n");
 		Contestant ours = results.first(Contestant.Kind.OURS);
 		Contestant floor = withFloor ? results.first(Contestant.Kind.FLOOR) : null;
-		double oursValue = value(results, scenario, ours, primary);
-		double floorValue = value(results, scenario, floor, primary);
 		StringBuilder header = new StringBuilder("| contestant | " + primary.label + " | × ours |");
 		if (withFloor) {
 			header.append(" × floor |");
@@ -122,9 +122,9 @@ final class Report {
 			md.append("| ").append(contestant.name()).append(" | ");
 			Double value = metrics.get(primary);
 			md.append((value != null) ? primary.format(value) : "failed").append(" | ");
-			md.append(ratio(value, oursValue)).append(" |");
+			md.append(ratio(results.ratio(scenario, contestant, ours, primary))).append(" |");
 			if (withFloor) {
-				md.append(' ').append(ratio(value, floorValue)).append(" |");
+				md.append(' ').append(ratio(results.ratio(scenario, contestant, floor, primary))).append(" |");
 			}
 			for (Metric metric : others) {
 				Double other = metrics.get(metric);
@@ -145,7 +145,6 @@ final class Report {
 		List<Metric> cycles = List.of(Metric.CYCLES, Metric.OPS_PER_SEC, Metric.HEAP_START_MIB, Metric.HEAP_HALF_MIB,
 				Metric.HEAP_END_MIB, Metric.HEAP_GROWTH_KIB, Metric.LEFTOVER);
 		Contestant ours = results.first(Contestant.Kind.OURS);
-		double oursPerLease = value(results, Scenario.WATCHDOG, ours, Metric.HEAP_PER_LEASE_BYTES);
 		StringBuilder header = new StringBuilder("| contestant | " + Metric.HEAP_PER_LEASE_BYTES.label + " | × ours |");
 		for (Metric metric : cycles) {
 			header.append(' ').append(metric.label).append(" |");
@@ -161,7 +160,7 @@ final class Report {
 			Double perLease = results.combined(Scenario.WATCHDOG, contestant).get(Metric.HEAP_PER_LEASE_BYTES);
 			md.append("| ").append(contestant.name()).append(" | ")
 				.append((perLease != null) ? Metric.HEAP_PER_LEASE_BYTES.format(perLease) : "–").append(" | ")
-				.append(ratio(perLease, oursPerLease)).append(" |");
+				.append(ratio(results.ratio(Scenario.WATCHDOG, contestant, ours, Metric.HEAP_PER_LEASE_BYTES))).append(" |");
 			Map<Metric, Double> metrics = results.combined(Scenario.MEMORY, contestant);
 			for (Metric metric : cycles) {
 				Double value = metrics.get(metric);
@@ -179,18 +178,15 @@ final class Report {
 		Contestant floor = results.first(Contestant.Kind.FLOOR);
 		Contestant redisson = results.contestants.stream().filter(c -> c instanceof RedissonContestant).findFirst()
 			.orElse(null);
-		md.append("### Goals\n\n| goal | figure | met |\n|---|---|---|\n");
-		double ops = value(results, Scenario.UNCONTENDED, ours, Metric.OPS_PER_SEC);
+		md.append("### Goals\n\nRatios are medians over rounds of the ratio within each round.\n\n| goal | figure | met |\n|---|---|---|\n");
 		goal(md, "uncontended: ours ≥ 1.1 × Redisson's ops/s",
-				ops / value(results, Scenario.UNCONTENDED, redisson, Metric.OPS_PER_SEC), 1.1, true);
+				1 / results.ratio(Scenario.UNCONTENDED, redisson, ours, Metric.OPS_PER_SEC), 1.1, true);
 		goal(md, "uncontended: ours ≥ 0.9 × the floor's ops/s",
-				ops / value(results, Scenario.UNCONTENDED, floor, Metric.OPS_PER_SEC), 0.9, true);
+				results.ratio(Scenario.UNCONTENDED, ours, floor, Metric.OPS_PER_SEC), 0.9, true);
 		goal(md, "hot key: ours ≥ 1.5 × Redisson's critical sections/s",
-				value(results, Scenario.HOT_KEY, ours, Metric.CS_PER_SEC)
-						/ value(results, Scenario.HOT_KEY, redisson, Metric.CS_PER_SEC), 1.5, true);
+				1 / results.ratio(Scenario.HOT_KEY, redisson, ours, Metric.CS_PER_SEC), 1.5, true);
 		goal(md, "hot key: ours' p99 wait ≤ Redisson's (ratio ours / Redisson)",
-				value(results, Scenario.HOT_KEY, ours, Metric.WAIT_P99_MILLIS)
-						/ value(results, Scenario.HOT_KEY, redisson, Metric.WAIT_P99_MILLIS), 1.0, false);
+				1 / results.ratio(Scenario.HOT_KEY, redisson, ours, Metric.WAIT_P99_MILLIS), 1.0, false);
 		List<String> lost = results.lostUpdates();
 		md.append("| hot key: 0 lost updates, every contestant | ")
 			.append(lost.isEmpty() ? "0" : String.join("; ", lost)).append(" | ")
@@ -221,11 +217,8 @@ final class Report {
 		return (value != null) ? value : Double.NaN;
 	}
 
-	private static String ratio(@Nullable Double value, double reference) {
-		if (value == null || Double.isNaN(reference) || reference == 0) {
-			return "–";
-		}
-		return String.format(Locale.ROOT, "%.2f", value / reference);
+	private static String ratio(double ratio) {
+		return Double.isNaN(ratio) ? "–" : String.format(Locale.ROOT, "%.2f", ratio);
 	}
 
 	/** Write the tables into {@code doc} between the markers (appending them if absent), and the chart beside it. */

@@ -67,6 +67,29 @@ final class Results {
 		return combined;
 	}
 
+	/**
+	 * The median over rounds of {@code contestant}'s figure divided by {@code reference}'s in the same round: turns of
+	 * one round run seconds apart, so a change in the machine's load between rounds cancels out. NaN without a round
+	 * in which both have the figure.
+	 */
+	double ratio(Scenario scenario, Contestant contestant, @Nullable Contestant reference, Metric metric) {
+		if (reference == null) {
+			return Double.NaN;
+		}
+		List<Double> ratios = new ArrayList<>();
+		for (Turn turn : turns(scenario, contestant)) {
+			for (Turn other : turns(scenario, reference)) {
+				Double value = turn.metrics().get(metric);
+				Double base = other.metrics().get(metric);
+				if (other.round() == turn.round() && turn.error() == null && other.error() == null && value != null
+						&& base != null && base != 0) {
+					ratios.add(value / base);
+				}
+			}
+		}
+		return ratios.isEmpty() ? Double.NaN : Samples.median(ratios.stream().mapToDouble(Double::doubleValue).toArray());
+	}
+
 	/** The one contestant of a kind (the programmatic one for OURS), or null. */
 	@Nullable Contestant first(Contestant.Kind kind) {
 		return this.contestants.stream().filter(c -> c.kind() == kind).findFirst().orElse(null);

@@ -103,6 +103,9 @@ final class Scenarios {
 			Thread.sleep(200);
 			recording = monitor.stop();
 		}
+		this.log.println("         commands per operation (MONITOR): " + recording.counts().entrySet().stream()
+			.map(e -> e.getKey() + " " + String.format(java.util.Locale.ROOT, "%.2f", e.getValue() / (double) operations))
+			.collect(java.util.stream.Collectors.joining(", ")));
 		return recording.timestampsMicros().length / (double) operations;
 	}
 

@@ -7,7 +7,8 @@ import java.time.Duration;
  * scenario for a few seconds in CI, to prove that every contestant still works and loses no update.
  *
  * @param name the mode's name, shown in the report
- * @param rounds rounds of scenarios 1-4; each round runs every contestant once, in the same order
+ * @param rounds rounds of scenarios 1-3 (scenario 4 runs at most 3, scenario 5 one); each round runs every
+ * contestant once, in the same order
  * @param warmup how long each contestant warms up before each measured run of scenarios 1-3
  * @param uncontended measured time of scenario 1, per contestant and round
  * @param hotKey measured time of scenario 2
@@ -37,8 +38,8 @@ record Settings(String name, int rounds, Duration warmup, Duration uncontended, 
 	static final int MEMORY_THREADS = 16;
 
 	static Settings full() {
-		return new Settings("full", 3, Duration.ofSeconds(1), Duration.ofMillis(2500), Duration.ofSeconds(3),
-				Duration.ofMillis(2500), 10_000, Duration.ofSeconds(3), Duration.ofMillis(3500), 1_000_000);
+		return new Settings("full", 5, Duration.ofMillis(500), Duration.ofMillis(1500), Duration.ofSeconds(2),
+				Duration.ofMillis(1500), 10_000, Duration.ofSeconds(3), Duration.ofMillis(3500), 1_000_000);
 	}
 
 	static Settings smoke() {
