@@ -1,0 +1,141 @@
+package dev.distlock.autoconfigure;
+
+import java.time.Duration;
+
+import dev.distlock.interceptor.LostLeasePolicy;
+
+import org.springframework.boot.context.properties.ConfigurationProperties;
+import org.springframework.core.Ordered;
+
+/**
+ * Configuration of distributed locks on Redis.
+ *
+ * @since 0.1.0
+ */
+@ConfigurationProperties("lock")
+public class LockProperties {
+
+	/**
+	 * Whether to enable distributed locks: the lock service and the @DistributedLock interceptor.
+	 */
+	private boolean enabled = true;
+
+	/**
+	 * Namespace of the lock keys in Redis: a lock on key "k" is stored at "<prefix>:{k}". Applications that share a
+	 * Redis server and must not see each other's locks use different prefixes.
+	 */
+	private String keyPrefix = "lock";
+
+	/**
+	 * Lease time of @DistributedLock methods that do not set one. While the method runs the watchdog keeps renewing
+	 * the lease, so this only bounds how long a crashed instance blocks the key.
+	 */
+	private Duration defaultTtl = Duration.ofSeconds(30);
+
+	/**
+	 * How long @DistributedLock methods that do not set a wait time wait for a lock held elsewhere. Zero tries once.
+	 */
+	private Duration defaultWaitTime = Duration.ofSeconds(5);
+
+	/**
+	 * Part of the lease time after which the watchdog renews a held lease, between 0 and 1 (exclusive).
+	 */
+	private double renewalRatio = 1.0 / 3;
+
+	/**
+	 * Order of the @DistributedLock advice among the other advice on a bean. The default (highest precedence) takes
+	 * the lock before a @Transactional method's transaction begins and releases it after the commit.
+	 */
+	private int adviceOrder = Ordered.HIGHEST_PRECEDENCE;
+
+	/**
+	 * What a @DistributedLock call does when its lease was lost while the method ran: 'throw' a LockLostException
+	 * after the method returned, or 'warn' in the log.
+	 */
+	private LostLeasePolicy onLostLease = LostLeasePolicy.THROW;
+
+	/**
+	 * How long a release channel without waiters stays subscribed, saving a subscription when waiters come back.
+	 */
+	private Duration idleUnsubscribe = Duration.ofSeconds(1);
+
+	public boolean isEnabled() {
+		return this.enabled;
+	}
+
+	public void setEnabled(boolean enabled) {
+		this.enabled = enabled;
+	}
+
+	public String getKeyPrefix() {
+		return this.keyPrefix;
+	}
+
+	public void setKeyPrefix(String keyPrefix) {
+		if (keyPrefix == null || keyPrefix.isBlank() || keyPrefix.contains("{") || keyPrefix.contains("}")) {
+			throw new IllegalArgumentException("lock.key-prefix must be non-blank and without braces, but was '" + keyPrefix + "'");
+		}
+		this.keyPrefix = keyPrefix;
+	}
+
+	public Duration getDefaultTtl() {
+		return this.defaultTtl;
+	}
+
+	public void setDefaultTtl(Duration defaultTtl) {
+		if (defaultTtl == null || defaultTtl.toMillis() < 1) {
+			throw new IllegalArgumentException("lock.default-ttl must be at least 1ms, but was " + defaultTtl);
+		}
+		this.defaultTtl = defaultTtl;
+	}
+
+	public Duration getDefaultWaitTime() {
+		return this.defaultWaitTime;
+	}
+
+	public void setDefaultWaitTime(Duration defaultWaitTime) {
+		if (defaultWaitTime == null || defaultWaitTime.isNegative()) {
+			throw new IllegalArgumentException("lock.default-wait-time must not be negative, but was " + defaultWaitTime);
+		}
+		this.defaultWaitTime = defaultWaitTime;
+	}
+
+	public double getRenewalRatio() {
+		return this.renewalRatio;
+	}
+
+	public void setRenewalRatio(double renewalRatio) {
+		if (!(renewalRatio > 0 && renewalRatio < 1)) {
+			throw new IllegalArgumentException("lock.renewal-ratio must be between 0 and 1 (exclusive), but was " + renewalRatio);
+		}
+		this.renewalRatio = renewalRatio;
+	}
+
+	public int getAdviceOrder() {
+		return this.adviceOrder;
+	}
+
+	public void setAdviceOrder(int adviceOrder) {
+		this.adviceOrder = adviceOrder;
+	}
+
+	public LostLeasePolicy getOnLostLease() {
+		return this.onLostLease;
+	}
+
+	public void setOnLostLease(LostLeasePolicy onLostLease) {
+		this.onLostLease = onLostLease;
+	}
+
+	public Duration getIdleUnsubscribe() {
+		return this.idleUnsubscribe;
+	}
+
+	public void setIdleUnsubscribe(Duration idleUnsubscribe) {
+		if (idleUnsubscribe == null || idleUnsubscribe.isNegative()) {
+			throw new IllegalArgumentException("lock.idle-unsubscribe must not be negative, but was " + idleUnsubscribe);
+		}
+		this.idleUnsubscribe = idleUnsubscribe;
+	}
+
+}

@@ -1,0 +1,184 @@
+package dev.distlock.interceptor;
+
+import java.lang.reflect.Method;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.OptionalDouble;
+import java.util.OptionalInt;
+import java.util.OptionalLong;
+import java.util.function.Supplier;
+
+import dev.distlock.annotation.LockContext;
+import dev.distlock.annotation.LockFailure;
+import dev.distlock.annotation.LockFailureHandler;
+import dev.distlock.annotation.OnLockFailure;
+import dev.distlock.core.Lease;
+import dev.distlock.core.LockAcquisitionTimeoutException;
+import dev.distlock.core.LockException;
+import dev.distlock.core.LockLostException;
+import dev.distlock.core.LockRequest;
+import dev.distlock.core.LockService;
+import dev.distlock.core.LockUnavailableException;
+import org.aopalliance.intercept.MethodInterceptor;
+import org.aopalliance.intercept.MethodInvocation;
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
+import org.jspecify.annotations.Nullable;
+
+import org.springframework.aop.support.AopUtils;
+import org.springframework.beans.factory.BeanFactory;
+import org.springframework.util.Assert;
+
+/**
+ * Runs an annotated method while holding its lock(s): evaluate the key, acquire (all keys in sorted order, all or
+ * none, within one shared wait), expose the leases through {@link LockContext}, proceed, release in reverse order.
+ * Everything about the declaration was decided once by the {@link LockOperationSource}.
+ *
+ * @since 0.1.0
+ */
+public class DistributedLockInterceptor implements MethodInterceptor {
+
+	private static final Log logger = LogFactory.getLog(DistributedLockInterceptor.class);
+
+	private static final Map<Class<?>, Object> EMPTY_VALUES = Map.ofEntries(Map.entry(Optional.class, Optional.empty()),
+			Map.entry(OptionalInt.class, OptionalInt.empty()), Map.entry(OptionalLong.class, OptionalLong.empty()),
+			Map.entry(OptionalDouble.class, OptionalDouble.empty()), Map.entry(boolean.class, false),
+			Map.entry(char.class, '\0'), Map.entry(byte.class, (byte) 0), Map.entry(short.class, (short) 0),
+			Map.entry(int.class, 0), Map.entry(long.class, 0L), Map.entry(float.class, 0f), Map.entry(double.class, 0d));
+
+	private final LockOperationSource operationSource;
+
+	private final Supplier<LockService> lockService;
+
+	private final @Nullable BeanFactory beanFactory;
+
+	private final LostLeasePolicy lostLeasePolicy;
+
+	/**
+	 * @param lockService looked up on first use, so the interceptor can be created before the service's dependencies
+	 */
+	public DistributedLockInterceptor(LockOperationSource operationSource, Supplier<LockService> lockService,
+			@Nullable BeanFactory beanFactory, LostLeasePolicy lostLeasePolicy) {
+		this.operationSource = operationSource;
+		this.lockService = lockService;
+		this.beanFactory = beanFactory;
+		this.lostLeasePolicy = lostLeasePolicy;
+	}
+
+	@Override
+	public @Nullable Object invoke(MethodInvocation invocation) throws Throwable {
+		Method method = invocation.getMethod();
+		Object target = invocation.getThis();
+		Class<?> targetClass = (target != null) ? AopUtils.getTargetClass(target) : method.getDeclaringClass();
+		LockOperation operation = this.operationSource.getOperation(method, targetClass);
+		if (operation == null) {
+			return invocation.proceed();
+		}
+		List<String> keys = this.operationSource.evaluator().keys(operation, invocation.getArguments(), target, targetClass);
+		List<Lease> leases;
+		try {
+			leases = acquireAll(operation, keys);
+		}
+		catch (LockException ex) {
+			return onFailure(operation, invocation, ex);
+		}
+		Object result;
+		try (LockContext.Scope scope = LockContext.enter(leases)) {
+			result = invocation.proceed();
+		}
+		catch (Throwable ex) {
+			releaseAll(operation, leases, ex);
+			throw ex;
+		}
+		releaseAll(operation, leases, null);
+		return result;
+	}
+
+	private List<Lease> acquireAll(LockOperation operation, List<String> keys) {
+		LockService service = this.lockService.get();
+		long deadline = System.nanoTime() + operation.waitTime().toNanos();
+		List<Lease> leases = new ArrayList<>(keys.size());
+		try {
+			for (String key : keys) {
+				Duration remaining = Duration.ofNanos(Math.max(0, deadline - System.nanoTime()));
+				LockRequest request = new LockRequest(key, operation.ttl(),
+						(leases.isEmpty()) ? operation.waitTime() : remaining, !operation.fixedLease(), operation.name());
+				Optional<Lease> lease = service.tryAcquire(request);
+				if (lease.isEmpty()) {
+					throw new LockAcquisitionTimeoutException(key, operation.waitTime(), "Could not acquire lock '" + key
+							+ "' for " + operation.description() + " within " + operation.waitTime().toMillis()
+							+ "ms: it is held by another owner");
+				}
+				leases.add(lease.get());
+			}
+			return leases;
+		}
+		catch (RuntimeException ex) {
+			releaseAll(operation, leases, ex);
+			throw ex;
+		}
+	}
+
+	/**
+	 * Release in reverse order. With {@code failure} (the method threw, or a later key was not acquired) problems are
+	 * attached to it; otherwise a lost lease is thrown or logged by the {@link LostLeasePolicy}, and an unreachable
+	 * Redis is logged (the lease expires at its ttl; the call itself ran under the lock).
+	 */
+	private void releaseAll(LockOperation operation, List<Lease> leases, @Nullable Throwable failure) {
+		LockLostException lost = null;
+		for (int i = leases.size() - 1; i >= 0; i--) {
+			try {
+				leases.get(i).release();
+			}
+			catch (LockLostException ex) {
+				if (failure != null) {
+					failure.addSuppressed(ex);
+				}
+				else if (lost == null) {
+					lost = ex;
+				}
+				else {
+					lost.addSuppressed(ex);
+				}
+			}
+			catch (LockUnavailableException ex) {
+				logger.warn(operation.description() + ": could not release lock '" + ex.getKey()
+						+ "'; it expires at the end of its lease time", ex);
+				if (failure != null) {
+					failure.addSuppressed(ex);
+				}
+			}
+		}
+		if (lost != null) {
+			if (this.lostLeasePolicy == LostLeasePolicy.THROW) {
+				throw lost;
+			}
+			logger.warn(operation.description() + " ran without exclusive access: " + lost.getMessage());
+		}
+	}
+
+	private @Nullable Object onFailure(LockOperation operation, MethodInvocation invocation, LockException ex) {
+		if (operation.failureHandler() != null) {
+			Assert.state(this.beanFactory != null, "A BeanFactory is needed to look up failure handlers");
+			LockFailureHandler handler = this.beanFactory.getBean(operation.failureHandler(), LockFailureHandler.class);
+			return handler.onLockFailure(new LockFailure(operation.method(), invocation.getArguments(), ex.getKey(),
+					operation.waitTime(), ex));
+		}
+		if (operation.onFailure() == OnLockFailure.SKIP && ex instanceof LockAcquisitionTimeoutException) {
+			if (logger.isDebugEnabled()) {
+				logger.debug("Skipped " + operation.description() + ": " + ex.getMessage());
+			}
+			return emptyValue(operation.method().getReturnType());
+		}
+		throw ex;
+	}
+
+	/** What a skipped call returns: null, or the empty value of an optional or primitive return type. */
+	static @Nullable Object emptyValue(Class<?> type) {
+		return EMPTY_VALUES.get(type);
+	}
+
+}

@@ -1,0 +1,19 @@
+package dev.distlock.interceptor;
+
+/**
+ * A key expression evaluated to null, a blank string or an empty collection for one call. The method was not run:
+ * locking on "null" would serialize unrelated calls, and skipping the lock would run them unprotected.
+ *
+ * @since 0.1.0
+ */
+public class InvalidLockKeyException extends IllegalArgumentException {
+
+	public InvalidLockKeyException(String message) {
+		super(message);
+	}
+
+	public InvalidLockKeyException(String message, Throwable cause) {
+		super(message, cause);
+	}
+
+}

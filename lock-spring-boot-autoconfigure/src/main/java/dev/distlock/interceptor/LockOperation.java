@@ -1,0 +1,28 @@
+package dev.distlock.interceptor;
+
+import java.lang.reflect.Method;
+import java.time.Duration;
+
+import dev.distlock.annotation.OnLockFailure;
+import org.jspecify.annotations.Nullable;
+
+import org.springframework.expression.Expression;
+
+/**
+ * One annotated method's lock, parsed and validated once: what the interceptor needs on every call.
+ *
+ * @param method the annotated method as declared on the target class (its parameter names bind the key expression)
+ * @param description {@code ClassName.method(..)}, for messages
+ * @param keyExpression the parsed key expression
+ * @param keySource the key expression as written
+ * @param name the metrics name
+ * @param ttl the lease time
+ * @param waitTime how long to wait for the lock
+ * @param fixedLease whether the lease is never renewed
+ * @param onFailure what to do when the lock is not acquired in time
+ * @param failureHandler the name of the {@code LockFailureHandler} bean, if any
+ * @since 0.1.0
+ */
+public record LockOperation(Method method, String description, Expression keyExpression, String keySource, String name,
+		Duration ttl, Duration waitTime, boolean fixedLease, OnLockFailure onFailure, @Nullable String failureHandler) {
+}

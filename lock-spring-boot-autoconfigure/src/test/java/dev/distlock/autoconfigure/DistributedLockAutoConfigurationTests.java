@@ -1,0 +1,160 @@
+package dev.distlock.autoconfigure;
+
+import java.io.InputStream;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+
+import com.jayway.jsonpath.JsonPath;
+import dev.distlock.core.Lease;
+import dev.distlock.core.LockRequest;
+import dev.distlock.core.LockService;
+import dev.distlock.interceptor.DistributedLockBeanPostProcessor;
+import dev.distlock.interceptor.LostLeasePolicy;
+import dev.distlock.redis.RedisLockService;
+import dev.distlock.test.redis.RedisServer;
+import dev.distlock.test.redis.RedisServerExtension;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+
+import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.boot.data.redis.autoconfigure.DataRedisAutoConfiguration;
+import org.springframework.boot.test.context.FilteredClassLoader;
+import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+import org.springframework.data.redis.connection.RedisConnectionFactory;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/** The auto-configuration's conditions, back-off and properties, with a real Redis behind the connection factory. */
+@ExtendWith(RedisServerExtension.class)
+class DistributedLockAutoConfigurationTests {
+
+	private static RedisServer redis;
+
+	private ApplicationContextRunner runner() {
+		return new ApplicationContextRunner()
+			.withConfiguration(AutoConfigurations.of(DataRedisAutoConfiguration.class, DistributedLockAutoConfiguration.class))
+			.withPropertyValues("spring.data.redis.host=" + redis.host(), "spring.data.redis.port=" + redis.port());
+	}
+
+	@BeforeAll
+	static void server(RedisServer server) {
+		redis = server;
+	}
+
+	@Test
+	void registersALockServiceOnTheApplicationsRedisAndTheInterceptor() {
+		runner().run(context -> {
+			assertThat(context).hasSingleBean(RedisLockService.class).hasSingleBean(DistributedLockBeanPostProcessor.class);
+			LockService locks = context.getBean(LockService.class);
+			try (Lease lease = locks.acquire("auto-configured", Duration.ofSeconds(10), Duration.ZERO)) {
+				assertThat(redis.execute("HGET", "lock:{auto-configured}", lease.owner())).isEqualTo("1");
+			}
+		});
+	}
+
+	@Test
+	void backsOffWhenTheApplicationDefinesItsOwnLockService() {
+		runner().withUserConfiguration(OwnLockService.class).run(context -> {
+			assertThat(context).hasSingleBean(LockService.class).doesNotHaveBean(RedisLockService.class);
+			assertThat(context.getBean(LockService.class)).isSameAs(OwnLockService.INSTANCE);
+			assertThat(context).hasSingleBean(DistributedLockBeanPostProcessor.class);
+		});
+	}
+
+	@Test
+	void isOffWithLockEnabledFalse() {
+		runner().withPropertyValues("lock.enabled=false").run(context -> {
+			assertThat(context).doesNotHaveBean(LockService.class).doesNotHaveBean(DistributedLockBeanPostProcessor.class);
+			assertThat(context).hasSingleBean(RedisConnectionFactory.class);
+		});
+	}
+
+	@Test
+	void isAbsentWithoutSpringDataRedis() {
+		new ApplicationContextRunner().withConfiguration(AutoConfigurations.of(DistributedLockAutoConfiguration.class))
+			.withClassLoader(new FilteredClassLoader(RedisConnectionFactory.class))
+			.run(context -> assertThat(context).doesNotHaveBean(LockService.class)
+				.doesNotHaveBean(DistributedLockBeanPostProcessor.class)
+				.doesNotHaveBean(LockProperties.class));
+	}
+
+	@Test
+	void theInterceptorIsAbsentWithoutSpringAop() {
+		runner().withClassLoader(new FilteredClassLoader("org.springframework.aop.framework"))
+			.run(context -> assertThat(context).hasSingleBean(LockService.class)
+				.doesNotHaveBean(DistributedLockBeanPostProcessor.class));
+	}
+
+	@Test
+	void propertiesBind() {
+		runner().withPropertyValues("lock.key-prefix=orders", "lock.default-ttl=45s", "lock.default-wait-time=750ms",
+				"lock.renewal-ratio=0.5", "lock.advice-order=7", "lock.on-lost-lease=warn", "lock.idle-unsubscribe=PT3S")
+			.run(context -> {
+				LockProperties properties = context.getBean(LockProperties.class);
+				assertThat(properties.getKeyPrefix()).isEqualTo("orders");
+				assertThat(properties.getDefaultTtl()).isEqualTo(Duration.ofSeconds(45));
+				assertThat(properties.getDefaultWaitTime()).isEqualTo(Duration.ofMillis(750));
+				assertThat(properties.getRenewalRatio()).isEqualTo(0.5);
+				assertThat(properties.getAdviceOrder()).isEqualTo(7);
+				assertThat(properties.getOnLostLease()).isEqualTo(LostLeasePolicy.WARN);
+				assertThat(properties.getIdleUnsubscribe()).isEqualTo(Duration.ofSeconds(3));
+				RedisLockService service = context.getBean(RedisLockService.class);
+				assertThat(service.redisKey("k")).isEqualTo("orders:{k}");
+				try (Lease lease = service.acquire("k", Duration.ofSeconds(5), Duration.ZERO)) {
+					assertThat(redis.execute("EXISTS", "orders:{k}")).isEqualTo(1L);
+				}
+			});
+	}
+
+	@Test
+	void invalidPropertiesFailTheStartNamingTheProperty() {
+		runner().withPropertyValues("lock.default-ttl=0s").run(context -> assertThat(context).hasFailed()
+			.getFailure().rootCause().hasMessageContaining("lock.default-ttl"));
+		runner().withPropertyValues("lock.renewal-ratio=1.5").run(context -> assertThat(context).hasFailed()
+			.getFailure().rootCause().hasMessageContaining("lock.renewal-ratio"));
+		runner().withPropertyValues("lock.default-wait-time=-1s").run(context -> assertThat(context).hasFailed()
+			.getFailure().rootCause().hasMessageContaining("lock.default-wait-time"));
+		runner().withPropertyValues("lock.key-prefix=a{b}").run(context -> assertThat(context).hasFailed()
+			.getFailure().rootCause().hasMessageContaining("lock.key-prefix"));
+	}
+
+	@Test
+	@SuppressWarnings("unchecked")
+	void ideMetadataDescribesEveryProperty() throws Exception {
+		try (InputStream json = getClass().getResourceAsStream("/META-INF/spring-configuration-metadata.json")) {
+			assertThat(json).as("generated metadata").isNotNull();
+			List<Map<String, Object>> properties = JsonPath.parse(json).read("$.properties");
+			Map<String, Map<String, Object>> byName = new java.util.HashMap<>();
+			properties.forEach(property -> byName.put((String) property.get("name"), property));
+			assertThat(byName).containsOnlyKeys("lock.enabled", "lock.key-prefix", "lock.default-ttl",
+					"lock.default-wait-time", "lock.renewal-ratio", "lock.advice-order", "lock.on-lost-lease",
+					"lock.idle-unsubscribe");
+			byName.values().forEach(property -> assertThat(property.get("description")).as("description of %s", property.get("name"))
+				.asString().isNotBlank());
+			assertThat(byName.get("lock.default-ttl")).containsEntry("type", "java.time.Duration").containsEntry("defaultValue", "30s");
+			assertThat(byName.get("lock.default-wait-time")).containsEntry("defaultValue", "5s");
+			assertThat(byName.get("lock.key-prefix")).containsEntry("defaultValue", "lock");
+			assertThat(byName.get("lock.enabled")).containsEntry("defaultValue", true);
+			assertThat(byName.get("lock.renewal-ratio")).containsKey("defaultValue");
+			assertThat(byName.get("lock.advice-order")).containsEntry("defaultValue", Integer.MIN_VALUE);
+		}
+	}
+
+	@Configuration(proxyBeanMethods = false)
+	static class OwnLockService {
+
+		static final LockService INSTANCE = request -> Optional.empty();
+
+		@Bean
+		LockService myLocks() {
+			return INSTANCE;
+		}
+
+	}
+
+}

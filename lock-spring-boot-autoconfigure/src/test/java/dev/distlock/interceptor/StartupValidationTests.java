@@ -1,0 +1,298 @@
+package dev.distlock.interceptor;
+
+import java.util.concurrent.CompletableFuture;
+
+import dev.distlock.annotation.DistributedLock;
+import dev.distlock.test.redis.RedisServer;
+import dev.distlock.test.redis.RedisServerExtension;
+import kotlin.coroutines.Continuation;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+import reactor.core.publisher.Flux;
+import reactor.core.publisher.Mono;
+
+import org.springframework.boot.test.context.assertj.AssertableApplicationContext;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * Every declaration that cannot work fails the application's start, with a message that names the class, the method
+ * and what is wrong with it.
+ */
+@ExtendWith(RedisServerExtension.class)
+class StartupValidationTests {
+
+	private static RedisServer redis;
+
+	@BeforeAll
+	static void server(RedisServer server) {
+		redis = server;
+	}
+
+	private static void assertStartFails(Class<?> beanClass, String... messageParts) {
+		assertStartFails(beanClass, new String[0], messageParts);
+	}
+
+	private static void assertStartFails(Class<?> beanClass, String[] properties, String... messageParts) {
+		DistributedLockInterceptorIntegrationTests.runner(redis)
+			.withBean(beanClass)
+			.withPropertyValues(properties)
+			.run((AssertableApplicationContext context) -> {
+				assertThat(context).hasFailed();
+				Throwable cause = context.getStartupFailure();
+				while (!(cause instanceof InvalidLockDeclarationException) && cause.getCause() != null) {
+					cause = cause.getCause();
+				}
+				assertThat(cause).isInstanceOf(InvalidLockDeclarationException.class)
+					.hasMessageContaining(beanClass.getName() + ".");
+				for (String part : messageParts) {
+					assertThat(cause).hasMessageContaining(part);
+				}
+			});
+	}
+
+	@Test
+	void invalidSpel() {
+		assertStartFails(InvalidSpel.class, "buy(String)", "#sku +", "not valid SpEL");
+	}
+
+	@Test
+	void unknownParameterName() {
+		assertStartFails(UnknownParameter.class, "buy(String, int)", "#skew", "not a parameter", "#sku, #quantity");
+	}
+
+	@Test
+	void parameterIndexOutOfRange() {
+		assertStartFails(IndexOutOfRange.class, "buy(String)", "#p3");
+	}
+
+	@Test
+	void unknownBean() {
+		assertStartFails(UnknownBean.class, "buy(String)", "bean 'pricing'", "does not exist");
+	}
+
+	@Test
+	void missingKey() {
+		assertStartFails(MissingKey.class, "buy(String)", "'key'");
+	}
+
+	@Test
+	void unparsableTtl() {
+		assertStartFails(UnparsableTtl.class, "buy(String)", "'ttl'", "ten seconds", "not a duration");
+	}
+
+	@Test
+	void zeroTtl() {
+		assertStartFails(ZeroTtl.class, "buy(String)", "'ttl'", "at least 1ms");
+	}
+
+	@Test
+	void negativeWaitTime() {
+		assertStartFails(NegativeWait.class, "buy(String)", "'waitTime'", "must not be negative");
+	}
+
+	@Test
+	void unresolvablePlaceholder() {
+		assertStartFails(UnresolvablePlaceholder.class, "buy(String)", "'ttl'", "inventory.lock.ttl");
+	}
+
+	@Test
+	void placeholderResolvingToNoDuration() {
+		assertStartFails(ResolvablePlaceholder.class, new String[] { "inventory.lock.ttl=soon" }, "buy(String)", "'ttl'",
+				"${inventory.lock.ttl}\" resolved to \"soon");
+	}
+
+	@Test
+	void privateMethod() {
+		assertStartFails(PrivateMethod.class, "buy(String)", "private method", "cannot intercept");
+	}
+
+	@Test
+	void finalMethod() {
+		assertStartFails(FinalMethod.class, "buy(String)", "final method");
+	}
+
+	@Test
+	void completableFutureReturnType() {
+		assertStartFails(FutureReturn.class, "buy(String)", "returns CompletableFuture");
+	}
+
+	@Test
+	void reactiveReturnTypes() {
+		assertStartFails(MonoReturn.class, "buy(String)", "reactive type Mono");
+		assertStartFails(FluxReturn.class, "buy(String)", "reactive type Flux");
+	}
+
+	@Test
+	void kotlinSuspendFunction() {
+		assertStartFails(SuspendFunction.class, "buy(String, Continuation)", "Kotlin suspend function");
+	}
+
+	@Test
+	void aValidDeclarationStarts() {
+		DistributedLockInterceptorIntegrationTests.runner(redis).withBean(Valid.class)
+			.withUserConfiguration(PricingConfiguration.class)
+			.withPropertyValues("inventory.lock.ttl=15s")
+			.run(context -> assertThat(context).hasNotFailed());
+	}
+
+	public static class InvalidSpel {
+
+		@DistributedLock(key = "#sku +")
+		public void buy(String sku) {
+		}
+
+	}
+
+	public static class UnknownParameter {
+
+		@DistributedLock(key = "'inventory:' + #skew")
+		public void buy(String sku, int quantity) {
+		}
+
+	}
+
+	public static class IndexOutOfRange {
+
+		@DistributedLock(key = "#p3")
+		public void buy(String sku) {
+		}
+
+	}
+
+	public static class UnknownBean {
+
+		@DistributedLock(key = "#sku + @pricing.region()")
+		public void buy(String sku) {
+		}
+
+	}
+
+	public static class MissingKey {
+
+		@DistributedLock(ttl = "10s")
+		public void buy(String sku) {
+		}
+
+	}
+
+	public static class UnparsableTtl {
+
+		@DistributedLock(key = "#sku", ttl = "ten seconds")
+		public void buy(String sku) {
+		}
+
+	}
+
+	public static class ZeroTtl {
+
+		@DistributedLock(key = "#sku", ttl = "0s")
+		public void buy(String sku) {
+		}
+
+	}
+
+	public static class NegativeWait {
+
+		@DistributedLock(key = "#sku", waitTime = "-1s")
+		public void buy(String sku) {
+		}
+
+	}
+
+	public static class UnresolvablePlaceholder {
+
+		@DistributedLock(key = "#sku", ttl = "${inventory.lock.ttl}")
+		public void buy(String sku) {
+		}
+
+	}
+
+	public static class ResolvablePlaceholder {
+
+		@DistributedLock(key = "#sku", ttl = "${inventory.lock.ttl}")
+		public void buy(String sku) {
+		}
+
+	}
+
+	public static class PrivateMethod {
+
+		public void entry(String sku) {
+			buy(sku);
+		}
+
+		@DistributedLock(key = "#sku")
+		private void buy(String sku) {
+		}
+
+	}
+
+	public static class FinalMethod {
+
+		@DistributedLock(key = "#sku")
+		public final void buy(String sku) {
+		}
+
+	}
+
+	public static class FutureReturn {
+
+		@DistributedLock(key = "#sku")
+		public CompletableFuture<String> buy(String sku) {
+			return CompletableFuture.completedFuture(sku);
+		}
+
+	}
+
+	public static class MonoReturn {
+
+		@DistributedLock(key = "#sku")
+		public Mono<String> buy(String sku) {
+			return Mono.just(sku);
+		}
+
+	}
+
+	public static class FluxReturn {
+
+		@DistributedLock(key = "#sku")
+		public Flux<String> buy(String sku) {
+			return Flux.just(sku);
+		}
+
+	}
+
+	/** What the Kotlin compiler makes of {@code suspend fun buy(sku: String): Any?}. */
+	public static class SuspendFunction {
+
+		@DistributedLock(key = "#sku")
+		public Object buy(String sku, Continuation<Object> continuation) {
+			return sku;
+		}
+
+	}
+
+	public static class Valid {
+
+		@DistributedLock(key = "'inventory:' + #sku + ':' + #p1 + @pricing.region()", ttl = "${inventory.lock.ttl}",
+				waitTime = "PT0.5S")
+		public void buy(String sku, int quantity) {
+		}
+
+	}
+
+	@Configuration(proxyBeanMethods = false)
+	static class PricingConfiguration {
+
+		@Bean
+		LockedBeans.Regions pricing() {
+			return new LockedBeans.Regions();
+		}
+
+	}
+
+}

@@ -1,0 +1,100 @@
+package dev.distlock.interceptor;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+
+import dev.distlock.annotation.DistributedLock;
+import dev.distlock.annotation.LockContext;
+import dev.distlock.test.redis.RedisServer;
+import dev.distlock.test.redis.RedisServerExtension;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.condition.EnabledForJreRange;
+import org.junit.jupiter.api.condition.JRE;
+import org.junit.jupiter.api.extension.ExtendWith;
+
+import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.boot.autoconfigure.task.TaskExecutionAutoConfiguration;
+import org.springframework.core.task.AsyncTaskExecutor;
+import org.springframework.data.redis.core.StringRedisTemplate;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * Annotated calls made on virtual threads ({@code spring.threads.virtual.enabled=true}): each virtual thread is its
+ * own owner, so they exclude each other, and each sees its own lease. Runs on Java 21 and later (the build runs it on
+ * the Temurin 25 JDK when it is installed).
+ */
+@ExtendWith(RedisServerExtension.class)
+@EnabledForJreRange(min = JRE.JAVA_21)
+@Timeout(value = 120, unit = TimeUnit.SECONDS)
+class VirtualThreadsIntegrationTests {
+
+	private static RedisServer redis;
+
+	@BeforeAll
+	static void server(RedisServer server) {
+		redis = server;
+	}
+
+	@Test
+	void annotatedCallsOnVirtualThreadsExcludeEachOther() {
+		redis.execute("FLUSHALL");
+		DistributedLockInterceptorIntegrationTests.runner(redis)
+			.withConfiguration(AutoConfigurations.of(TaskExecutionAutoConfiguration.class))
+			.withPropertyValues("spring.threads.virtual.enabled=true")
+			.withBean(VirtualCounter.class)
+			.run(context -> {
+				AsyncTaskExecutor executor = context.getBean("applicationTaskExecutor", AsyncTaskExecutor.class);
+				VirtualCounter counter = context.getBean(VirtualCounter.class);
+				List<CompletableFuture<Object>> calls = new ArrayList<>();
+				for (int i = 0; i < 200; i++) {
+					calls.add(executor.submitCompletable(() -> {
+						counter.increment("vt");
+						return null;
+					}));
+				}
+				CompletableFuture.allOf(calls.toArray(new CompletableFuture[0])).get(100, TimeUnit.SECONDS);
+				assertThat(redis.execute("GET", "counter:vt")).isEqualTo("200");
+				assertThat(counter.virtualThreadCalls()).isEqualTo(200);
+				assertThat(counter.owners()).hasSizeGreaterThan(1);
+			});
+	}
+
+	public static class VirtualCounter {
+
+		private final StringRedisTemplate redis;
+
+		private volatile int virtualThreadCalls;
+
+		private final Set<String> owners = ConcurrentHashMap.newKeySet();
+
+		public VirtualCounter(StringRedisTemplate redis) {
+			this.redis = redis;
+		}
+
+		public int virtualThreadCalls() {
+			return this.virtualThreadCalls;
+		}
+
+		public Set<String> owners() {
+			return this.owners;
+		}
+
+		@DistributedLock(key = "'counter:' + #name", ttl = "10s", waitTime = "60s")
+		public void increment(String name) throws Exception {
+			if ((Boolean) Thread.class.getMethod("isVirtual").invoke(Thread.currentThread())) {
+				this.virtualThreadCalls++; // guarded by the lock
+			}
+			this.owners.add(LockContext.current().orElseThrow().owner());
+			TwoInstancesIntegrationTests.UnlockedCounter.readModifyWrite(this.redis, name);
+		}
+
+	}
+
+}
