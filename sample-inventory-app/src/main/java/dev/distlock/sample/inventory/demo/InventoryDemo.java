@@ -66,9 +66,13 @@ public final class InventoryDemo implements AutoCloseable {
 
 	private @Nullable RedisServer redisServer;
 
+	private volatile @Nullable Progress progress;
+
 	private @Nullable Path workDir;
 
 	private volatile boolean finished;
+
+	private volatile boolean aborted;
 
 	private boolean closed;
 
@@ -107,9 +111,11 @@ public final class InventoryDemo implements AutoCloseable {
 			return demo.run();
 		}
 		catch (RuntimeException ex) {
-			demo.keepLogs = true;
-			err.println();
-			err.println("The demo could not run: " + ex.getMessage());
+			if (!demo.aborted) {
+				demo.keepLogs = true;
+				err.println();
+				err.println("The demo could not run: " + ex.getMessage());
+			}
 			return 2;
 		}
 		finally {
@@ -142,6 +148,7 @@ public final class InventoryDemo implements AutoCloseable {
 		List<ModeResult> results = new ArrayList<>();
 		LoadDriver driver = new LoadDriver(this.http);
 		try (Progress progress = new Progress(this.err, Progress.isInteractiveTerminal())) {
+			this.progress = progress;
 			for (LockMode mode : MODES) {
 				results.add(runMode(mode, targets, driver, progress));
 			}
@@ -298,9 +305,13 @@ public final class InventoryDemo implements AutoCloseable {
 	/** The shutdown hook: Ctrl-C or a SIGTERM before the demo finished. */
 	private void abort() {
 		if (!this.finished) {
+			this.aborted = true;
+			Progress current = this.progress;
+			if (current != null) {
+				current.close();
+			}
 			this.err.println();
 			this.err.println("Interrupted: stopping the app instances and Redis");
-			this.keepLogs = true;
 		}
 		close();
 	}

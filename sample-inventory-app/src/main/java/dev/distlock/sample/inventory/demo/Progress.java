@@ -39,6 +39,8 @@ final class Progress implements AutoCloseable {
 
 	private int lastQuarter;
 
+	private boolean closed;
+
 	Progress(PrintStream out, boolean interactive) {
 		this.out = out;
 		this.interactive = interactive;
@@ -51,6 +53,9 @@ final class Progress implements AutoCloseable {
 	}
 
 	synchronized void start(String label, int total, IntSupplier done, IntSupplier purchased) {
+		if (this.closed) {
+			return;
+		}
 		this.label = label;
 		this.total = total;
 		this.done = done;
@@ -67,8 +72,10 @@ final class Progress implements AutoCloseable {
 		render(true);
 	}
 
+	/** Stop drawing, for good: also what the demo does when it is interrupted. */
 	@Override
-	public void close() {
+	public synchronized void close() {
+		this.closed = true;
 		this.ticker.shutdownNow();
 	}
 
@@ -77,6 +84,9 @@ final class Progress implements AutoCloseable {
 	}
 
 	private void render(boolean last) {
+		if (this.closed) {
+			return;
+		}
 		int doneNow = this.done.getAsInt();
 		int soldNow = this.purchased.getAsInt();
 		if (this.interactive) {
