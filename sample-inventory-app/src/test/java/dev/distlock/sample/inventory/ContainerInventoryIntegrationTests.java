@@ -3,6 +3,7 @@ package dev.distlock.sample.inventory;
 import dev.distlock.sample.inventory.InventoryHttp.Response;
 import dev.distlock.test.redis.RedisServer;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.condition.EnabledIf;
 import org.testcontainers.junit.jupiter.Testcontainers;
 
 import org.springframework.beans.factory.ObjectProvider;
@@ -16,8 +17,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 /**
  * The Docker twin of the process-backed tests: the app on {@link ContainersConfig}'s Redis container, as
- * {@link TestInventoryApplication} runs it. Skipped where there is no Docker; the other tests never need it.
+ * {@link TestInventoryApplication} runs it. Skipped where there is no usable Docker (decided quickly, see
+ * {@link DockerAvailability}); the other tests never need it.
  */
+@EnabledIf("dev.distlock.sample.inventory.DockerAvailability#isAvailable")
 @Testcontainers(disabledWithoutDocker = true)
 @SpringBootTest(webEnvironment = WebEnvironment.RANDOM_PORT)
 @Import(ContainersConfig.class)

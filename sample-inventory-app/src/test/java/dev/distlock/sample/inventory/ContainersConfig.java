@@ -17,7 +17,7 @@ public class ContainersConfig {
 	@Bean
 	@ServiceConnection
 	RedisContainer redisContainer() {
-		return new RedisContainer(DockerImageName.parse("redis:7.4-alpine"));
+		return new RedisContainer(DockerImageName.parse("redis:7"));
 	}
 
 }
