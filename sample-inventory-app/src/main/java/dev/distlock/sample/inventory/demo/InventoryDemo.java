@@ -1,12 +1,17 @@
 package dev.distlock.sample.inventory.demo;
 
+import java.io.BufferedReader;
 import java.io.IOException;
+import java.io.InputStreamReader;
 import java.io.PrintStream;
 import java.io.UncheckedIOException;
+import java.net.InetSocketAddress;
+import java.net.Socket;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -130,8 +135,8 @@ public final class InventoryDemo implements AutoCloseable {
 	}
 
 	int run() {
-		Path dir = createWorkDir();
 		RedisAddress redis = startRedis();
+		Path dir = createWorkDir();
 		AppInstance.Launcher launcher = AppInstance.Launcher.detect(this.options.appJar());
 		this.out.printf(Locale.ROOT, "distlock inventory demo: %d instances sell the same stock%n", this.options.instances());
 		this.out.println("  Redis:      " + describeRedis(redis));
@@ -204,10 +209,29 @@ public final class InventoryDemo implements AutoCloseable {
 	private RedisAddress startRedis() {
 		RedisAddress given = this.options.redis();
 		if (given != null) {
+			ping(given);
 			return given;
 		}
 		this.redisServer = RedisServer.start();
 		return new RedisAddress(this.redisServer.host(), this.redisServer.port());
+	}
+
+	/** Fail fast, rather than let the instances wait for a Redis that is not there until the start timeout. */
+	private static void ping(RedisAddress redis) {
+		try (Socket socket = new Socket()) {
+			socket.connect(new InetSocketAddress(redis.host(), redis.port()), 5000);
+			socket.setSoTimeout(5000);
+			socket.getOutputStream().write("PING\r\n".getBytes(StandardCharsets.US_ASCII));
+			String reply = new BufferedReader(new InputStreamReader(socket.getInputStream(), StandardCharsets.US_ASCII))
+				.readLine();
+			if (!"+PONG".equals(reply)) {
+				throw new IllegalStateException("Redis at " + redis + " answered PING with '" + reply
+						+ "' (the demo does not pass a password)");
+			}
+		}
+		catch (IOException ex) {
+			throw new IllegalStateException("No Redis answers at " + redis + ": " + ex.getMessage(), ex);
+		}
 	}
 
 	private String describeRedis(RedisAddress redis) {
@@ -344,7 +368,7 @@ public final class InventoryDemo implements AutoCloseable {
 		}
 		Path dir = this.workDir;
 		if (dir != null) {
-			if (this.keepLogs) {
+			if (this.keepLogs && !toStop.isEmpty()) {
 				this.err.println("Logs of the instances are kept in " + dir);
 			}
 			else {
