@@ -242,7 +242,8 @@ public final class InventoryDemo implements AutoCloseable {
 				case EMBEDDED -> "shipped in the embedded-redis jar";
 				case EXPLICIT -> "at " + server.binary().path();
 			};
-			return redis + ", a private redis-server " + server.version() + " (" + binary + ") started for this run";
+			return redis + ", a private redis-server " + server.version() + " (" + binary + ", pid " + server.pid()
+					+ ") started for this run";
 		}
 		return redis + " (given with --redis; the demo writes only keys of SKUs named demo-" + this.runId
 				+ "-*, and deletes them afterwards)";
