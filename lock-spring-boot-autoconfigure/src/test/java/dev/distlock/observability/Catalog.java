@@ -10,10 +10,24 @@ import dev.distlock.core.Lease;
 /** An annotated bean for the observability tests: one lock name, any number of keys. */
 public class Catalog {
 
-	/** Counted down when {@link #hold(String)} holds its lock; the call then waits for {@link #release}. */
-	public volatile CountDownLatch entered = new CountDownLatch(1);
+	// reached through methods, never fields: a field of the (CGLIB) proxy is not the target's
+	private volatile CountDownLatch entered = new CountDownLatch(1);
 
-	public volatile CountDownLatch release = new CountDownLatch(0);
+	private volatile CountDownLatch release = new CountDownLatch(0);
+
+	/** Make the next {@link #hold(String)} call signal that it holds its lock and wait for {@link #release()}. */
+	public void arm() {
+		this.entered = new CountDownLatch(1);
+		this.release = new CountDownLatch(1);
+	}
+
+	public boolean awaitEntered(long seconds) throws InterruptedException {
+		return this.entered.await(seconds, TimeUnit.SECONDS);
+	}
+
+	public void release() {
+		this.release.countDown();
+	}
 
 	@DistributedLock(key = "'item:' + #id", ttl = "20s", waitTime = "0")
 	public long touch(int id) {
