@@ -213,43 +213,32 @@ class DistributedLockInterceptorIntegrationTests {
 
 	@Test
 	void aLeaseLostDuringTheCallFailsItAfterTheMethodReturnsByDefault() {
-		run(context -> {
-			Inventory inventory = context.getBean(Inventory.class);
-			CountDownLatch gone = new CountDownLatch(1);
-			CompletableFuture<Object> call = CompletableFuture.supplyAsync(() -> {
-				try {
-					return inventory.outlive("fragile", gone);
-				}
-				catch (InterruptedException ex) {
-					throw new IllegalStateException(ex);
-				}
-			});
-			await().atMost(Duration.ofSeconds(10)).until(() -> Long.valueOf(1).equals(redis.execute("EXISTS", "lock:{fragile}")));
-			redis.execute("DEL", "lock:{fragile}");
-			gone.countDown();
-			assertThat(call).failsWithin(Duration.ofSeconds(10)).withThrowableThat().havingRootCause()
-				.isInstanceOf(LockLostException.class).withMessageContaining("fragile");
-		});
+		run(context -> assertThat(callThatLosesItsLease(context)).failsWithin(Duration.ofSeconds(10)).withThrowableThat()
+			.havingRootCause().isInstanceOf(LockLostException.class).withMessageContaining("fragile"));
 	}
 
 	@Test
 	void aLeaseLostDuringTheCallIsOnlyLoggedWithOnLostLeaseWarn() {
-		run(context -> {
-			Inventory inventory = context.getBean(Inventory.class);
-			CountDownLatch gone = new CountDownLatch(1);
-			CompletableFuture<Object> call = CompletableFuture.supplyAsync(() -> {
-				try {
-					return inventory.outlive("fragile", gone);
-				}
-				catch (InterruptedException ex) {
-					throw new IllegalStateException(ex);
-				}
-			});
-			await().atMost(Duration.ofSeconds(10)).until(() -> Long.valueOf(1).equals(redis.execute("EXISTS", "lock:{fragile}")));
-			redis.execute("DEL", "lock:{fragile}");
-			gone.countDown();
-			assertThat(call).succeedsWithin(Duration.ofSeconds(10)).isEqualTo("finished");
-		}, "lock.on-lost-lease=warn");
+		run(context -> assertThat(callThatLosesItsLease(context)).succeedsWithin(Duration.ofSeconds(10)).isEqualTo("finished"),
+				"lock.on-lost-lease=warn");
+	}
+
+	/** Starts a locked call, deletes its lease in Redis while it runs, then lets it return. */
+	private static CompletableFuture<Object> callThatLosesItsLease(AssertableApplicationContext context) {
+		Inventory inventory = context.getBean(Inventory.class);
+		CountDownLatch gone = new CountDownLatch(1);
+		CompletableFuture<Object> call = CompletableFuture.supplyAsync(() -> {
+			try {
+				return inventory.outlive("fragile", gone);
+			}
+			catch (InterruptedException ex) {
+				throw new IllegalStateException(ex);
+			}
+		});
+		await().atMost(Duration.ofSeconds(10)).until(() -> Long.valueOf(1).equals(redis.execute("EXISTS", "lock:{fragile}")));
+		redis.execute("DEL", "lock:{fragile}");
+		gone.countDown();
+		return call;
 	}
 
 	@Configuration(proxyBeanMethods = false)

@@ -1,5 +1,6 @@
 package dev.distlock.interceptor;
 
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
@@ -9,6 +10,8 @@ import java.util.concurrent.TimeUnit;
 
 import dev.distlock.annotation.DistributedLock;
 import dev.distlock.annotation.LockContext;
+import dev.distlock.core.Lease;
+import dev.distlock.core.LockService;
 import dev.distlock.test.redis.RedisServer;
 import dev.distlock.test.redis.RedisServerExtension;
 import org.junit.jupiter.api.BeforeAll;
@@ -64,6 +67,20 @@ class VirtualThreadsIntegrationTests {
 				assertThat(counter.virtualThreadCalls()).isEqualTo(200);
 				assertThat(counter.owners()).hasSizeGreaterThan(1);
 			});
+	}
+
+	@Test
+	void aLeaseAcquiredOnOneThreadIsReleasedFromAVirtualThread() {
+		redis.execute("FLUSHALL");
+		DistributedLockInterceptorIntegrationTests.runner(redis).run(context -> {
+			LockService locks = context.getBean(LockService.class);
+			Lease lease = locks.acquire("handed-to-a-virtual-thread", Duration.ofSeconds(30), Duration.ZERO);
+			Thread releaser = (Thread) Thread.class.getMethod("startVirtualThread", Runnable.class)
+				.invoke(null, (Runnable) lease::release);
+			releaser.join(TimeUnit.SECONDS.toMillis(10));
+			assertThat(lease.isHeld()).isFalse();
+			assertThat(redis.execute("EXISTS", "lock:{handed-to-a-virtual-thread}")).isEqualTo(0L);
+		});
 	}
 
 	public static class VirtualCounter {

@@ -287,11 +287,12 @@ abstract class LockServiceContractTests {
 
 	@Test
 	void theWatchdogKeepsALeaseAliveWhileHeldAndStopsAfterRelease() {
-		Duration ttl = Duration.ofMillis(400);
+		// long enough that a loaded 2-core machine cannot stall a renewal past the lease's time
+		Duration ttl = Duration.ofMillis(1000);
 		RedisLockService service = this.support.service();
 		String key = service.redisKey("kept");
 		Lease lease = service.acquire("kept", ttl, Duration.ZERO);
-		long until = System.nanoTime() + ttl.multipliedBy(6).toNanos();
+		long until = System.nanoTime() + ttl.multipliedBy(5).plusMillis(200).toNanos();
 		long minPttl = Long.MAX_VALUE;
 		int samples = 0;
 		while (System.nanoTime() < until) {
@@ -318,7 +319,7 @@ abstract class LockServiceContractTests {
 	void renewalsNeverRaceWithReleases() throws Exception {
 		// Short leases, so that renewals are in flight all the time, released at every point of the renewal cycle; some
 		// held for longer than their ttl, so that a missed renewal would lose them.
-		Duration ttl = Duration.ofMillis(300);
+		Duration ttl = Duration.ofMillis(600);
 		List<LockLostEvent> lost = new CopyOnWriteArrayList<>();
 		RedisLockService service = this.support.service(RedisLockService.builder(this.support.connectionFactory())
 			.listener(new LockListener() {
@@ -333,7 +334,7 @@ abstract class LockServiceContractTests {
 			tasks.add(() -> {
 				for (int i = 0; i < 150; i++) {
 					try (Lease lease = service.acquire("race-" + thread + "-" + (i % 3), ttl, Duration.ofSeconds(5))) {
-						long holdMillis = (i % 10 == 0) ? 300 + (i * 37L) % 400 : (i * 7L) % 20;
+						long holdMillis = (i % 15 == 0) ? 650 + (i * 37L) % 300 : (i * 7L) % 20;
 						await().pollDelay(Duration.ofMillis(holdMillis)).atMost(Duration.ofSeconds(5)).until(() -> true);
 						assertThat(lease.isHeld()).as("held after %d ms", holdMillis).isTrue();
 					}
