@@ -1,5 +1,6 @@
 package dev.distlock.actuate;
 
+import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -78,7 +79,9 @@ class LocksActuatorIntegrationTests {
 	private final ExecutorService executor = Executors.newSingleThreadExecutor(runnable -> new Thread(runnable, "blocked-caller"));
 
 	@BeforeEach
-	void setUp() {
+	void setUp() throws IOException {
+		// examples of the JSON for the docs
+		Files.createDirectories(Path.of("target"));
 		this.client = new Client(this.port);
 		this.catalog.arm();
 	}
@@ -113,7 +116,6 @@ class LocksActuatorIntegrationTests {
 
 		Response response = this.client.get("/actuator/locks");
 		assertThat(response.status()).isEqualTo(200);
-		Files.createDirectories(Path.of("target"));
 		Files.writeString(Path.of("target", "locks-endpoint-example.json"), response.body());
 		assertThat(response.<String>read("$.clientId")).isEqualTo(this.lockService.clientId());
 		assertThat(response.<Integer>read("$.waitingThreads")).isZero();
@@ -166,6 +168,7 @@ class LocksActuatorIntegrationTests {
 			down.set(this.client.get("/actuator/health/locks"));
 			return down.get().status() == 503;
 		});
+		Files.writeString(Path.of("target", "locks-health-down-example.json"), down.get().body());
 		assertThat(down.get().<String>read("$.status")).isEqualTo("DOWN");
 		assertThat(down.get().<Integer>read("$.details.leasesFailingRenewal")).isEqualTo(1);
 		assertThat(down.get().<Integer>read("$.details.heldLeases")).isEqualTo(1);

@@ -1,5 +1,7 @@
 package dev.distlock.actuate;
 
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
@@ -122,6 +124,8 @@ class LocksForceReleaseIntegrationTests {
 
 		Response response = this.client.delete("/actuator/locks/item:45");
 		assertThat(response.status()).isEqualTo(200);
+		Files.writeString(Files.createDirectories(Path.of("target")).resolve("locks-force-release-example.json"),
+				response.body());
 		assertThat(response.<String>read("$.key")).isEqualTo("item:45");
 		assertThat(response.<Boolean>read("$.released")).isTrue();
 		assertThat(response.<String>read("$.formerOwner")).startsWith(this.lockService.clientId() + ":");
