@@ -68,10 +68,10 @@ class LockMetricsIntegrationTests {
 
 	@Test
 	void metersFollowAcquisitionContentionRenewalLossAndRelease() throws Exception {
-		// lease time 2 s renewed every 200 ms
-		RedisLockService service = service(0.1);
+		// lease time 5 s renewed every 250 ms: renewals come soon, and a loaded machine does not lose the lease
+		RedisLockService service = service(0.05);
 
-		Lease lease = service.acquire(request("sku-1", Duration.ofSeconds(2), Duration.ZERO));
+		Lease lease = service.acquire(request("sku-1", Duration.ofSeconds(5), Duration.ZERO));
 		assertThat(acquire("acquired").count()).isEqualTo(1);
 		assertThat(gauge(LockServiceMetrics.LEASES_HELD)).isEqualTo(1);
 		assertThat(acquire("timed-out").count()).isZero();
@@ -79,7 +79,7 @@ class LockMetricsIntegrationTests {
 
 		// contention: another thread waits 1 s for the key and gives up
 		CompletableFuture<Optional<Lease>> contender = CompletableFuture
-			.supplyAsync(() -> service.tryAcquire(request("sku-1", Duration.ofSeconds(2), Duration.ofSeconds(1))));
+			.supplyAsync(() -> service.tryAcquire(request("sku-1", Duration.ofSeconds(5), Duration.ofSeconds(1))));
 		await().atMost(DEADLINE).until(() -> gauge(LockServiceMetrics.WAITERS) == 1);
 		assertThat(contender.get(10, TimeUnit.SECONDS)).isEmpty();
 		assertThat(acquire("timed-out").count()).isEqualTo(1);
@@ -102,7 +102,7 @@ class LockMetricsIntegrationTests {
 		assertThat(this.registry.get(LockMetrics.HELD).tag("name", "inventory").timer().count()).isEqualTo(1);
 
 		// an ordinary hold and release
-		service.acquire(request("sku-1", Duration.ofSeconds(2), Duration.ZERO)).release();
+		service.acquire(request("sku-1", Duration.ofSeconds(5), Duration.ZERO)).release();
 		assertThat(acquire("acquired").count()).isEqualTo(2);
 		assertThat(this.registry.get(LockMetrics.HELD).tag("name", "inventory").timer().count()).isEqualTo(2);
 		assertThat(releasesGone().count()).isEqualTo(1);
