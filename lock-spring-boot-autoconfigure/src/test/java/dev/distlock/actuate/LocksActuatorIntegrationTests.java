@@ -19,8 +19,12 @@ import dev.distlock.actuate.ActuatorTestApp.Response;
 import dev.distlock.core.Lease;
 import dev.distlock.core.LockRequest;
 import dev.distlock.observability.Catalog;
+import dev.distlock.observability.LockMetrics;
 import dev.distlock.redis.RedisLockService;
 import dev.distlock.test.redis.RedisServer;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.Tags;
+import io.micrometer.core.instrument.Timer;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -77,6 +81,9 @@ class LocksActuatorIntegrationTests {
 	@Autowired
 	private RedisLockService lockService;
 
+	@Autowired
+	private MeterRegistry meterRegistry;
+
 	private Client client;
 
 	private final ExecutorService executor = Executors.newSingleThreadExecutor(runnable -> new Thread(runnable, "blocked-caller"));
@@ -123,6 +130,10 @@ class LocksActuatorIntegrationTests {
 
 	@Test
 	void theEndpointListsALeaseHeldByABlockedAnnotatedCallAndForgetsItAfterRelease() throws Exception {
+		long acquiredBefore = count(LockMetrics.ACQUIRE, "name", "outcome", "acquired");
+		long heldBefore = count(LockMetrics.HELD, "name");
+		long callsBefore = count("distlock.call", "distlock.name");
+		long acquisitionsBefore = count("distlock.acquisition", "distlock.name", "distlock.outcome", "acquired");
 		Instant before = Instant.now();
 		CompletableFuture<String> call = holdInBackground("42");
 
@@ -152,6 +163,20 @@ class LocksActuatorIntegrationTests {
 		assertThat(call.get(10, TimeUnit.SECONDS)).isEqualTo("42");
 		Response after = this.client.get("/actuator/locks");
 		assertThat(after.<List<?>>read("$.leases")).isEmpty();
+
+		// in a full Boot application the call was also metered and observed
+		assertThat(count(LockMetrics.ACQUIRE, "name", "outcome", "acquired")).isEqualTo(acquiredBefore + 1);
+		assertThat(count(LockMetrics.HELD, "name")).isEqualTo(heldBefore + 1);
+		assertThat(count("distlock.call", "distlock.name")).isEqualTo(callsBefore + 1);
+		assertThat(count("distlock.acquisition", "distlock.name", "distlock.outcome", "acquired")).isEqualTo(acquisitionsBefore + 1);
+	}
+
+	/** The count of the timer {@code name} whose {@code nameTag} is "catalog-hold" (and with the extra tag, if given). */
+	private long count(String name, String nameTag, String... tag) {
+		Timer timer = this.meterRegistry.find(name).tag(nameTag, "catalog-hold")
+			.tags((tag.length == 2) ? Tags.of(tag[0], tag[1]) : Tags.empty())
+			.timer();
+		return (timer != null) ? timer.count() : 0;
 	}
 
 	@Test
