@@ -112,9 +112,9 @@ class LockMetricsIntegrationTests {
 
 	@Test
 	void failedRenewalsAndFailedAcquisitionsAreCounted() throws IOException {
-		// lease time 10 s renewed every second: an outage of a few seconds fails renewals without losing the lease
-		RedisLockService service = service(0.1);
-		Lease lease = service.acquire(request("sku-2", Duration.ofSeconds(10), Duration.ZERO));
+		// lease time 20 s renewed every second: an outage of a few seconds fails renewals without losing the lease
+		RedisLockService service = service(0.05);
+		Lease lease = service.acquire(request("sku-2", Duration.ofSeconds(20), Duration.ZERO));
 		this.redis.pause();
 		try {
 			await().atMost(DEADLINE).until(() -> renewals("failure").count() >= 1);
