@@ -5,7 +5,10 @@ import dev.distlock.core.LockService;
 import dev.distlock.interceptor.DistributedLockBeanPostProcessor;
 import dev.distlock.interceptor.DistributedLockInterceptor;
 import dev.distlock.interceptor.LockOperationSource;
+import dev.distlock.observability.LockAcquisitionObservationConvention;
+import dev.distlock.observability.LockCallObservationConvention;
 import dev.distlock.redis.RedisLockService;
+import io.micrometer.observation.ObservationRegistry;
 
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.beans.factory.config.BeanDefinition;
@@ -25,6 +28,7 @@ import org.springframework.context.annotation.Configuration;
 import org.springframework.context.annotation.Role;
 import org.springframework.core.env.Environment;
 import org.springframework.data.redis.connection.RedisConnectionFactory;
+import org.springframework.util.function.SingletonSupplier;
 
 /**
  * Auto-configures a {@link RedisLockService} on the application's {@link RedisConnectionFactory} and the
@@ -65,12 +69,21 @@ public final class DistributedLockAutoConfiguration {
 		@Role(BeanDefinition.ROLE_INFRASTRUCTURE)
 		@ConditionalOnMissingBean
 		static DistributedLockBeanPostProcessor distributedLockBeanPostProcessor(Environment environment,
-				ConfigurableListableBeanFactory beanFactory, ObjectProvider<LockService> lockService) {
+				ConfigurableListableBeanFactory beanFactory, ObjectProvider<LockService> lockService,
+				ObjectProvider<ObservationRegistry> observationRegistry,
+				ObjectProvider<LockAcquisitionObservationConvention> acquisitionConvention,
+				ObjectProvider<LockCallObservationConvention> callConvention) {
 			LockProperties properties = Binder.get(environment).bindOrCreate("lock", LockProperties.class);
 			LockOperationSource operationSource = new LockOperationSource(beanFactory, new EmbeddedValueResolver(beanFactory),
 					properties.getDefaultTtl(), properties.getDefaultWaitTime());
 			DistributedLockInterceptor interceptor = new DistributedLockInterceptor(operationSource, lockService::getObject,
 					beanFactory, properties.getOnLostLease());
+			// looked up on the first call, when the registry (and its handlers) are ready, not while post-processors are made
+			interceptor.setObservationRegistry(SingletonSupplier.of(() -> {
+				acquisitionConvention.ifAvailable(interceptor::setAcquisitionObservationConvention);
+				callConvention.ifAvailable(interceptor::setCallObservationConvention);
+				return observationRegistry.getIfUnique(() -> ObservationRegistry.NOOP);
+			}));
 			return new DistributedLockBeanPostProcessor(operationSource, interceptor, properties.getAdviceOrder());
 		}
 

@@ -59,6 +59,10 @@ public class LockProperties {
 	 */
 	private Duration idleUnsubscribe = Duration.ofSeconds(1);
 
+	private final Health health = new Health();
+
+	private final Actuator actuator = new Actuator();
+
 	public boolean isEnabled() {
 		return this.enabled;
 	}
@@ -136,6 +140,66 @@ public class LockProperties {
 			throw new IllegalArgumentException("lock.idle-unsubscribe must not be negative, but was " + idleUnsubscribe);
 		}
 		this.idleUnsubscribe = idleUnsubscribe;
+	}
+
+	public Health getHealth() {
+		return this.health;
+	}
+
+	public Actuator getActuator() {
+		return this.actuator;
+	}
+
+	/** The "locks" health indicator. */
+	public static class Health {
+
+		/**
+		 * Health status reported while renewals of held leases are failing: 'down', 'out-of-service' (to take the
+		 * instance out of a load balancer without restarting it) or a custom status code.
+		 */
+		private String renewalFailureStatus = "down";
+
+		public String getRenewalFailureStatus() {
+			return this.renewalFailureStatus;
+		}
+
+		public void setRenewalFailureStatus(String renewalFailureStatus) {
+			if (renewalFailureStatus == null || renewalFailureStatus.isBlank()) {
+				throw new IllegalArgumentException("lock.health.renewal-failure-status must not be blank");
+			}
+			this.renewalFailureStatus = renewalFailureStatus;
+		}
+
+	}
+
+	/** The "locks" actuator endpoint. */
+	public static class Actuator {
+
+		private final ForceRelease forceRelease = new ForceRelease();
+
+		public ForceRelease getForceRelease() {
+			return this.forceRelease;
+		}
+
+		/** Forced release of a lock through the endpoint. */
+		public static class ForceRelease {
+
+			/**
+			 * Whether the "locks" endpoint offers a delete operation that force-releases a key, whoever holds it. Every
+			 * use is logged at WARN and published as an audit event.
+			 */
+			private boolean enabled;
+
+			public boolean isEnabled() {
+				return this.enabled;
+			}
+
+			public void setEnabled(boolean enabled) {
+				this.enabled = enabled;
+			}
+
+		}
+
 	}
 
 }

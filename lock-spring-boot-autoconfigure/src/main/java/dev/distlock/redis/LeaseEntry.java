@@ -65,6 +65,11 @@ final class LeaseEntry {
 
 	private @Nullable LockLostEvent lostEvent;
 
+	/** When the renewals of this lease started failing (the first failure since the last success), or null. */
+	private @Nullable Instant renewalFailingSince;
+
+	private @Nullable String lastRenewalError;
+
 	LeaseEntry(String key, String redisKey, String channel, String owner, String name, long token, long ttlMillis,
 			boolean autoRenew, long sentAtNanos) {
 		this.key = key;
@@ -213,13 +218,28 @@ final class LeaseEntry {
 		this.validUntilNanos = later(this.validUntilNanos, sentAtNanos + this.ttlMillis * 1_000_000L);
 		this.nextRenewalNanos = sentAtNanos + intervalNanos;
 		this.lastRenewal = Instant.now();
+		this.renewalFailingSince = null;
+		this.lastRenewalError = null;
 		return null;
 	}
 
-	/** A renewal could not reach Redis: try again after {@code retryNanos}. */
-	synchronized void renewalFailed(long nowNanos, long retryNanos) {
+	/** A renewal could not reach Redis: try again after {@code retryNanos}, and remember why for health reports. */
+	synchronized void renewalFailed(long nowNanos, long retryNanos, Exception error) {
 		this.renewalInFlight = false;
 		this.nextRenewalNanos = nowNanos + retryNanos;
+		if (this.renewalFailingSince == null) {
+			this.renewalFailingSince = Instant.now();
+		}
+		this.lastRenewalError = error.toString();
+	}
+
+	/** When the renewals of this held lease started failing, or null when the last attempt succeeded (or none failed). */
+	synchronized @Nullable Instant renewalFailingSince() {
+		return (this.state == State.HELD) ? this.renewalFailingSince : null;
+	}
+
+	synchronized @Nullable String lastRenewalError() {
+		return this.lastRenewalError;
 	}
 
 	/** The next moment the watchdog must look at this entry. */

@@ -113,6 +113,12 @@ final class LeaseStore {
 				Long.toString(millis), add ? "add" : "set"));
 	}
 
+	/** The deleted lease's hash as field, value pairs; empty when there was no lease. */
+	List<?> forceRelease(String redisKey, String channel) {
+		List<?> reply = this.template.execute(LockScripts.FORCE_RELEASE, List.of(redisKey), channel);
+		return (reply != null) ? reply : List.of();
+	}
+
 	private static long nonNull(Long value) {
 		if (value == null) {
 			throw new IllegalStateException("No reply from a lease script");

@@ -228,7 +228,7 @@ final class LeaseWatchdog implements AutoCloseable {
 			}
 			long now = System.nanoTime();
 			for (LeaseEntry entry : due) {
-				entry.renewalFailed(now, Math.max(MIN_RETRY_NANOS, intervalNanos(entry) / 4));
+				entry.renewalFailed(now, Math.max(MIN_RETRY_NANOS, intervalNanos(entry) / 4), ex);
 				this.callbacks.renewed(entry, false);
 			}
 			logFailure(due.size(), ex);

@@ -104,6 +104,21 @@ final class LockScripts {
 			return result
 			""", List.class);
 
+	/**
+	 * KEYS[1] lease; ARGV[1] release channel. An operator's override: deletes the lease whoever holds it and publishes
+	 * the release so waiters wake. Returns the deleted hash as {field, value, ...}, empty when there was no lease.
+	 */
+	@SuppressWarnings("rawtypes")
+	static final RedisScript<List> FORCE_RELEASE = RedisScript.of("""
+			local fields = redis.call('hgetall', KEYS[1])
+			if #fields == 0 then
+			  return {}
+			end
+			redis.call('del', KEYS[1])
+			redis.call('publish', ARGV[1], redis.call('time')[1])
+			return fields
+			""", List.class);
+
 	private LockScripts() {
 	}
 

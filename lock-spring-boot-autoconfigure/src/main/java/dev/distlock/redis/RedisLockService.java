@@ -2,6 +2,7 @@ package dev.distlock.redis;
 
 import java.security.SecureRandom;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Base64;
 import java.util.List;
@@ -300,6 +301,69 @@ public class RedisLockService implements LockService, AutoCloseable {
 			snapshots.add(entry.snapshot(now));
 		}
 		return snapshots;
+	}
+
+	/** How many leases this service holds now; cheaper than {@code activeLeases().size()}. */
+	public int activeLeaseCount() {
+		return this.entries.size();
+	}
+
+	/** Whether the watchdog is failing to renew some held leases, and since when. */
+	public RenewalStatus renewalStatus() {
+		int failing = 0;
+		Instant since = null;
+		String lastError = null;
+		for (LeaseEntry entry : this.entries.values()) {
+			Instant entrySince = entry.renewalFailingSince();
+			if (entrySince != null) {
+				failing++;
+				if (since == null || entrySince.isBefore(since)) {
+					since = entrySince;
+				}
+				String error = entry.lastRenewalError();
+				lastError = (error != null) ? error : lastError;
+			}
+		}
+		return (failing == 0) ? RenewalStatus.HEALTHY : new RenewalStatus(failing, since, lastError);
+	}
+
+	/**
+	 * Delete the lease on {@code key} whoever holds it, and announce its release so waiters wake: an operator's
+	 * override for a lock whose holder is stuck. The holder finds its lease lost at its next renewal or release.
+	 * @return the lease that was deleted, or empty when the key was free
+	 * @throws LockUnavailableException if Redis could not be reached
+	 */
+	public Optional<ForcedRelease> forceRelease(String key) {
+		Assert.hasText(key, "'key' must not be blank");
+		String redisKey = redisKey(key);
+		String channel = channel(redisKey);
+		List<?> fields;
+		try {
+			fields = this.store.forceRelease(redisKey, channel);
+		}
+		catch (RuntimeException ex) {
+			throw new LockUnavailableException(key, "Could not force-release lock '" + key + "': Redis did not answer ("
+					+ ex.getMessage() + ")", ex);
+		}
+		if (fields.isEmpty()) {
+			return Optional.empty();
+		}
+		String owner = "";
+		long holds = 0;
+		long token = 0;
+		for (int i = 0; i + 1 < fields.size(); i += 2) {
+			String field = String.valueOf(fields.get(i));
+			String value = String.valueOf(fields.get(i + 1));
+			if (LockScripts.TOKEN_FIELD.equals(field)) {
+				token = Long.parseLong(value);
+			}
+			else {
+				owner = field;
+				holds = Long.parseLong(value);
+			}
+		}
+		this.subscriber.releasedLocally(channel);
+		return Optional.of(new ForcedRelease(key, owner, holds, token));
 	}
 
 	/** Threads of this process currently waiting for a lock held elsewhere. */

@@ -109,6 +109,19 @@ final class ReleaseSubscriber implements MessageListener, SubscriptionListener, 
 	}
 
 	/**
+	 * The lock was freed from this process other than by its holder's release (a forced release, whose message does not
+	 * carry a token this process knows): wake a local waiter without waiting for the message.
+	 */
+	void releasedLocally(String channel) {
+		Channel ch = this.channels.get(channel);
+		if (ch != null) {
+			synchronized (ch) {
+				wakeOne(ch);
+			}
+		}
+	}
+
+	/**
 	 * A holder in this process released the lease with {@code token}: wake a local waiter without waiting for the
 	 * message, and ignore the message when it comes, as its wake-up has been given. Waking a second local waiter on
 	 * it would only send one more attempt that loses to the first (or to the releasing thread itself).

@@ -131,9 +131,12 @@ class DistributedLockAutoConfigurationTests {
 			List<Map<String, Object>> properties = JsonPath.parse(json).read("$.properties");
 			Map<String, Map<String, Object>> byName = new java.util.HashMap<>();
 			properties.forEach(property -> byName.put((String) property.get("name"), property));
+			// the processor also describes the locks endpoint's own management properties
+			assertThat(byName).containsKeys("management.endpoint.locks.access", "management.endpoint.locks.cache.time-to-live");
+			byName.keySet().removeIf(name -> name.startsWith("management.endpoint.locks."));
 			assertThat(byName).containsOnlyKeys("lock.enabled", "lock.key-prefix", "lock.default-ttl",
 					"lock.default-wait-time", "lock.renewal-ratio", "lock.advice-order", "lock.on-lost-lease",
-					"lock.idle-unsubscribe");
+					"lock.idle-unsubscribe", "lock.health.renewal-failure-status", "lock.actuator.force-release.enabled");
 			byName.values().forEach(property -> assertThat(property.get("description")).as("description of %s", property.get("name"))
 				.asString().isNotBlank());
 			assertThat(byName.get("lock.default-ttl")).containsEntry("type", "java.time.Duration").containsEntry("defaultValue", "30s");
@@ -142,6 +145,8 @@ class DistributedLockAutoConfigurationTests {
 			assertThat(byName.get("lock.enabled")).containsEntry("defaultValue", true);
 			assertThat(byName.get("lock.renewal-ratio")).containsKey("defaultValue");
 			assertThat(byName.get("lock.advice-order")).containsEntry("defaultValue", Integer.MIN_VALUE);
+			assertThat(byName.get("lock.health.renewal-failure-status")).containsEntry("defaultValue", "down");
+			assertThat(byName.get("lock.actuator.force-release.enabled")).containsEntry("defaultValue", false);
 		}
 	}
 

@@ -7,9 +7,9 @@ package dev.distlock.test.redis;
  */
 public final class RedisErrorException extends RuntimeException {
 
-  private static final long serialVersionUID = 1L;
+	private static final long serialVersionUID = 1L;
 
-  public RedisErrorException(String message) {
-    super(message);
-  }
+	public RedisErrorException(String message) {
+		super(message);
+	}
 }

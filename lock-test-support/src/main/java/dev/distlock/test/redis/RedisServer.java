@@ -39,592 +39,592 @@ import org.jspecify.annotations.Nullable;
  */
 public final class RedisServer implements AutoCloseable {
 
-  /** The only address servers bind to. */
-  public static final String HOST = "127.0.0.1";
+	/** The only address servers bind to. */
+	public static final String HOST = "127.0.0.1";
 
-  private static final Duration DEFAULT_START_TIMEOUT = Duration.ofSeconds(10);
-  private static final Duration DEFAULT_COMMAND_TIMEOUT = Duration.ofSeconds(5);
-  private static final Duration STOP_TIMEOUT = Duration.ofSeconds(5);
-  private static final Duration KILL_TIMEOUT = Duration.ofSeconds(2);
-  private static final int PORT_ATTEMPTS = 5;
-  private static final int LOG_TAIL_LINES = 40;
+	private static final Duration DEFAULT_START_TIMEOUT = Duration.ofSeconds(10);
+	private static final Duration DEFAULT_COMMAND_TIMEOUT = Duration.ofSeconds(5);
+	private static final Duration STOP_TIMEOUT = Duration.ofSeconds(5);
+	private static final Duration KILL_TIMEOUT = Duration.ofSeconds(2);
+	private static final int PORT_ATTEMPTS = 5;
+	private static final int LOG_TAIL_LINES = 40;
 
-  /** Servers not yet closed: the shutdown hook kills their processes and deletes their dirs. */
-  private static final Set<RedisServer> LIVE = ConcurrentHashMap.newKeySet();
-  private static @Nullable RedisServer shared;
+	/** Servers not yet closed: the shutdown hook kills their processes and deletes their dirs. */
+	private static final Set<RedisServer> LIVE = ConcurrentHashMap.newKeySet();
+	private static @Nullable RedisServer shared;
 
-  static {
-    Runtime.getRuntime().addShutdownHook(new Thread(RedisServer::destroyAll, "distlock-redis-cleanup"));
-  }
+	static {
+		Runtime.getRuntime().addShutdownHook(new Thread(RedisServer::destroyAll, "distlock-redis-cleanup"));
+	}
 
-  private final RedisBinary binary;
-  private final int port;
-  private final Path directory;
-  private final Path logFile;
-  private final List<String> extraArgs;
-  private final Duration startTimeout;
-  private final Duration commandTimeout;
-  private final boolean sharedInstance;
-  private volatile @Nullable Process process;
-  private volatile boolean paused;
-  private boolean closed;
+	private final RedisBinary binary;
+	private final int port;
+	private final Path directory;
+	private final Path logFile;
+	private final List<String> extraArgs;
+	private final Duration startTimeout;
+	private final Duration commandTimeout;
+	private final boolean sharedInstance;
+	private volatile @Nullable Process process;
+	private volatile boolean paused;
+	private boolean closed;
 
-  private RedisServer(Builder builder, RedisBinary binary, int port, Path directory, boolean sharedInstance) {
-    this.binary = binary;
-    this.port = port;
-    this.directory = directory;
-    this.logFile = directory.resolve("redis.log");
-    this.extraArgs = List.copyOf(builder.args);
-    this.startTimeout = builder.startTimeout;
-    this.commandTimeout = builder.commandTimeout;
-    this.sharedInstance = sharedInstance;
-  }
+	private RedisServer(Builder builder, RedisBinary binary, int port, Path directory, boolean sharedInstance) {
+		this.binary = binary;
+		this.port = port;
+		this.directory = directory;
+		this.logFile = directory.resolve("redis.log");
+		this.extraArgs = List.copyOf(builder.args);
+		this.startTimeout = builder.startTimeout;
+		this.commandTimeout = builder.commandTimeout;
+		this.sharedInstance = sharedInstance;
+	}
 
-  /** Starts a server with {@link RedisBinary#detect()}. */
-  public static RedisServer start() {
-    return builder().start();
-  }
+	/** Starts a server with {@link RedisBinary#detect()}. */
+	public static RedisServer start() {
+		return builder().start();
+	}
 
-  /** Starts a server with the given binary. */
-  public static RedisServer start(RedisBinary binary) {
-    return builder().binary(binary).start();
-  }
+	/** Starts a server with the given binary. */
+	public static RedisServer start(RedisBinary binary) {
+		return builder().binary(binary).start();
+	}
 
-  /** A builder for extra configuration or timeouts. */
-  public static Builder builder() {
-    return new Builder();
-  }
+	/** A builder for extra configuration or timeouts. */
+	public static Builder builder() {
+		return new Builder();
+	}
 
-  /**
-   * One server per JVM, started lazily and stopped by the shutdown hook; {@link #close()} on it
-   * does nothing. If a test stopped or paused it, the next call restarts or resumes it.
-   */
-  public static synchronized RedisServer shared() {
-    RedisServer server = shared;
-    if (server == null) {
-      server = launchNew(builder(), true);
-      shared = server;
-    }
-    server.ensureReady();
-    return server;
-  }
+	/**
+	 * One server per JVM, started lazily and stopped by the shutdown hook; {@link #close()} on it
+	 * does nothing. If a test stopped or paused it, the next call restarts or resumes it.
+	 */
+	public static synchronized RedisServer shared() {
+		RedisServer server = shared;
+		if (server == null) {
+			server = launchNew(builder(), true);
+			shared = server;
+		}
+		server.ensureReady();
+		return server;
+	}
 
-  public String host() {
-    return HOST;
-  }
+	public String host() {
+		return HOST;
+	}
 
-  public int port() {
-    return port;
-  }
+	public int port() {
+		return port;
+	}
 
-  /** {@code redis://127.0.0.1:<port>}. */
-  public String uri() {
-    return "redis://" + HOST + ":" + port;
-  }
+	/** {@code redis://127.0.0.1:<port>}. */
+	public String uri() {
+		return "redis://" + HOST + ":" + port;
+	}
 
-  public RedisBinary binary() {
-    return binary;
-  }
+	public RedisBinary binary() {
+		return binary;
+	}
 
-  /** The server version, e.g. {@code 7.0.15}. */
-  public String version() {
-    return binary.version();
-  }
+	/** The server version, e.g. {@code 7.0.15}. */
+	public String version() {
+		return binary.version();
+	}
 
-  /** The server's private working directory (deleted by {@link #close()}). */
-  public Path directory() {
-    return directory;
-  }
+	/** The server's private working directory (deleted by {@link #close()}). */
+	public Path directory() {
+		return directory;
+	}
 
-  /** The file receiving the server's stdout and stderr, across restarts. */
-  public Path logFile() {
-    return logFile;
-  }
+	/** The file receiving the server's stdout and stderr, across restarts. */
+	public Path logFile() {
+		return logFile;
+	}
 
-  /** The last {@code lines} lines of {@link #logFile()}. */
-  public String logTail(int lines) {
-    try {
-      String[] all = new String(Files.readAllBytes(logFile), StandardCharsets.UTF_8).split("\r?\n");
-      return String.join("\n", Arrays.asList(all).subList(Math.max(0, all.length - lines), all.length));
-    } catch (NoSuchFileException e) {
-      return "";
-    } catch (IOException e) {
-      return "<cannot read " + logFile + ": " + e + ">";
-    }
-  }
+	/** The last {@code lines} lines of {@link #logFile()}. */
+	public String logTail(int lines) {
+		try {
+			String[] all = new String(Files.readAllBytes(logFile), StandardCharsets.UTF_8).split("\r?\n");
+			return String.join("\n", Arrays.asList(all).subList(Math.max(0, all.length - lines), all.length));
+		} catch (NoSuchFileException e) {
+			return "";
+		} catch (IOException e) {
+			return "<cannot read " + logFile + ": " + e + ">";
+		}
+	}
 
-  /** The process id of the running server. */
-  public long pid() {
-    return requireRunning().pid();
-  }
+	/** The process id of the running server. */
+	public long pid() {
+		return requireRunning().pid();
+	}
 
-  public boolean isRunning() {
-    Process p = process;
-    return p != null && p.isAlive();
-  }
+	public boolean isRunning() {
+		Process p = process;
+		return p != null && p.isAlive();
+	}
 
-  public boolean isPaused() {
-    return paused && isRunning();
-  }
+	public boolean isPaused() {
+		return paused && isRunning();
+	}
 
-  /**
-   * Sends one command on a fresh connection, with the default command timeout (5 s).
-   *
-   * @return a {@code String} (simple or bulk string), {@code Long}, {@code List} (arrays; error
-   *     elements appear as {@link RedisErrorException}) or {@code null} (nil)
-   * @throws RedisErrorException on an error reply
-   * @throws UncheckedIOException on connection failures and timeouts (cause e.g.
-   *     {@link java.net.SocketTimeoutException})
-   */
-  public @Nullable Object execute(String... command) {
-    return execute(commandTimeout, command);
-  }
+	/**
+	 * Sends one command on a fresh connection, with the default command timeout (5 s).
+	 *
+	 * @return a {@code String} (simple or bulk string), {@code Long}, {@code List} (arrays; error
+	 *     elements appear as {@link RedisErrorException}) or {@code null} (nil)
+	 * @throws RedisErrorException on an error reply
+	 * @throws UncheckedIOException on connection failures and timeouts (cause e.g.
+	 *     {@link java.net.SocketTimeoutException})
+	 */
+	public @Nullable Object execute(String... command) {
+		return execute(commandTimeout, command);
+	}
 
-  /** As {@link #execute(String...)} with the given connect and read timeout. */
-  public @Nullable Object execute(Duration timeout, String... command) {
-    try {
-      return Resp.execute(HOST, port, timeout, command);
-    } catch (IOException e) {
-      throw new UncheckedIOException(String.join(" ", command) + " on " + uri() + " failed: " + e, e);
-    }
-  }
+	/** As {@link #execute(String...)} with the given connect and read timeout. */
+	public @Nullable Object execute(Duration timeout, String... command) {
+		try {
+			return Resp.execute(HOST, port, timeout, command);
+		} catch (IOException e) {
+			throw new UncheckedIOException(String.join(" ", command) + " on " + uri() + " failed: " + e, e);
+		}
+	}
 
-  /**
-   * Stops the server: resumes it if paused, sends {@code SHUTDOWN NOSAVE}, then SIGTERM and
-   * SIGKILL if it has not exited within deadlines. Idempotent; {@link #restart()} can follow.
-   */
-  public synchronized void stop() {
-    Process p = process;
-    if (p == null) {
-      return;
-    }
-    try {
-      if (p.isAlive()) {
-        if (paused) {
-          signalQuietly(p, "CONT");
-        }
-        try {
-          Resp.execute(HOST, port, Duration.ofSeconds(2), "SHUTDOWN", "NOSAVE");
-        } catch (IOException | RuntimeException expected) {
-          // on success the server closes the connection without a reply
-        }
-        terminate(p, STOP_TIMEOUT);
-      }
-    } finally {
-      process = null;
-      paused = false;
-    }
-  }
+	/**
+	 * Stops the server: resumes it if paused, sends {@code SHUTDOWN NOSAVE}, then SIGTERM and
+	 * SIGKILL if it has not exited within deadlines. Idempotent; {@link #restart()} can follow.
+	 */
+	public synchronized void stop() {
+		Process p = process;
+		if (p == null) {
+			return;
+		}
+		try {
+			if (p.isAlive()) {
+				if (paused) {
+					signalQuietly(p, "CONT");
+				}
+				try {
+					Resp.execute(HOST, port, Duration.ofSeconds(2), "SHUTDOWN", "NOSAVE");
+				} catch (IOException | RuntimeException expected) {
+					// on success the server closes the connection without a reply
+				}
+				terminate(p, STOP_TIMEOUT);
+			}
+		} finally {
+			process = null;
+			paused = false;
+		}
+	}
 
-  /**
-   * Stops the server if needed and starts a fresh process on the same port, with no data. Waits
-   * until the port is free and the new process answers.
-   */
-  public synchronized void restart() {
-    ensureOpen();
-    stop();
-    long deadline = System.nanoTime() + startTimeout.toNanos();
-    awaitPortFree(deadline);
-    while (true) {
-      try {
-        launch();
-        return;
-      } catch (PortInUseException e) {
-        if (System.nanoTime() - deadline > 0) {
-          throw e;
-        }
-        sleep(50);
-      }
-    }
-  }
+	/**
+	 * Stops the server if needed and starts a fresh process on the same port, with no data. Waits
+	 * until the port is free and the new process answers.
+	 */
+	public synchronized void restart() {
+		ensureOpen();
+		stop();
+		long deadline = System.nanoTime() + startTimeout.toNanos();
+		awaitPortFree(deadline);
+		while (true) {
+			try {
+				launch();
+				return;
+			} catch (PortInUseException e) {
+				if (System.nanoTime() - deadline > 0) {
+					throw e;
+				}
+				sleep(50);
+			}
+		}
+	}
 
-  /** Freezes the process with SIGSTOP: connections are accepted but never answered. */
-  public synchronized void pause() {
-    Process p = requireRunning();
-    if (!paused) {
-      signal(p, "STOP");
-      paused = true;
-      awaitStopped(p);
-    }
-  }
+	/** Freezes the process with SIGSTOP: connections are accepted but never answered. */
+	public synchronized void pause() {
+		Process p = requireRunning();
+		if (!paused) {
+			signal(p, "STOP");
+			paused = true;
+			awaitStopped(p);
+		}
+	}
 
-  /** Continues a paused process with SIGCONT; does nothing if not paused. */
-  public synchronized void resume() {
-    Process p = process;
-    if (paused && p != null && p.isAlive()) {
-      signal(p, "CONT");
-    }
-    paused = false;
-  }
+	/** Continues a paused process with SIGCONT; does nothing if not paused. */
+	public synchronized void resume() {
+		Process p = process;
+		if (paused && p != null && p.isAlive()) {
+			signal(p, "CONT");
+		}
+		paused = false;
+	}
 
-  /** Stops the server and deletes its directory. Idempotent; a no-op on {@link #shared()}. */
-  @Override
-  public void close() {
-    if (sharedInstance) {
-      return;
-    }
-    synchronized (this) {
-      if (closed) {
-        return;
-      }
-      closed = true;
-      try {
-        stop();
-      } finally {
-        LIVE.remove(this);
-        deleteRecursively(directory);
-      }
-    }
-  }
+	/** Stops the server and deletes its directory. Idempotent; a no-op on {@link #shared()}. */
+	@Override
+	public void close() {
+		if (sharedInstance) {
+			return;
+		}
+		synchronized (this) {
+			if (closed) {
+				return;
+			}
+			closed = true;
+			try {
+				stop();
+			} finally {
+				LIVE.remove(this);
+				deleteRecursively(directory);
+			}
+		}
+	}
 
-  @Override
-  public String toString() {
-    return "RedisServer[" + uri() + ", redis " + version() + " (" + binary.source() + "), "
-        + (isPaused() ? "paused" : isRunning() ? "running" : "stopped") + "]";
-  }
+	@Override
+	public String toString() {
+		return "RedisServer[" + uri() + ", redis " + version() + " (" + binary.source() + "), "
+				+ (isPaused() ? "paused" : isRunning() ? "running" : "stopped") + "]";
+	}
 
-  /** Makes the server usable again after a test stopped or paused it. */
-  synchronized void ensureReady() {
-    ensureOpen();
-    if (paused) {
-      resume();
-    }
-    if (!isRunning()) {
-      restart();
-    }
-  }
+	/** Makes the server usable again after a test stopped or paused it. */
+	synchronized void ensureReady() {
+		ensureOpen();
+		if (paused) {
+			resume();
+		}
+		if (!isRunning()) {
+			restart();
+		}
+	}
 
-  private static RedisServer launchNew(Builder builder, boolean sharedInstance) {
-    return launchNew(builder, sharedInstance, RedisServer::freePort);
-  }
+	private static RedisServer launchNew(Builder builder, boolean sharedInstance) {
+		return launchNew(builder, sharedInstance, RedisServer::freePort);
+	}
 
-  /** Starts on ports from {@code ports}, moving on when redis loses a bind race; a test seam. */
-  static RedisServer launchNew(Builder builder, boolean sharedInstance, IntSupplier ports) {
-    RedisBinary binary = builder.binary != null ? builder.binary : RedisBinary.detect();
-    Path directory;
-    try {
-      directory = Files.createTempDirectory("distlock-redis-");
-    } catch (IOException e) {
-      throw new UncheckedIOException("Cannot create a temp dir for redis-server", e);
-    }
-    PortInUseException lastBindFailure = null;
-    for (int attempt = 0; attempt < PORT_ATTEMPTS; attempt++) {
-      RedisServer server = new RedisServer(builder, binary, ports.getAsInt(), directory, sharedInstance);
-      try {
-        server.launch();
-        return server;
-      } catch (PortInUseException e) {
-        lastBindFailure = e; // another process took the port between our probe and redis' bind
-        LIVE.remove(server);
-      } catch (RuntimeException e) {
-        LIVE.remove(server);
-        deleteRecursively(directory);
-        throw e;
-      }
-    }
-    deleteRecursively(directory);
-    throw new IllegalStateException("No free port after " + PORT_ATTEMPTS + " attempts", lastBindFailure);
-  }
+	/** Starts on ports from {@code ports}, moving on when redis loses a bind race; a test seam. */
+	static RedisServer launchNew(Builder builder, boolean sharedInstance, IntSupplier ports) {
+		RedisBinary binary = builder.binary != null ? builder.binary : RedisBinary.detect();
+		Path directory;
+		try {
+			directory = Files.createTempDirectory("distlock-redis-");
+		} catch (IOException e) {
+			throw new UncheckedIOException("Cannot create a temp dir for redis-server", e);
+		}
+		PortInUseException lastBindFailure = null;
+		for (int attempt = 0; attempt < PORT_ATTEMPTS; attempt++) {
+			RedisServer server = new RedisServer(builder, binary, ports.getAsInt(), directory, sharedInstance);
+			try {
+				server.launch();
+				return server;
+			} catch (PortInUseException e) {
+				lastBindFailure = e; // another process took the port between our probe and redis' bind
+				LIVE.remove(server);
+			} catch (RuntimeException e) {
+				LIVE.remove(server);
+				deleteRecursively(directory);
+				throw e;
+			}
+		}
+		deleteRecursively(directory);
+		throw new IllegalStateException("No free port after " + PORT_ATTEMPTS + " attempts", lastBindFailure);
+	}
 
-  private synchronized void launch() {
-    long logOffset = size(logFile);
-    Process p;
-    try {
-      p = new ProcessBuilder(command())
-          .directory(directory.toFile())
-          .redirectErrorStream(true)
-          .redirectOutput(Redirect.appendTo(logFile.toFile()))
-          .start();
-      p.getOutputStream().close();
-    } catch (IOException e) {
-      throw new UncheckedIOException("Cannot start " + binary.path(), e);
-    }
-    process = p;
-    paused = false;
-    LIVE.add(this);
-    long deadline = System.nanoTime() + startTimeout.toNanos();
-    while (true) {
-      if (!p.isAlive()) {
-        process = null;
-        String message = "redis-server exited with code " + p.exitValue() + " while starting on " + HOST + ":" + port;
-        if (logSince(logOffset).contains("Address already in use")) {
-          throw new PortInUseException(failure(message));
-        }
-        throw new IllegalStateException(failure(message));
-      }
-      if (isOurs(p)) {
-        return;
-      }
-      if (System.nanoTime() - deadline > 0) {
-        terminate(p, Duration.ZERO);
-        process = null;
-        throw new IllegalStateException(failure("redis-server did not answer on " + HOST + ":" + port + " within " + startTimeout));
-      }
-      sleep(20);
-    }
-  }
+	private synchronized void launch() {
+		long logOffset = size(logFile);
+		Process p;
+		try {
+			p = new ProcessBuilder(command())
+					.directory(directory.toFile())
+					.redirectErrorStream(true)
+					.redirectOutput(Redirect.appendTo(logFile.toFile()))
+					.start();
+			p.getOutputStream().close();
+		} catch (IOException e) {
+			throw new UncheckedIOException("Cannot start " + binary.path(), e);
+		}
+		process = p;
+		paused = false;
+		LIVE.add(this);
+		long deadline = System.nanoTime() + startTimeout.toNanos();
+		while (true) {
+			if (!p.isAlive()) {
+				process = null;
+				String message = "redis-server exited with code " + p.exitValue() + " while starting on " + HOST + ":" + port;
+				if (logSince(logOffset).contains("Address already in use")) {
+					throw new PortInUseException(failure(message));
+				}
+				throw new IllegalStateException(failure(message));
+			}
+			if (isOurs(p)) {
+				return;
+			}
+			if (System.nanoTime() - deadline > 0) {
+				terminate(p, Duration.ZERO);
+				process = null;
+				throw new IllegalStateException(failure("redis-server did not answer on " + HOST + ":" + port + " within " + startTimeout));
+			}
+			sleep(20);
+		}
+	}
 
-  /** Ready when the server on our port answers and is our process (not one that won a port race). */
-  private boolean isOurs(Process p) {
-    try {
-      Object info = Resp.execute(HOST, port, Duration.ofMillis(250), "INFO", "server");
-      return info instanceof String text && text.contains("process_id:" + p.pid() + "\r\n");
-    } catch (IOException | RuntimeException e) {
-      return false;
-    }
-  }
+	/** Ready when the server on our port answers and is our process (not one that won a port race). */
+	private boolean isOurs(Process p) {
+		try {
+			Object info = Resp.execute(HOST, port, Duration.ofMillis(250), "INFO", "server");
+			return info instanceof String text && text.contains("process_id:" + p.pid() + "\r\n");
+		} catch (IOException | RuntimeException e) {
+			return false;
+		}
+	}
 
-  private List<String> command() {
-    List<String> command = new ArrayList<>(List.of(binary.path().toString(),
-        "--port", Integer.toString(port),
-        "--bind", HOST,
-        "--save", "",
-        "--appendonly", "no",
-        "--protected-mode", "no",
-        "--daemonize", "no",
-        "--dir", directory.toString(),
-        "--logfile", ""));
-    if (binary.majorVersion() >= 7) {
-      command.addAll(List.of("--enable-debug-command", "local")); // DEBUG SLEEP etc. are off by default since 7.0
-    }
-    command.addAll(extraArgs);
-    return command;
-  }
+	private List<String> command() {
+		List<String> command = new ArrayList<>(List.of(binary.path().toString(),
+				"--port", Integer.toString(port),
+				"--bind", HOST,
+				"--save", "",
+				"--appendonly", "no",
+				"--protected-mode", "no",
+				"--daemonize", "no",
+				"--dir", directory.toString(),
+				"--logfile", ""));
+		if (binary.majorVersion() >= 7) {
+			command.addAll(List.of("--enable-debug-command", "local")); // DEBUG SLEEP etc. are off by default since 7.0
+		}
+		command.addAll(extraArgs);
+		return command;
+	}
 
-  private String failure(String message) {
-    StringBuilder text = new StringBuilder(message).append("\ncommand:");
-    for (String arg : command()) {
-      text.append(' ').append(arg.isEmpty() || arg.contains(" ") ? '"' + arg + '"' : arg);
-    }
-    return text.append("\noutput (tail):\n").append(logTail(LOG_TAIL_LINES)).toString();
-  }
+	private String failure(String message) {
+		StringBuilder text = new StringBuilder(message).append("\ncommand:");
+		for (String arg : command()) {
+			text.append(' ').append(arg.isEmpty() || arg.contains(" ") ? '"' + arg + '"' : arg);
+		}
+		return text.append("\noutput (tail):\n").append(logTail(LOG_TAIL_LINES)).toString();
+	}
 
-  private String logSince(long offset) {
-    try (FileChannel channel = FileChannel.open(logFile, StandardOpenOption.READ)) {
-      channel.position(offset);
-      return new String(Channels.newInputStream(channel).readAllBytes(), StandardCharsets.UTF_8);
-    } catch (IOException e) {
-      return "";
-    }
-  }
+	private String logSince(long offset) {
+		try (FileChannel channel = FileChannel.open(logFile, StandardOpenOption.READ)) {
+			channel.position(offset);
+			return new String(Channels.newInputStream(channel).readAllBytes(), StandardCharsets.UTF_8);
+		} catch (IOException e) {
+			return "";
+		}
+	}
 
-  private Process requireRunning() {
-    Process p = process;
-    if (p == null || !p.isAlive()) {
-      throw new IllegalStateException("Not running: " + this);
-    }
-    return p;
-  }
+	private Process requireRunning() {
+		Process p = process;
+		if (p == null || !p.isAlive()) {
+			throw new IllegalStateException("Not running: " + this);
+		}
+		return p;
+	}
 
-  private void ensureOpen() {
-    if (closed) {
-      throw new IllegalStateException("Closed: redis-server on " + uri());
-    }
-  }
+	private void ensureOpen() {
+		if (closed) {
+			throw new IllegalStateException("Closed: redis-server on " + uri());
+		}
+	}
 
-  private void awaitPortFree(long deadline) {
-    while (true) {
-      try (ServerSocket probe = new ServerSocket()) {
-        probe.setReuseAddress(true);
-        probe.bind(new InetSocketAddress(InetAddress.getByName(HOST), port));
-        return;
-      } catch (IOException e) {
-        if (System.nanoTime() - deadline > 0) {
-          throw new IllegalStateException("Port " + port + " still in use " + startTimeout + " after stopping redis-server", e);
-        }
-        sleep(20);
-      }
-    }
-  }
+	private void awaitPortFree(long deadline) {
+		while (true) {
+			try (ServerSocket probe = new ServerSocket()) {
+				probe.setReuseAddress(true);
+				probe.bind(new InetSocketAddress(InetAddress.getByName(HOST), port));
+				return;
+			} catch (IOException e) {
+				if (System.nanoTime() - deadline > 0) {
+					throw new IllegalStateException("Port " + port + " still in use " + startTimeout + " after stopping redis-server", e);
+				}
+				sleep(20);
+			}
+		}
+	}
 
-  /** On Linux, waits (briefly) until the kernel reports the process as stopped. */
-  private static void awaitStopped(Process p) {
-    Path stat = Path.of("/proc", Long.toString(p.pid()), "stat");
-    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(2);
-    while (Files.isReadable(stat) && System.nanoTime() - deadline < 0) {
-      try {
-        String text = Files.readString(stat);
-        char state = text.charAt(text.lastIndexOf(')') + 2);
-        if (state == 'T' || state == 't') {
-          return;
-        }
-      } catch (IOException | RuntimeException e) {
-        return;
-      }
-      sleep(5);
-    }
-  }
+	/** On Linux, waits (briefly) until the kernel reports the process as stopped. */
+	private static void awaitStopped(Process p) {
+		Path stat = Path.of("/proc", Long.toString(p.pid()), "stat");
+		long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(2);
+		while (Files.isReadable(stat) && System.nanoTime() - deadline < 0) {
+			try {
+				String text = Files.readString(stat);
+				char state = text.charAt(text.lastIndexOf(')') + 2);
+				if (state == 'T' || state == 't') {
+					return;
+				}
+			} catch (IOException | RuntimeException e) {
+				return;
+			}
+			sleep(5);
+		}
+	}
 
-  private static int freePort() {
-    for (int attempt = 0; attempt < 10; attempt++) {
-      try (ServerSocket socket = new ServerSocket(0, 1, InetAddress.getByName(HOST))) {
-        int port = socket.getLocalPort();
-        if (port != 6379) {
-          return port;
-        }
-      } catch (IOException e) {
-        throw new UncheckedIOException("Cannot find a free port on " + HOST, e);
-      }
-    }
-    throw new IllegalStateException("The OS keeps handing out port 6379");
-  }
+	private static int freePort() {
+		for (int attempt = 0; attempt < 10; attempt++) {
+			try (ServerSocket socket = new ServerSocket(0, 1, InetAddress.getByName(HOST))) {
+				int port = socket.getLocalPort();
+				if (port != 6379) {
+					return port;
+				}
+			} catch (IOException e) {
+				throw new UncheckedIOException("Cannot find a free port on " + HOST, e);
+			}
+		}
+		throw new IllegalStateException("The OS keeps handing out port 6379");
+	}
 
-  private static void signal(Process p, String signal) {
-    try {
-      Process kill = new ProcessBuilder("kill", "-" + signal, Long.toString(p.pid()))
-          .redirectErrorStream(true).redirectOutput(Redirect.DISCARD).start();
-      if (!kill.waitFor(5, TimeUnit.SECONDS)) {
-        kill.destroyForcibly();
-        throw new IllegalStateException("kill -" + signal + " " + p.pid() + " did not finish within 5s");
-      }
-      if (kill.exitValue() != 0) {
-        throw new IllegalStateException("kill -" + signal + " " + p.pid() + " exited with " + kill.exitValue());
-      }
-    } catch (IOException e) {
-      throw new UncheckedIOException("Cannot run kill -" + signal, e);
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      throw new IllegalStateException("Interrupted while sending SIG" + signal, e);
-    }
-  }
+	private static void signal(Process p, String signal) {
+		try {
+			Process kill = new ProcessBuilder("kill", "-" + signal, Long.toString(p.pid()))
+					.redirectErrorStream(true).redirectOutput(Redirect.DISCARD).start();
+			if (!kill.waitFor(5, TimeUnit.SECONDS)) {
+				kill.destroyForcibly();
+				throw new IllegalStateException("kill -" + signal + " " + p.pid() + " did not finish within 5s");
+			}
+			if (kill.exitValue() != 0) {
+				throw new IllegalStateException("kill -" + signal + " " + p.pid() + " exited with " + kill.exitValue());
+			}
+		} catch (IOException e) {
+			throw new UncheckedIOException("Cannot run kill -" + signal, e);
+		} catch (InterruptedException e) {
+			Thread.currentThread().interrupt();
+			throw new IllegalStateException("Interrupted while sending SIG" + signal, e);
+		}
+	}
 
-  private static void signalQuietly(Process p, String signal) {
-    try {
-      signal(p, signal);
-    } catch (RuntimeException ignored) {
-      // SIGKILL in terminate() still works on a stopped process
-    }
-  }
+	private static void signalQuietly(Process p, String signal) {
+		try {
+			signal(p, signal);
+		} catch (RuntimeException ignored) {
+			// SIGKILL in terminate() still works on a stopped process
+		}
+	}
 
-  /** Waits {@code grace} for a voluntary exit, then SIGTERM, then SIGKILL. */
-  private static void terminate(Process p, Duration grace) {
-    if (waitFor(p, grace)) {
-      return;
-    }
-    p.destroy();
-    if (!waitFor(p, KILL_TIMEOUT)) {
-      p.destroyForcibly();
-      waitFor(p, KILL_TIMEOUT);
-    }
-  }
+	/** Waits {@code grace} for a voluntary exit, then SIGTERM, then SIGKILL. */
+	private static void terminate(Process p, Duration grace) {
+		if (waitFor(p, grace)) {
+			return;
+		}
+		p.destroy();
+		if (!waitFor(p, KILL_TIMEOUT)) {
+			p.destroyForcibly();
+			waitFor(p, KILL_TIMEOUT);
+		}
+	}
 
-  private static boolean waitFor(Process p, Duration timeout) {
-    try {
-      return p.waitFor(timeout.toMillis(), TimeUnit.MILLISECONDS);
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      return !p.isAlive();
-    }
-  }
+	private static boolean waitFor(Process p, Duration timeout) {
+		try {
+			return p.waitFor(timeout.toMillis(), TimeUnit.MILLISECONDS);
+		} catch (InterruptedException e) {
+			Thread.currentThread().interrupt();
+			return !p.isAlive();
+		}
+	}
 
-  /** Shutdown hook: no locks, so a thread stuck elsewhere cannot block JVM exit. */
-  private static void destroyAll() {
-    List<RedisServer> servers = List.copyOf(LIVE);
-    for (RedisServer server : servers) {
-      Process p = server.process;
-      if (p != null && p.isAlive()) {
-        if (server.paused) {
-          signalQuietly(p, "CONT");
-        }
-        p.destroy();
-      }
-    }
-    for (RedisServer server : servers) {
-      Process p = server.process;
-      if (p != null && !waitFor(p, KILL_TIMEOUT)) {
-        p.destroyForcibly();
-        waitFor(p, KILL_TIMEOUT);
-      }
-      deleteRecursively(server.directory);
-    }
-  }
+	/** Shutdown hook: no locks, so a thread stuck elsewhere cannot block JVM exit. */
+	private static void destroyAll() {
+		List<RedisServer> servers = List.copyOf(LIVE);
+		for (RedisServer server : servers) {
+			Process p = server.process;
+			if (p != null && p.isAlive()) {
+				if (server.paused) {
+					signalQuietly(p, "CONT");
+				}
+				p.destroy();
+			}
+		}
+		for (RedisServer server : servers) {
+			Process p = server.process;
+			if (p != null && !waitFor(p, KILL_TIMEOUT)) {
+				p.destroyForcibly();
+				waitFor(p, KILL_TIMEOUT);
+			}
+			deleteRecursively(server.directory);
+		}
+	}
 
-  private static long size(Path file) {
-    try {
-      return Files.exists(file) ? Files.size(file) : 0;
-    } catch (IOException e) {
-      return 0;
-    }
-  }
+	private static long size(Path file) {
+		try {
+			return Files.exists(file) ? Files.size(file) : 0;
+		} catch (IOException e) {
+			return 0;
+		}
+	}
 
-  private static void deleteRecursively(Path dir) {
-    try (Stream<Path> paths = Files.walk(dir)) {
-      paths.sorted(Comparator.reverseOrder()).forEach(path -> path.toFile().delete());
-    } catch (IOException | UncheckedIOException e) {
-      // best effort: it is a temp dir
-    }
-  }
+	private static void deleteRecursively(Path dir) {
+		try (Stream<Path> paths = Files.walk(dir)) {
+			paths.sorted(Comparator.reverseOrder()).forEach(path -> path.toFile().delete());
+		} catch (IOException | UncheckedIOException e) {
+			// best effort: it is a temp dir
+		}
+	}
 
-  private static void sleep(long millis) {
-    try {
-      Thread.sleep(millis);
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      throw new IllegalStateException("Interrupted while waiting for redis-server", e);
-    }
-  }
+	private static void sleep(long millis) {
+		try {
+			Thread.sleep(millis);
+		} catch (InterruptedException e) {
+			Thread.currentThread().interrupt();
+			throw new IllegalStateException("Interrupted while waiting for redis-server", e);
+		}
+	}
 
-  private static final class PortInUseException extends IllegalStateException {
-    private static final long serialVersionUID = 1L;
+	private static final class PortInUseException extends IllegalStateException {
+		private static final long serialVersionUID = 1L;
 
-    PortInUseException(String message) {
-      super(message);
-    }
-  }
+		PortInUseException(String message) {
+			super(message);
+		}
+	}
 
-  /** Configures a server before starting it. */
-  public static final class Builder {
+	/** Configures a server before starting it. */
+	public static final class Builder {
 
-    private @Nullable RedisBinary binary;
-    private final List<String> args = new ArrayList<>();
-    private Duration startTimeout = DEFAULT_START_TIMEOUT;
-    private Duration commandTimeout = DEFAULT_COMMAND_TIMEOUT;
+		private @Nullable RedisBinary binary;
+		private final List<String> args = new ArrayList<>();
+		private Duration startTimeout = DEFAULT_START_TIMEOUT;
+		private Duration commandTimeout = DEFAULT_COMMAND_TIMEOUT;
 
-    private Builder() {
-    }
+		private Builder() {
+		}
 
-    /** The binary to run; default {@link RedisBinary#detect()}. */
-    public Builder binary(RedisBinary binary) {
-      this.binary = Objects.requireNonNull(binary, "binary");
-      return this;
-    }
+		/** The binary to run; default {@link RedisBinary#detect()}. */
+		public Builder binary(RedisBinary binary) {
+			this.binary = Objects.requireNonNull(binary, "binary");
+			return this;
+		}
 
-    /** Runs the binary shipped in the embedded-redis jar. */
-    public Builder embedded() {
-      return binary(RedisBinary.embedded());
-    }
+		/** Runs the binary shipped in the embedded-redis jar. */
+		public Builder embedded() {
+			return binary(RedisBinary.embedded());
+		}
 
-    /**
-     * Adds a config directive, e.g. {@code config("maxmemory", "10mb")}, passed as
-     * {@code --maxmemory 10mb} after the harness' own arguments (so it overrides them).
-     */
-    public Builder config(String name, String... values) {
-      args.add("--" + name);
-      args.addAll(List.of(values));
-      return this;
-    }
+		/**
+		 * Adds a config directive, e.g. {@code config("maxmemory", "10mb")}, passed as
+		 * {@code --maxmemory 10mb} after the harness' own arguments (so it overrides them).
+		 */
+		public Builder config(String name, String... values) {
+			args.add("--" + name);
+			args.addAll(List.of(values));
+			return this;
+		}
 
-    /** How long a start or restart may take until the server answers; default 10 s. */
-    public Builder startTimeout(Duration timeout) {
-      this.startTimeout = requirePositive(timeout);
-      return this;
-    }
+		/** How long a start or restart may take until the server answers; default 10 s. */
+		public Builder startTimeout(Duration timeout) {
+			this.startTimeout = requirePositive(timeout);
+			return this;
+		}
 
-    /** Socket timeout of {@link RedisServer#execute(String...)}; default 5 s. */
-    public Builder commandTimeout(Duration timeout) {
-      this.commandTimeout = requirePositive(timeout);
-      return this;
-    }
+		/** Socket timeout of {@link RedisServer#execute(String...)}; default 5 s. */
+		public Builder commandTimeout(Duration timeout) {
+			this.commandTimeout = requirePositive(timeout);
+			return this;
+		}
 
-    public RedisServer start() {
-      return launchNew(this, false);
-    }
+		public RedisServer start() {
+			return launchNew(this, false);
+		}
 
-    private static Duration requirePositive(Duration timeout) {
-      if (timeout.isNegative() || timeout.isZero()) {
-        throw new IllegalArgumentException("Timeout must be positive: " + timeout);
-      }
-      return timeout;
-    }
-  }
+		private static Duration requirePositive(Duration timeout) {
+			if (timeout.isNegative() || timeout.isZero()) {
+				throw new IllegalArgumentException("Timeout must be positive: " + timeout);
+			}
+			return timeout;
+		}
+	}
 }

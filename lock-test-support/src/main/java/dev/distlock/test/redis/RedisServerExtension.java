@@ -29,47 +29,47 @@ import org.junit.jupiter.api.extension.ParameterResolver;
  */
 public final class RedisServerExtension implements ParameterResolver {
 
-  private static final Namespace NAMESPACE = Namespace.create(RedisServerExtension.class);
+	private static final Namespace NAMESPACE = Namespace.create(RedisServerExtension.class);
 
-  @Override
-  public boolean supportsParameter(ParameterContext parameterContext, ExtensionContext extensionContext) {
-    return parameterContext.getParameter().getType() == RedisServer.class;
-  }
+	@Override
+	public boolean supportsParameter(ParameterContext parameterContext, ExtensionContext extensionContext) {
+		return parameterContext.getParameter().getType() == RedisServer.class;
+	}
 
-  @Override
-  public Object resolveParameter(ParameterContext parameterContext, ExtensionContext extensionContext) {
-    boolean embedded = wantsEmbedded(parameterContext, extensionContext);
-    RedisServer server = classContext(extensionContext).getStore(NAMESPACE).computeIfAbsent(
-        embedded ? "embedded" : "detected",
-        key -> embedded ? RedisServer.builder().embedded().start() : RedisServer.start(),
-        RedisServer.class);
-    server.ensureReady();
-    return server;
-  }
+	@Override
+	public Object resolveParameter(ParameterContext parameterContext, ExtensionContext extensionContext) {
+		boolean embedded = wantsEmbedded(parameterContext, extensionContext);
+		RedisServer server = classContext(extensionContext).getStore(NAMESPACE).computeIfAbsent(
+				embedded ? "embedded" : "detected",
+				key -> embedded ? RedisServer.builder().embedded().start() : RedisServer.start(),
+				RedisServer.class);
+		server.ensureReady();
+		return server;
+	}
 
-  /** The closest class-level context: the store there outlives single test methods. */
-  private static ExtensionContext classContext(ExtensionContext context) {
-    ExtensionContext current = context;
-    while (current.getTestMethod().isPresent() && current.getParent().isPresent()) {
-      current = current.getParent().get();
-    }
-    return current;
-  }
+	/** The closest class-level context: the store there outlives single test methods. */
+	private static ExtensionContext classContext(ExtensionContext context) {
+		ExtensionContext current = context;
+		while (current.getTestMethod().isPresent() && current.getParent().isPresent()) {
+			current = current.getParent().get();
+		}
+		return current;
+	}
 
-  private static boolean wantsEmbedded(ParameterContext parameterContext, ExtensionContext extensionContext) {
-    if (parameterContext.isAnnotated(EmbeddedRedis.class)) {
-      return true;
-    }
-    Executable executable = parameterContext.getDeclaringExecutable();
-    if (executable instanceof Method && executable.isAnnotationPresent(EmbeddedRedis.class)) {
-      return true;
-    }
-    Optional<Class<?>> type = extensionContext.getTestClass();
-    for (Class<?> c = type.orElse(executable.getDeclaringClass()); c != null; c = c.getEnclosingClass()) {
-      if (c.isAnnotationPresent(EmbeddedRedis.class)) {
-        return true;
-      }
-    }
-    return false;
-  }
+	private static boolean wantsEmbedded(ParameterContext parameterContext, ExtensionContext extensionContext) {
+		if (parameterContext.isAnnotated(EmbeddedRedis.class)) {
+			return true;
+		}
+		Executable executable = parameterContext.getDeclaringExecutable();
+		if (executable instanceof Method && executable.isAnnotationPresent(EmbeddedRedis.class)) {
+			return true;
+		}
+		Optional<Class<?>> type = extensionContext.getTestClass();
+		for (Class<?> c = type.orElse(executable.getDeclaringClass()); c != null; c = c.getEnclosingClass()) {
+			if (c.isAnnotationPresent(EmbeddedRedis.class)) {
+				return true;
+			}
+		}
+		return false;
+	}
 }

@@ -20,110 +20,110 @@ import org.junit.platform.testkit.engine.EngineTestKit;
 @ExtendWith(RedisServerExtension.class)
 class RedisServerExtensionTest {
 
-  private static RedisServer fromBeforeAll;
-  private final RedisServer fromConstructor;
+	private static RedisServer fromBeforeAll;
+	private final RedisServer fromConstructor;
 
-  RedisServerExtensionTest(RedisServer redis) {
-    this.fromConstructor = redis;
-  }
+	RedisServerExtensionTest(RedisServer redis) {
+		this.fromConstructor = redis;
+	}
 
-  @BeforeAll
-  static void rememberServer(RedisServer redis) {
-    fromBeforeAll = redis;
-  }
+	@BeforeAll
+	static void rememberServer(RedisServer redis) {
+		fromBeforeAll = redis;
+	}
 
-  @BeforeEach
-  void flush(RedisServer redis) {
-    redis.execute("FLUSHALL");
-  }
+	@BeforeEach
+	void flush(RedisServer redis) {
+		redis.execute("FLUSHALL");
+	}
 
-  @Test
-  void injectsOneServerPerClass(RedisServer redis) {
-    assertThat(redis).isSameAs(fromBeforeAll).isSameAs(fromConstructor);
-    assertThat(redis.execute("PING")).isEqualTo("PONG");
-    assertThat(redis.execute("DBSIZE")).isEqualTo(0L);
-  }
+	@Test
+	void injectsOneServerPerClass(RedisServer redis) {
+		assertThat(redis).isSameAs(fromBeforeAll).isSameAs(fromConstructor);
+		assertThat(redis.execute("PING")).isEqualTo("PONG");
+		assertThat(redis.execute("DBSIZE")).isEqualTo(0L);
+	}
 
-  @Test
-  void embeddedAnnotationOnParameterSelectsTheEmbeddedBinary(@EmbeddedRedis RedisServer embedded, RedisServer detected) {
-    assertThat(embedded.binary().source()).isEqualTo(RedisBinary.Source.EMBEDDED);
-    assertThat(embedded.version()).startsWith("6.2.");
-    assertThat(embedded.port()).isNotEqualTo(detected.port());
-    assertThat(detected).isSameAs(fromBeforeAll);
-  }
+	@Test
+	void embeddedAnnotationOnParameterSelectsTheEmbeddedBinary(@EmbeddedRedis RedisServer embedded, RedisServer detected) {
+		assertThat(embedded.binary().source()).isEqualTo(RedisBinary.Source.EMBEDDED);
+		assertThat(embedded.version()).startsWith("6.2.");
+		assertThat(embedded.port()).isNotEqualTo(detected.port());
+		assertThat(detected).isSameAs(fromBeforeAll);
+	}
 
-  @Test
-  void serversAreClosedAfterTheClassEvenWhenTestsFail() {
-    FailingSample.seen.clear();
-    EngineTestKit.engine("junit-jupiter").selectors(selectClass(FailingSample.class)).execute()
-        .testEvents().assertStatistics(stats -> stats.started(2).failed(1).succeeded(1));
+	@Test
+	void serversAreClosedAfterTheClassEvenWhenTestsFail() {
+		FailingSample.seen.clear();
+		EngineTestKit.engine("junit-jupiter").selectors(selectClass(FailingSample.class)).execute()
+				.testEvents().assertStatistics(stats -> stats.started(2).failed(1).succeeded(1));
 
-    assertThat(FailingSample.seen).hasSize(2);
-    for (RedisServer server : FailingSample.seen) {
-      assertThat(server.isRunning()).isFalse();
-      assertThat(server.directory()).doesNotExist();
-    }
-  }
+		assertThat(FailingSample.seen).hasSize(2);
+		for (RedisServer server : FailingSample.seen) {
+			assertThat(server.isRunning()).isFalse();
+			assertThat(server.directory()).doesNotExist();
+		}
+	}
 
-  @Test
-  void stoppedOrPausedServerIsRevivedForTheNextTest() {
-    EngineTestKit.engine("junit-jupiter").selectors(selectClass(StoppingSample.class)).execute()
-        .testEvents().assertStatistics(stats -> stats.started(3).succeeded(3));
-  }
+	@Test
+	void stoppedOrPausedServerIsRevivedForTheNextTest() {
+		EngineTestKit.engine("junit-jupiter").selectors(selectClass(StoppingSample.class)).execute()
+				.testEvents().assertStatistics(stats -> stats.started(3).succeeded(3));
+	}
 
-  @Nested
-  @EmbeddedRedis
-  class EmbeddedOnClass {
+	@Nested
+	@EmbeddedRedis
+	class EmbeddedOnClass {
 
-    @Test
-    void injectsAnEmbeddedServer(RedisServer redis) {
-      assertThat(redis.binary().source()).isEqualTo(RedisBinary.Source.EMBEDDED);
-      assertThat(redis).isNotSameAs(fromBeforeAll);
-    }
-  }
+		@Test
+		void injectsAnEmbeddedServer(RedisServer redis) {
+			assertThat(redis.binary().source()).isEqualTo(RedisBinary.Source.EMBEDDED);
+			assertThat(redis).isNotSameAs(fromBeforeAll);
+		}
+	}
 
-  static class FailingSample {
+	static class FailingSample {
 
-    static final List<RedisServer> seen = new CopyOnWriteArrayList<>();
+		static final List<RedisServer> seen = new CopyOnWriteArrayList<>();
 
-    @RegisterExtension
-    static final RedisServerExtension extension = new RedisServerExtension();
+		@RegisterExtension
+		static final RedisServerExtension extension = new RedisServerExtension();
 
-    @Test
-    void fails(RedisServer redis) {
-      seen.add(redis);
-      redis.pause();
-      fail("intentional");
-    }
+		@Test
+		void fails(RedisServer redis) {
+			seen.add(redis);
+			redis.pause();
+			fail("intentional");
+		}
 
-    @Test
-    void passes(@EmbeddedRedis RedisServer redis) {
-      seen.add(redis);
-    }
-  }
+		@Test
+		void passes(@EmbeddedRedis RedisServer redis) {
+			seen.add(redis);
+		}
+	}
 
-  @ExtendWith(RedisServerExtension.class)
-  @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
-  static class StoppingSample {
+	@ExtendWith(RedisServerExtension.class)
+	@TestMethodOrder(MethodOrderer.OrderAnnotation.class)
+	static class StoppingSample {
 
-    @Test
-    @Order(1)
-    void stops(RedisServer redis) {
-      redis.stop();
-    }
+		@Test
+		@Order(1)
+		void stops(RedisServer redis) {
+			redis.stop();
+		}
 
-    @Test
-    @Order(2)
-    void pauses(RedisServer redis) {
-      assertThat(redis.isRunning()).isTrue();
-      redis.pause();
-    }
+		@Test
+		@Order(2)
+		void pauses(RedisServer redis) {
+			assertThat(redis.isRunning()).isTrue();
+			redis.pause();
+		}
 
-    @Test
-    @Order(3)
-    void getsAWorkingServer(RedisServer redis) {
-      assertThat(redis.isPaused()).isFalse();
-      assertThat(redis.execute("PING")).isEqualTo("PONG");
-    }
-  }
+		@Test
+		@Order(3)
+		void getsAWorkingServer(RedisServer redis) {
+			assertThat(redis.isPaused()).isFalse();
+			assertThat(redis.execute("PING")).isEqualTo("PONG");
+		}
+	}
 }

@@ -1,0 +1,100 @@
+package dev.distlock.actuate;
+
+import java.security.Principal;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.Optional;
+
+import dev.distlock.redis.ForcedRelease;
+import dev.distlock.redis.RedisLockService;
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
+import org.jspecify.annotations.Nullable;
+
+import org.springframework.boot.actuate.audit.listener.AuditApplicationEvent;
+import org.springframework.boot.actuate.endpoint.SecurityContext;
+import org.springframework.boot.actuate.endpoint.annotation.DeleteOperation;
+import org.springframework.boot.actuate.endpoint.annotation.Endpoint;
+import org.springframework.boot.actuate.endpoint.annotation.Selector;
+import org.springframework.boot.actuate.endpoint.annotation.Selector.Match;
+import org.springframework.context.ApplicationEventPublisher;
+
+/**
+ * The {@code locks} endpoint with a delete operation that force-releases a key whoever holds it
+ * ({@code DELETE /actuator/locks/{key}}): for a holder that is stuck, when waiting for its lease to expire is not an
+ * option. Only configured when {@code lock.actuator.force-release.enabled=true}.
+ * <p>
+ * Every use is logged at WARN (key, former holder, fencing token, caller) and published as an
+ * {@link AuditApplicationEvent} of type {@value #AUDIT_EVENT_TYPE}, which Boot records when an audit event repository
+ * is configured. The former holder finds its lease lost at its next renewal or release.
+ *
+ * @since 0.1.0
+ */
+@Endpoint(id = "locks")
+public class ForceReleaseLocksEndpoint extends LocksEndpoint {
+
+	/** The type of the audit event of a forced release. */
+	public static final String AUDIT_EVENT_TYPE = "LOCK_FORCE_RELEASED";
+
+	private static final Log logger = LogFactory.getLog(ForceReleaseLocksEndpoint.class);
+
+	private final @Nullable ApplicationEventPublisher eventPublisher;
+
+	public ForceReleaseLocksEndpoint(RedisLockService lockService, @Nullable ApplicationEventPublisher eventPublisher) {
+		super(lockService);
+		this.eventPublisher = eventPublisher;
+	}
+
+	/**
+	 * Delete the lease on the key (path segments after {@code /locks/}, joined by '/') and wake its waiters.
+	 */
+	@DeleteOperation
+	public ForceReleaseDescriptor forceRelease(@Selector(match = Match.ALL_REMAINING) String[] key,
+			SecurityContext securityContext) {
+		String lockKey = String.join("/", key);
+		Principal principal = securityContext.getPrincipal();
+		String caller = (principal != null) ? principal.getName() : "anonymous";
+		Optional<ForcedRelease> released = getLockService().forceRelease(lockKey);
+		if (released.isEmpty()) {
+			logger.warn("Force-release of lock '" + lockKey + "' requested through the actuator by " + caller
+					+ ": the lock was free, nothing released");
+			audit(caller, lockKey, null);
+			return new ForceReleaseDescriptor(lockKey, false, null, 0, null);
+		}
+		ForcedRelease release = released.get();
+		logger.warn("Force-released lock '" + lockKey + "' through the actuator, requested by " + caller
+				+ ": former holder " + release.owner() + " (" + release.holdCount() + " hold(s), fencing token "
+				+ release.fencingToken() + ") will find its lease lost");
+		audit(caller, lockKey, release);
+		return new ForceReleaseDescriptor(lockKey, true, release.owner(), release.holdCount(), release.fencingToken());
+	}
+
+	private void audit(String caller, String key, @Nullable ForcedRelease release) {
+		if (this.eventPublisher == null) {
+			return;
+		}
+		Map<String, Object> data = new LinkedHashMap<>();
+		data.put("key", key);
+		data.put("released", release != null);
+		if (release != null) {
+			data.put("formerOwner", release.owner());
+			data.put("holdCount", release.holdCount());
+			data.put("fencingToken", release.fencingToken());
+		}
+		this.eventPublisher.publishEvent(new AuditApplicationEvent(caller, AUDIT_EVENT_TYPE, data));
+	}
+
+	/**
+	 * What a forced release did.
+	 *
+	 * @param key the lock key
+	 * @param released whether a lease was deleted ({@code false}: the key was free)
+	 * @param formerOwner the owner id of the deleted lease
+	 * @param holdCount the holds it had open
+	 * @param fencingToken its fencing token
+	 */
+	public record ForceReleaseDescriptor(String key, boolean released, @Nullable String formerOwner, long holdCount,
+			@Nullable Long fencingToken) {
+	}
+
+}

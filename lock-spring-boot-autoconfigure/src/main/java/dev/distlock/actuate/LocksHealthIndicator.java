@@ -1,0 +1,54 @@
+package dev.distlock.actuate;
+
+import java.util.Locale;
+
+import dev.distlock.redis.RedisLockService;
+import dev.distlock.redis.RenewalStatus;
+
+import org.springframework.boot.health.contributor.Health;
+import org.springframework.boot.health.contributor.HealthIndicator;
+import org.springframework.boot.health.contributor.Status;
+import org.springframework.util.Assert;
+
+/**
+ * The {@code locks} health: {@code UP} with the number of held leases and waiting threads, and a configurable status
+ * ({@code DOWN} by default, or {@code OUT_OF_SERVICE}) while the watchdog fails to renew some held leases, which will
+ * be lost when their lease time runs out unless Redis answers again. It only reads the service's state: it never calls
+ * Redis itself, so a hung server cannot hang the health check.
+ *
+ * @since 0.1.0
+ */
+public class LocksHealthIndicator implements HealthIndicator {
+
+	private final RedisLockService lockService;
+
+	private final Status renewalFailureStatus;
+
+	public LocksHealthIndicator(RedisLockService lockService, Status renewalFailureStatus) {
+		Assert.notNull(lockService, "'lockService' must not be null");
+		Assert.notNull(renewalFailureStatus, "'renewalFailureStatus' must not be null");
+		this.lockService = lockService;
+		this.renewalFailureStatus = renewalFailureStatus;
+	}
+
+	/** A status from a property value: 'down', 'out-of-service', 'OUT_OF_SERVICE' or a custom code. */
+	public static Status status(String code) {
+		Assert.hasText(code, "'code' must not be blank");
+		return new Status(code.trim().toUpperCase(Locale.ROOT).replace('-', '_'));
+	}
+
+	@Override
+	public Health health() {
+		RenewalStatus renewals = this.lockService.renewalStatus();
+		Health.Builder health = renewals.isFailing() ? Health.status(this.renewalFailureStatus) : Health.up();
+		health.withDetail("heldLeases", this.lockService.activeLeaseCount())
+			.withDetail("waitingThreads", this.lockService.waitingThreads());
+		if (renewals.isFailing()) {
+			health.withDetail("renewalsFailingSince", String.valueOf(renewals.failingSince()))
+				.withDetail("leasesFailingRenewal", renewals.failingLeases())
+				.withDetail("lastRenewalError", String.valueOf(renewals.lastError()));
+		}
+		return health.build();
+	}
+
+}

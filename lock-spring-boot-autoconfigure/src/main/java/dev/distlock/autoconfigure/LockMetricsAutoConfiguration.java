@@ -1,0 +1,46 @@
+package dev.distlock.autoconfigure;
+
+import dev.distlock.observability.LockMetrics;
+import dev.distlock.observability.LockServiceMetrics;
+import dev.distlock.redis.RedisLockService;
+import io.micrometer.core.instrument.MeterRegistry;
+
+import org.springframework.boot.autoconfigure.AutoConfiguration;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnSingleCandidate;
+import org.springframework.context.annotation.Bean;
+import org.springframework.data.redis.connection.RedisConnectionFactory;
+
+/**
+ * Auto-configures lock meters when the application has a {@link MeterRegistry}: a {@link LockMetrics} listener, which
+ * the lock service picks up with the other {@code LockListener} beans, and the gauges of the {@link RedisLockService}.
+ * Turn them off with {@code management.metrics.enable.distlock=false}.
+ *
+ * @since 0.1.0
+ */
+@AutoConfiguration(after = DistributedLockAutoConfiguration.class,
+		afterName = { "org.springframework.boot.micrometer.metrics.autoconfigure.MetricsAutoConfiguration",
+				"org.springframework.boot.micrometer.metrics.autoconfigure.CompositeMeterRegistryAutoConfiguration",
+				"org.springframework.boot.micrometer.metrics.autoconfigure.export.simple.SimpleMetricsExportAutoConfiguration" })
+@ConditionalOnClass({ MeterRegistry.class, RedisConnectionFactory.class })
+@ConditionalOnBean(MeterRegistry.class)
+@ConditionalOnBooleanProperty(name = "lock.enabled", matchIfMissing = true)
+public final class LockMetricsAutoConfiguration {
+
+	@Bean
+	@ConditionalOnMissingBean
+	LockMetrics lockMetrics(MeterRegistry meterRegistry) {
+		return new LockMetrics(meterRegistry);
+	}
+
+	@Bean
+	@ConditionalOnMissingBean
+	@ConditionalOnSingleCandidate(RedisLockService.class)
+	LockServiceMetrics lockServiceMetrics(RedisLockService lockService) {
+		return new LockServiceMetrics(lockService);
+	}
+
+}

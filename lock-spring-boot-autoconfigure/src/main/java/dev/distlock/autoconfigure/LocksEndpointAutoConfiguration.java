@@ -1,0 +1,41 @@
+package dev.distlock.autoconfigure;
+
+import dev.distlock.actuate.ForceReleaseLocksEndpoint;
+import dev.distlock.actuate.LocksEndpoint;
+import dev.distlock.redis.RedisLockService;
+
+import org.springframework.boot.actuate.autoconfigure.endpoint.condition.ConditionalOnAvailableEndpoint;
+import org.springframework.boot.autoconfigure.AutoConfiguration;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnSingleCandidate;
+import org.springframework.boot.context.properties.EnableConfigurationProperties;
+import org.springframework.context.ApplicationEventPublisher;
+import org.springframework.context.annotation.Bean;
+import org.springframework.data.redis.connection.RedisConnectionFactory;
+
+/**
+ * Auto-configures the {@code locks} actuator endpoint when Actuator is present and the endpoint is available
+ * ({@code management.endpoints.web.exposure.include=locks}). Its forced release exists only with
+ * {@code lock.actuator.force-release.enabled=true}.
+ *
+ * @since 0.1.0
+ */
+@AutoConfiguration(after = DistributedLockAutoConfiguration.class)
+@ConditionalOnClass({ ConditionalOnAvailableEndpoint.class, RedisConnectionFactory.class })
+@ConditionalOnSingleCandidate(RedisLockService.class)
+@EnableConfigurationProperties(LockProperties.class)
+public final class LocksEndpointAutoConfiguration {
+
+	@Bean
+	@ConditionalOnMissingBean
+	@ConditionalOnAvailableEndpoint
+	LocksEndpoint locksEndpoint(RedisLockService lockService, LockProperties properties,
+			ApplicationEventPublisher eventPublisher) {
+		if (properties.getActuator().getForceRelease().isEnabled()) {
+			return new ForceReleaseLocksEndpoint(lockService, eventPublisher);
+		}
+		return new LocksEndpoint(lockService);
+	}
+
+}

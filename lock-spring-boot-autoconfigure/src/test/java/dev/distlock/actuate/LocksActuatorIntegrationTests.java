@@ -1,0 +1,262 @@
+package dev.distlock.actuate;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
+
+import dev.distlock.actuate.ActuatorTestApp.Client;
+import dev.distlock.actuate.ActuatorTestApp.Response;
+import dev.distlock.core.Lease;
+import dev.distlock.core.LockRequest;
+import dev.distlock.observability.Catalog;
+import dev.distlock.observability.LockMetrics;
+import dev.distlock.redis.RedisLockService;
+import dev.distlock.test.redis.RedisServer;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.Tags;
+import io.micrometer.core.instrument.Timer;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+import org.springframework.beans.factory.annotation.Autowired;
+import org.springframework.boot.test.context.SpringBootTest;
+import org.springframework.boot.test.context.SpringBootTest.WebEnvironment;
+import org.springframework.boot.test.web.server.LocalServerPort;
+import org.springframework.test.annotation.DirtiesContext;
+import org.springframework.test.context.DynamicPropertyRegistry;
+import org.springframework.test.context.DynamicPropertySource;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+/**
+ * The {@code locks} endpoint and health over real HTTP, in a web application with Actuator, against a real Redis:
+ * a lease held by a blocked annotated call is listed with its fields and forgotten after its release; the forced
+ * release does not exist by default; health goes DOWN while Redis hangs with a lease held, and UP again once renewals
+ * succeed.
+ */
+@SpringBootTest(classes = ActuatorTestApp.class, webEnvironment = WebEnvironment.RANDOM_PORT,
+		properties = { "management.endpoints.web.exposure.include=locks,health",
+				"management.endpoint.health.show-details=always", "spring.data.redis.timeout=2s",
+				// a 20 s lease renewed every second: renewals fail soon after Redis hangs, the lease outlives the test
+				"lock.renewal-ratio=0.05" })
+@DirtiesContext
+@Timeout(value = 120, unit = TimeUnit.SECONDS)
+class LocksActuatorIntegrationTests {
+
+	private static final Duration DEADLINE = Duration.ofSeconds(15);
+
+	private static final RedisServer redis = RedisServer.start();
+
+	@DynamicPropertySource
+	static void redisProperties(DynamicPropertyRegistry registry) {
+		registry.add("spring.data.redis.host", redis::host);
+		registry.add("spring.data.redis.port", redis::port);
+	}
+
+	@AfterAll
+	static void stopRedis() {
+		redis.close();
+	}
+
+	@LocalServerPort
+	private int port;
+
+	@Autowired
+	private Catalog catalog;
+
+	@Autowired
+	private RedisLockService lockService;
+
+	@Autowired
+	private MeterRegistry meterRegistry;
+
+	private Client client;
+
+	private final ExecutorService executor = Executors.newSingleThreadExecutor(runnable -> new Thread(runnable, "blocked-caller"));
+
+	@BeforeEach
+	void setUp() throws IOException {
+		// examples of the JSON for the docs
+		Files.createDirectories(Path.of("target"));
+		this.client = new Client(this.port);
+		this.catalog.arm();
+		// the first commands of a fresh connection can be slow on a loaded machine: not what these tests are about
+		await().atMost(DEADLINE).ignoreExceptions().until(() -> {
+			this.lockService.acquire("warm-up", Duration.ofSeconds(5), Duration.ZERO).release();
+			return true;
+		});
+	}
+
+	@AfterEach
+	void tearDown() throws InterruptedException {
+		this.catalog.release();
+		this.executor.shutdown();
+		this.executor.awaitTermination(10, TimeUnit.SECONDS);
+		if (redis.isPaused()) {
+			redis.resume();
+		}
+	}
+
+	private CompletableFuture<String> holdInBackground(String id) throws InterruptedException {
+		CompletableFuture<String> call = CompletableFuture.supplyAsync(() -> {
+			try {
+				return this.catalog.hold(id);
+			}
+			catch (InterruptedException ex) {
+				throw new IllegalStateException(ex);
+			}
+		}, this.executor);
+		// the call holds its lock, or (on failure) its exception tells why
+		await().atMost(DEADLINE).until(() -> this.catalog.awaitEntered(0) || call.isDone());
+		if (call.isDone()) {
+			call.join();
+		}
+		return call;
+	}
+
+	@Test
+	void theEndpointListsALeaseHeldByABlockedAnnotatedCallAndForgetsItAfterRelease() throws Exception {
+		long acquiredBefore = count(LockMetrics.ACQUIRE, "name", "outcome", "acquired");
+		long heldBefore = count(LockMetrics.HELD, "name");
+		long callsBefore = count("distlock.call", "distlock.name");
+		long acquisitionsBefore = count("distlock.acquisition", "distlock.name", "distlock.outcome", "acquired");
+		Instant before = Instant.now();
+		CompletableFuture<String> call = holdInBackground("42");
+
+		Response response = this.client.get("/actuator/locks");
+		assertThat(response.status()).isEqualTo(200);
+		Files.writeString(Path.of("target", "locks-endpoint-example.json"), response.body());
+		assertThat(response.<String>read("$.clientId")).isEqualTo(this.lockService.clientId());
+		assertThat(response.<Integer>read("$.waitingThreads")).isZero();
+		List<Map<String, Object>> leases = response.read("$.leases");
+		assertThat(leases).singleElement().satisfies(lease -> {
+			assertThat(lease).containsEntry("key", "item:42")
+				.containsEntry("name", "catalog-hold")
+				.containsEntry("ownerThread", "blocked-caller")
+				.containsEntry("holdCount", 1)
+				.containsEntry("ttlMillis", 20000)
+				.containsEntry("autoRenewed", true)
+				.containsEntry("lost", false)
+				.containsKey("lastRenewal");
+			assertThat((String) lease.get("owner")).startsWith(this.lockService.clientId() + ":");
+			assertThat(Instant.parse((String) lease.get("heldSince"))).isBetween(before.minusSeconds(1), Instant.now());
+			assertThat(((Number) lease.get("ttlRemainingMillis")).longValue()).isBetween(1L, 20_000L);
+			assertThat(((Number) lease.get("fencingToken")).longValue())
+				.isEqualTo(Long.parseLong(String.valueOf(redis.execute("HGET", "lock:{item:42}", "~t"))));
+		});
+
+		this.catalog.release();
+		assertThat(call.get(10, TimeUnit.SECONDS)).isEqualTo("42");
+		Response after = this.client.get("/actuator/locks");
+		assertThat(after.<List<?>>read("$.leases")).isEmpty();
+
+		// in a full Boot application the call was also metered and observed
+		assertThat(count(LockMetrics.ACQUIRE, "name", "outcome", "acquired")).isEqualTo(acquiredBefore + 1);
+		assertThat(count(LockMetrics.HELD, "name")).isEqualTo(heldBefore + 1);
+		assertThat(count("distlock.call", "distlock.name")).isEqualTo(callsBefore + 1);
+		assertThat(count("distlock.acquisition", "distlock.name", "distlock.outcome", "acquired")).isEqualTo(acquisitionsBefore + 1);
+	}
+
+	/** The count of the timer {@code name} whose {@code nameTag} is "catalog-hold" (and with the extra tag, if given). */
+	private long count(String name, String nameTag, String... tag) {
+		Timer timer = this.meterRegistry.find(name).tag(nameTag, "catalog-hold")
+			.tags((tag.length == 2) ? Tags.of(tag[0], tag[1]) : Tags.empty())
+			.timer();
+		return (timer != null) ? timer.count() : 0;
+	}
+
+	@Test
+	void theEndpointShowsRenewalsReentriesAndWaiters() throws Exception {
+		ExecutorService others = Executors.newFixedThreadPool(2, runnable -> new Thread(runnable, "report-job"));
+		try {
+			CompletableFuture<String> call = holdInBackground("46");
+			LockRequest report = LockRequest.of("report:2026-11-21", Duration.ofSeconds(20), Duration.ZERO).withName("daily-report");
+			List<Lease> reportHolds = CompletableFuture
+				.supplyAsync(() -> List.of(this.lockService.acquire(report), this.lockService.acquire(report)), others)
+				.get(10, TimeUnit.SECONDS);
+			CompletableFuture<Optional<Lease>> waiter = CompletableFuture.supplyAsync(() -> this.lockService
+				.tryAcquire(LockRequest.of("item:46", Duration.ofSeconds(20), Duration.ofSeconds(20)).withName("catalog-hold")),
+					others);
+			// renewed every second (ttl 20 s × 0.05)
+			await().atMost(DEADLINE).until(() -> this.lockService.waitingThreads() == 1
+					&& this.lockService.activeLeases().stream().allMatch(lease -> lease.lastRenewal() != null));
+
+			Response response = this.client.get("/actuator/locks");
+			Files.writeString(Path.of("target", "locks-endpoint-full-example.json"), response.body());
+			assertThat(response.<Integer>read("$.waitingThreads")).isEqualTo(1);
+			assertThat(response.<List<String>>read("$.leases[*].key")).containsExactly("item:46", "report:2026-11-21");
+			assertThat(response.<Integer>read("$.leases[1].holdCount")).isEqualTo(2);
+			assertThat(response.<String>read("$.leases[1].ownerThread")).isEqualTo("report-job");
+			assertThat(Instant.parse(response.read("$.leases[0].lastRenewal")))
+				.isAfter(Instant.parse(response.read("$.leases[0].heldSince")));
+
+			this.catalog.release();
+			call.get(10, TimeUnit.SECONDS);
+			waiter.get(10, TimeUnit.SECONDS).orElseThrow().release();
+			reportHolds.forEach(Lease::release);
+			assertThat(this.client.get("/actuator/locks").<List<?>>read("$.leases")).isEmpty();
+		}
+		finally {
+			others.shutdownNow();
+		}
+	}
+
+	@Test
+	void theForcedReleaseDoesNotExistUnlessEnabled() throws Exception {
+		CompletableFuture<String> call = holdInBackground("43");
+		Response delete = this.client.delete("/actuator/locks/item:43");
+		assertThat(delete.status()).isIn(404, 405);
+		assertThat(redis.execute("EXISTS", "lock:{item:43}")).isEqualTo(1L);
+		this.catalog.release();
+		call.get(10, TimeUnit.SECONDS);
+	}
+
+	@Test
+	void healthGoesDownWhileRedisHangsWithALeaseHeldAndUpAgainOnceRenewalsSucceed() throws Exception {
+		Response healthy = this.client.get("/actuator/health/locks");
+		assertThat(healthy.status()).isEqualTo(200);
+		assertThat(healthy.<String>read("$.status")).isEqualTo("UP");
+		assertThat(healthy.<Integer>read("$.details.heldLeases")).isZero();
+
+		CompletableFuture<String> call = holdInBackground("44");
+		assertThat(this.client.get("/actuator/health/locks").<Integer>read("$.details.heldLeases")).isEqualTo(1);
+
+		redis.pause();
+		AtomicReference<Response> down = new AtomicReference<>();
+		await().atMost(DEADLINE).pollInterval(Duration.ofMillis(100)).until(() -> {
+			down.set(this.client.get("/actuator/health/locks"));
+			return down.get().status() == 503;
+		});
+		Files.writeString(Path.of("target", "locks-health-down-example.json"), down.get().body());
+		assertThat(down.get().<String>read("$.status")).isEqualTo("DOWN");
+		assertThat(down.get().<Integer>read("$.details.leasesFailingRenewal")).isEqualTo(1);
+		assertThat(down.get().<Integer>read("$.details.heldLeases")).isEqualTo(1);
+		assertThat(Instant.parse(down.get().read("$.details.renewalsFailingSince"))).isBefore(Instant.now());
+		assertThat(down.get().<String>read("$.details.lastRenewalError")).isNotBlank();
+
+		redis.resume();
+		await().atMost(DEADLINE).pollInterval(Duration.ofMillis(100))
+			.until(() -> this.client.get("/actuator/health/locks").status() == 200);
+		Response up = this.client.get("/actuator/health/locks");
+		assertThat(up.<String>read("$.status")).isEqualTo("UP");
+		assertThat(up.<Integer>read("$.details.heldLeases")).isEqualTo(1);
+
+		this.catalog.release();
+		assertThat(call.get(10, TimeUnit.SECONDS)).isEqualTo("44");
+	}
+
+}

@@ -1,0 +1,222 @@
+package dev.distlock.actuate;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
+
+import dev.distlock.actuate.ActuatorTestApp.Client;
+import dev.distlock.actuate.ActuatorTestApp.Response;
+import dev.distlock.core.Lease;
+import dev.distlock.core.LockLostEvent;
+import dev.distlock.core.LockLostException;
+import dev.distlock.observability.Catalog;
+import dev.distlock.redis.RedisLockService;
+import dev.distlock.test.redis.RedisServer;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.ExtendWith;
+
+import org.springframework.beans.factory.annotation.Autowired;
+import org.springframework.boot.actuate.audit.listener.AuditApplicationEvent;
+import org.springframework.boot.test.context.SpringBootTest;
+import org.springframework.boot.test.context.SpringBootTest.WebEnvironment;
+import org.springframework.boot.test.system.CapturedOutput;
+import org.springframework.boot.test.system.OutputCaptureExtension;
+import org.springframework.boot.test.web.server.LocalServerPort;
+import org.springframework.context.annotation.Configuration;
+import org.springframework.context.event.EventListener;
+import org.springframework.test.annotation.DirtiesContext;
+import org.springframework.test.context.DynamicPropertyRegistry;
+import org.springframework.test.context.DynamicPropertySource;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
+import static org.awaitility.Awaitility.await;
+
+/**
+ * With {@code lock.actuator.force-release.enabled=true} the {@code locks} endpoint deletes a held lease, wakes and
+ * audits; with {@code lock.health.renewal-failure-status=out-of-service} failing renewals take the instance out of
+ * service instead of reporting it down.
+ */
+@SpringBootTest(classes = { ActuatorTestApp.class, LocksForceReleaseIntegrationTests.Recorder.class },
+		webEnvironment = WebEnvironment.RANDOM_PORT,
+		properties = { "management.endpoints.web.exposure.include=locks,health",
+				"management.endpoint.health.show-details=always", "spring.data.redis.timeout=2s",
+				"lock.renewal-ratio=0.05", "lock.actuator.force-release.enabled=true",
+				"lock.health.renewal-failure-status=out-of-service" })
+@DirtiesContext
+@ExtendWith(OutputCaptureExtension.class)
+@Timeout(value = 120, unit = TimeUnit.SECONDS)
+class LocksForceReleaseIntegrationTests {
+
+	private static final Duration DEADLINE = Duration.ofSeconds(15);
+
+	private static final RedisServer redis = RedisServer.start();
+
+	@DynamicPropertySource
+	static void redisProperties(DynamicPropertyRegistry registry) {
+		registry.add("spring.data.redis.host", redis::host);
+		registry.add("spring.data.redis.port", redis::port);
+	}
+
+	@AfterAll
+	static void stopRedis() {
+		redis.close();
+	}
+
+	@LocalServerPort
+	private int port;
+
+	@Autowired
+	private Catalog catalog;
+
+	@Autowired
+	private RedisLockService lockService;
+
+	@Autowired
+	private Recorder recorder;
+
+	private Client client;
+
+	private final ExecutorService executor = Executors.newSingleThreadExecutor(runnable -> new Thread(runnable, "blocked-caller"));
+
+	@BeforeEach
+	void setUp() {
+		this.client = new Client(this.port);
+		this.catalog.arm();
+		// the first commands of a fresh connection can be slow on a loaded machine: not what these tests are about
+		await().atMost(DEADLINE).ignoreExceptions().until(() -> {
+			this.lockService.acquire("warm-up", Duration.ofSeconds(5), Duration.ZERO).release();
+			return true;
+		});
+		this.recorder.audits.clear();
+		this.recorder.lost.clear();
+	}
+
+	@AfterEach
+	void tearDown() throws InterruptedException {
+		this.catalog.release();
+		this.executor.shutdown();
+		this.executor.awaitTermination(10, TimeUnit.SECONDS);
+		if (redis.isPaused()) {
+			redis.resume();
+		}
+	}
+
+	@Test
+	void aForcedReleaseDeletesTheLeaseAuditsItAndTheHolderFindsItLost(CapturedOutput output) throws Exception {
+		CompletableFuture<String> call = CompletableFuture.supplyAsync(() -> {
+			try {
+				return this.catalog.hold("45");
+			}
+			catch (InterruptedException ex) {
+				throw new IllegalStateException(ex);
+			}
+		}, this.executor);
+		assertThat(this.catalog.awaitEntered(10)).isTrue();
+		String token = String.valueOf(redis.execute("HGET", "lock:{item:45}", "~t"));
+
+		Response response = this.client.delete("/actuator/locks/item:45");
+		assertThat(response.status()).isEqualTo(200);
+		Files.writeString(Files.createDirectories(Path.of("target")).resolve("locks-force-release-example.json"),
+				response.body());
+		assertThat(response.<String>read("$.key")).isEqualTo("item:45");
+		assertThat(response.<Boolean>read("$.released")).isTrue();
+		assertThat(response.<String>read("$.formerOwner")).startsWith(this.lockService.clientId() + ":");
+		assertThat(response.<Integer>read("$.holdCount")).isEqualTo(1);
+		assertThat(String.valueOf(response.<Object>read("$.fencingToken"))).isEqualTo(token);
+		assertThat(redis.execute("EXISTS", "lock:{item:45}")).isEqualTo(0L);
+
+		assertThat(output).contains("Force-released lock 'item:45' through the actuator, requested by anonymous")
+			.contains("fencing token " + token);
+		assertThat(this.recorder.audits).singleElement().satisfies(audit -> {
+			assertThat(audit.getAuditEvent().getType()).isEqualTo(ForceReleaseLocksEndpoint.AUDIT_EVENT_TYPE);
+			assertThat(audit.getAuditEvent().getPrincipal()).isEqualTo("anonymous");
+			assertThat(audit.getAuditEvent().getData()).containsEntry("key", "item:45").containsEntry("released", true);
+		});
+
+		// the holder's watchdog finds the lease gone at its next renewal (every second); the call reports the loss
+		await().atMost(DEADLINE).until(() -> !this.recorder.lost.isEmpty());
+		assertThat(this.recorder.lost).singleElement().satisfies(event -> {
+			assertThat(event.key()).isEqualTo("item:45");
+			assertThat(event.name()).isEqualTo("catalog-hold");
+			assertThat(event.detection()).isEqualTo(LockLostEvent.Detection.RENEWAL_FOUND_GONE);
+			assertThat(Long.toString(event.fencingToken())).isEqualTo(token);
+		});
+		this.catalog.release();
+		assertThat(call).failsWithin(Duration.ofSeconds(10)).withThrowableOfType(ExecutionException.class)
+			.withCauseInstanceOf(LockLostException.class);
+
+		// a free key: nothing to release
+		Response free = this.client.delete("/actuator/locks/item:45");
+		assertThat(free.status()).isEqualTo(200);
+		assertThat(free.<Boolean>read("$.released")).isFalse();
+	}
+
+	@Test
+	void keysWithSlashesCanBeForceReleased() throws Exception {
+		Lease held = CompletableFuture
+			.supplyAsync(() -> this.lockService.acquire("orders/eu/42", Duration.ofSeconds(20), Duration.ZERO), this.executor)
+			.get(10, TimeUnit.SECONDS);
+		Response response = this.client.delete("/actuator/locks/orders/eu/42");
+		assertThat(response.status()).isEqualTo(200);
+		assertThat(response.<String>read("$.key")).isEqualTo("orders/eu/42");
+		assertThat(response.<Boolean>read("$.released")).isTrue();
+		assertThat(String.valueOf(response.<Object>read("$.fencingToken"))).isEqualTo(Long.toString(held.fencingToken()));
+		assertThatExceptionOfType(LockLostException.class).isThrownBy(held::release);
+	}
+
+	@Test
+	void failingRenewalsTakeTheInstanceOutOfServiceWhenSoConfigured() throws Exception {
+		Lease held = this.lockService.acquire("report", Duration.ofSeconds(20), Duration.ZERO);
+		try {
+			redis.pause();
+			AtomicReference<Response> health = new AtomicReference<>();
+			await().atMost(DEADLINE).pollInterval(Duration.ofMillis(100)).until(() -> {
+				health.set(this.client.get("/actuator/health/locks"));
+				return health.get().status() == 503;
+			});
+			assertThat(health.get().<String>read("$.status")).isEqualTo("OUT_OF_SERVICE");
+			redis.resume();
+			await().atMost(DEADLINE).pollInterval(Duration.ofMillis(100))
+				.until(() -> this.client.get("/actuator/health/locks").status() == 200);
+		}
+		finally {
+			if (redis.isPaused()) {
+				redis.resume();
+			}
+			held.release();
+		}
+	}
+
+	@Configuration(proxyBeanMethods = false)
+	static class Recorder {
+
+		final List<AuditApplicationEvent> audits = new CopyOnWriteArrayList<>();
+
+		final List<LockLostEvent> lost = new CopyOnWriteArrayList<>();
+
+		@EventListener
+		void audit(AuditApplicationEvent event) {
+			this.audits.add(event);
+		}
+
+		@EventListener
+		void lost(LockLostEvent event) {
+			this.lost.add(event);
+		}
+
+	}
+
+}

@@ -1,0 +1,52 @@
+package dev.distlock.observability;
+
+import java.time.Duration;
+import java.time.Instant;
+
+import dev.distlock.core.Lease;
+import dev.distlock.core.LockLostEvent;
+import dev.distlock.core.LockRequest;
+import dev.distlock.redis.RedisLockService;
+import io.micrometer.prometheusmetrics.PrometheusConfig;
+import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
+import org.junit.jupiter.api.Test;
+import org.mockito.Mockito;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/** The names and labels the README documents are the ones a Prometheus scrape shows. */
+class PrometheusNamesTests {
+
+	@Test
+	void metersAppearUnderTheDocumentedPrometheusNames() {
+		PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+		LockMetrics metrics = new LockMetrics(registry);
+		LockRequest request = LockRequest.of("sku-1", Duration.ofSeconds(10), Duration.ZERO).withName("inventory");
+		Lease lease = Mockito.mock(Lease.class);
+		Mockito.when(lease.name()).thenReturn("inventory");
+		Mockito.when(lease.isLost()).thenReturn(true);
+		metrics.acquired(request, lease, Duration.ofMillis(3));
+		metrics.notAcquired(request, Duration.ofSeconds(1), null);
+		metrics.renewed("inventory", true);
+		metrics.lost(new LockLostEvent("sku-1", "inventory", "owner", 1, LockLostEvent.Detection.RENEWAL_FOUND_GONE, Instant.now()));
+		metrics.released(lease, Duration.ofMillis(20), false);
+		RedisLockService service = Mockito.mock(RedisLockService.class);
+		Mockito.when(service.activeLeaseCount()).thenReturn(2);
+		Mockito.when(service.waitingThreads()).thenReturn(1);
+		new LockServiceMetrics(service).bindTo(registry);
+
+		String scrape = registry.scrape();
+		assertThat(scrape)
+			.contains("distlock_acquire_seconds_bucket{name=\"inventory\",outcome=\"acquired\",le=")
+			.contains("distlock_acquire_seconds_count{name=\"inventory\",outcome=\"timed-out\"} 1")
+			.contains("distlock_acquire_seconds_sum{name=\"inventory\",outcome=\"acquired\"}")
+			.contains("distlock_held_seconds_count{name=\"inventory\"} 1")
+			.contains("distlock_renewals_total{name=\"inventory\",outcome=\"success\"} 1")
+			.contains("distlock_renewals_total{name=\"inventory\",outcome=\"failure\"} 0")
+			.contains("distlock_leases_lost_total{detection=\"renewal-found-gone\",name=\"inventory\"} 1")
+			.contains("distlock_releases_gone_total{name=\"inventory\"} 1")
+			.containsPattern("(?m)^distlock_leases_held 2(\\.0)?$")
+			.containsPattern("(?m)^distlock_waiters 1(\\.0)?$");
+	}
+
+}

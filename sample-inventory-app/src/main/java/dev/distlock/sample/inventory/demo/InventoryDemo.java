@@ -1,0 +1,390 @@
+package dev.distlock.sample.inventory.demo;
+
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.io.PrintStream;
+import java.io.UncheckedIOException;
+import java.net.InetSocketAddress;
+import java.net.Socket;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Locale;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.stream.Stream;
+
+import dev.distlock.sample.inventory.demo.DemoOptions.RedisAddress;
+import dev.distlock.sample.inventory.demo.LoadDriver.Load;
+import dev.distlock.sample.inventory.stock.LockMode;
+import dev.distlock.test.redis.RedisServer;
+import org.jspecify.annotations.Nullable;
+import tools.jackson.databind.JsonNode;
+import tools.jackson.databind.json.JsonMapper;
+
+/**
+ * The one-command demo: an inventory service behind a load balancer, selling the same stock from several instances.
+ * <ol>
+ * <li>starts a private {@code redis-server} on a free loopback port (or uses {@code --redis host:port});
+ * <li>starts {@code --instances} app instances, each a separate JVM on its own loopback port;
+ * <li>for each lock mode (none, JVM-local, distributed): sets the stock of a fresh SKU, sends {@code --attempts}
+ * purchases of one unit from {@code --clients} concurrent clients, round-robin over the instances, with a progress
+ * bar, and reads back what the store holds;
+ * <li>prints one row per mode, and exits with 0 only if the distributed lock sold exactly
+ * {@code min(stock, attempts)} units and never oversold (1 if it did not, 2 if the demo could not run);
+ * <li>stops everything it started, also on Ctrl-C.
+ * </ol>
+ * Run it with {@code ./demo.sh} from the repository root; {@code --help} lists the options.
+ */
+public final class InventoryDemo implements AutoCloseable {
+
+	private static final List<LockMode> MODES = List.of(LockMode.NONE, LockMode.LOCAL, LockMode.DISTRIBUTED);
+
+	private static final Duration REQUEST_TIMEOUT = Duration.ofSeconds(30);
+
+	private static final int WARM_UP_ATTEMPTS_PER_INSTANCE = 25;
+
+	private final DemoOptions options;
+
+	private final PrintStream out;
+
+	private final PrintStream err;
+
+	private final HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1)
+		.connectTimeout(Duration.ofSeconds(5)).build();
+
+	private final JsonMapper json = JsonMapper.builder().build();
+
+	private final String runId = String.format(Locale.ROOT, "%06x", ThreadLocalRandom.current().nextInt(0x1000000));
+
+	private final List<AppInstance> instances = new ArrayList<>();
+
+	private final List<String> skus = new ArrayList<>();
+
+	private @Nullable RedisServer redisServer;
+
+	private volatile @Nullable Progress progress;
+
+	private @Nullable Path workDir;
+
+	private volatile boolean finished;
+
+	private volatile boolean aborted;
+
+	private boolean closed;
+
+	private boolean keepLogs;
+
+	InventoryDemo(DemoOptions options, PrintStream out, PrintStream err) {
+		this.options = options;
+		this.out = out;
+		this.err = err;
+	}
+
+	public static void main(String[] args) {
+		System.exit(run(args, System.out, System.err));
+	}
+
+	/** Run the demo and return its exit code; everything it started is stopped when this returns. */
+	static int run(String[] args, PrintStream out, PrintStream err) {
+		DemoOptions options;
+		try {
+			options = DemoOptions.parse(args);
+		}
+		catch (IllegalArgumentException ex) {
+			err.println(ex.getMessage());
+			err.println();
+			err.print(DemoOptions.USAGE);
+			return 2;
+		}
+		if (options.help()) {
+			out.print(DemoOptions.USAGE);
+			return 0;
+		}
+		InventoryDemo demo = new InventoryDemo(options, out, err);
+		Thread hook = new Thread(demo::abort, "demo-shutdown");
+		Runtime.getRuntime().addShutdownHook(hook);
+		try {
+			return demo.run();
+		}
+		catch (RuntimeException ex) {
+			if (!demo.aborted) {
+				demo.keepLogs = true;
+				err.println();
+				err.println("The demo could not run: " + ex.getMessage());
+			}
+			return 2;
+		}
+		finally {
+			demo.close();
+			try {
+				Runtime.getRuntime().removeShutdownHook(hook);
+			}
+			catch (IllegalStateException shuttingDown) {
+				// the hook is running or has run
+			}
+		}
+	}
+
+	int run() {
+		RedisAddress redis = startRedis();
+		Path dir = createWorkDir();
+		AppInstance.Launcher launcher = AppInstance.Launcher.detect(this.options.appJar());
+		this.out.printf(Locale.ROOT, "distlock inventory demo: %d instances sell the same stock%n", this.options.instances());
+		this.out.println("  Redis:      " + describeRedis(redis));
+		this.out.println("  instances:  " + this.options.instances() + " JVMs from " + launcher.description());
+		this.out.println("  logs:       " + dir);
+		startInstances(launcher, redis, dir);
+		List<URI> targets = this.instances.stream().map(AppInstance::baseUri).toList();
+		warmUp(targets);
+		this.out.printf(Locale.ROOT, "  load:       %d purchase attempts of 1 unit per mode against stock %d, %d concurrent "
+				+ "clients, round-robin over %d instances; processing delay %d ms between read and write%n",
+				this.options.attempts(), this.options.stock(), this.options.clients(), targets.size(),
+				this.options.processingDelay().toMillis());
+		this.out.flush();
+		List<ModeResult> results = new ArrayList<>();
+		LoadDriver driver = new LoadDriver(this.http);
+		try (Progress progress = new Progress(this.err, Progress.isInteractiveTerminal())) {
+			this.progress = progress;
+			for (LockMode mode : MODES) {
+				results.add(runMode(mode, targets, driver, progress));
+			}
+		}
+		DemoReport report = new DemoReport(results, this.options.expectedSold());
+		this.out.println();
+		this.out.print(report.table());
+		this.out.println();
+		report.verdict().forEach(this.out::println);
+		this.out.flush();
+		deleteSkus(targets.get(0));
+		this.keepLogs = !report.passed();
+		this.finished = true;
+		return report.exitCode();
+	}
+
+	private ModeResult runMode(LockMode mode, List<URI> targets, LoadDriver driver, Progress progress) {
+		String sku = sku(mode.parameterValue());
+		setStock(targets.get(0), sku, this.options.stock());
+		Load load = driver.drive(mode, sku, targets, this.options.attempts(), this.options.clients(), progress);
+		JsonNode level = level(targets.get(0), sku);
+		return new ModeResult(mode, load.attempts(), load.purchased(), load.soldOut(), load.busy(), load.errors(),
+				load.firstError(), level.get("initialStock").asLong(), level.get("stock").asLong(),
+				level.get("sold").asLong(), level.get("orders").asLong(), load.elapsed(), load.percentile(50),
+				load.percentile(99));
+	}
+
+	/** A few purchases in each mode first, so that the first mode measured does not pay for class loading and JIT. */
+	private void warmUp(List<URI> targets) {
+		String sku = sku("warmup");
+		setStock(targets.get(0), sku, 1_000_000);
+		LoadDriver driver = new LoadDriver(this.http);
+		int attempts = WARM_UP_ATTEMPTS_PER_INSTANCE * targets.size();
+		for (LockMode mode : MODES) {
+			Load load = driver.drive(mode, sku, targets, attempts, Math.min(8, this.options.clients()), null);
+			if (load.purchased() == 0) {
+				throw new IllegalStateException("Warm-up purchases in mode " + mode.parameterValue() + " all failed: "
+						+ load.firstError());
+			}
+		}
+	}
+
+	private Path createWorkDir() {
+		try {
+			this.workDir = Files.createTempDirectory("distlock-demo-");
+			return this.workDir;
+		}
+		catch (IOException ex) {
+			throw new UncheckedIOException("Cannot create a directory for the instances' logs", ex);
+		}
+	}
+
+	private RedisAddress startRedis() {
+		RedisAddress given = this.options.redis();
+		if (given != null) {
+			ping(given);
+			return given;
+		}
+		this.redisServer = RedisServer.start();
+		return new RedisAddress(this.redisServer.host(), this.redisServer.port());
+	}
+
+	/** Fail fast, rather than let the instances wait for a Redis that is not there until the start timeout. */
+	private static void ping(RedisAddress redis) {
+		try (Socket socket = new Socket()) {
+			socket.connect(new InetSocketAddress(redis.host(), redis.port()), 5000);
+			socket.setSoTimeout(5000);
+			socket.getOutputStream().write("PING\r\n".getBytes(StandardCharsets.US_ASCII));
+			String reply = new BufferedReader(new InputStreamReader(socket.getInputStream(), StandardCharsets.US_ASCII))
+				.readLine();
+			if (!"+PONG".equals(reply)) {
+				throw new IllegalStateException("Redis at " + redis + " answered PING with '" + reply
+						+ "' (the demo does not pass a password)");
+			}
+		}
+		catch (IOException ex) {
+			throw new IllegalStateException("No Redis answers at " + redis + ": " + ex.getMessage(), ex);
+		}
+	}
+
+	private String describeRedis(RedisAddress redis) {
+		RedisServer server = this.redisServer;
+		if (server != null) {
+			String binary = switch (server.binary().source()) {
+				case PATH -> "from PATH";
+				case EMBEDDED -> "shipped in the embedded-redis jar";
+				case EXPLICIT -> "at " + server.binary().path();
+			};
+			return redis + ", a private redis-server " + server.version() + " (" + binary + ", pid " + server.pid()
+					+ ") started for this run";
+		}
+		return redis + " (given with --redis; the demo writes only keys of SKUs named demo-" + this.runId
+				+ "-*, and deletes them afterwards)";
+	}
+
+	private void startInstances(AppInstance.Launcher launcher, RedisAddress redis, Path dir) {
+		long start = System.nanoTime();
+		for (int i = 1; i <= this.options.instances(); i++) {
+			String name = "app-" + i;
+			List<String> arguments = List.of("--server.port=0", "--server.address=127.0.0.1",
+					"--spring.data.redis.host=" + redis.host(), "--spring.data.redis.port=" + redis.port(),
+					"--inventory.embedded-redis.enabled=false", "--inventory.instance-id=" + name,
+					"--inventory.processing-delay=" + this.options.processingDelay().toMillis() + "ms",
+					"--spring.main.banner-mode=off");
+			synchronized (this) {
+				if (this.closed) {
+					throw new IllegalStateException("Interrupted");
+				}
+				this.instances.add(AppInstance.launch(name, launcher, arguments, dir));
+			}
+		}
+		long deadline = start + this.options.startTimeout().toNanos();
+		for (AppInstance instance : this.instances) {
+			instance.awaitReady(this.http, deadline);
+		}
+		this.out.printf(Locale.ROOT, "  started:    %s in %.1f s%n", String.join(", ", this.instances.stream()
+			.map((instance) -> instance.name() + " " + instance.baseUri() + " (pid " + instance.pid() + ")").toList()),
+				(System.nanoTime() - start) / 1e9);
+	}
+
+	private String sku(String name) {
+		String sku = "demo-" + this.runId + "-" + name;
+		this.skus.add(sku);
+		return sku;
+	}
+
+	private void setStock(URI instance, String sku, long stock) {
+		HttpResponse<String> response = send(HttpRequest.newBuilder(skuUri(instance, sku))
+			.header("Content-Type", "application/json")
+			.PUT(HttpRequest.BodyPublishers.ofString("{\"stock\": " + stock + "}")));
+		if (response.statusCode() != 200) {
+			throw new IllegalStateException("Setting the stock of " + sku + " failed: " + response.statusCode() + " "
+					+ response.body());
+		}
+	}
+
+	private JsonNode level(URI instance, String sku) {
+		HttpResponse<String> response = send(HttpRequest.newBuilder(skuUri(instance, sku)).GET());
+		if (response.statusCode() != 200) {
+			throw new IllegalStateException("Reading " + sku + " failed: " + response.statusCode() + " " + response.body());
+		}
+		return this.json.readTree(response.body());
+	}
+
+	/** The demo's SKUs matter only on a Redis given with --redis, but leave no trace either way. */
+	private void deleteSkus(URI instance) {
+		for (String sku : this.skus) {
+			try {
+				send(HttpRequest.newBuilder(skuUri(instance, sku)).DELETE());
+			}
+			catch (RuntimeException ex) {
+				this.err.println("Could not delete " + sku + ": " + ex.getMessage());
+			}
+		}
+	}
+
+	private HttpResponse<String> send(HttpRequest.Builder request) {
+		try {
+			return this.http.send(request.timeout(REQUEST_TIMEOUT).build(), HttpResponse.BodyHandlers.ofString());
+		}
+		catch (IOException ex) {
+			throw new UncheckedIOException(ex.toString(), ex);
+		}
+		catch (InterruptedException ex) {
+			Thread.currentThread().interrupt();
+			throw new IllegalStateException("Interrupted", ex);
+		}
+	}
+
+	private static URI skuUri(URI instance, String sku) {
+		return instance.resolve("/api/inventory/" + sku);
+	}
+
+	/** The shutdown hook: Ctrl-C or a SIGTERM before the demo finished. */
+	private void abort() {
+		if (!this.finished) {
+			this.aborted = true;
+			Progress current = this.progress;
+			if (current != null) {
+				current.close();
+			}
+			this.err.println();
+			this.err.println("Interrupted: stopping the app instances and Redis");
+		}
+		close();
+	}
+
+	/** Stop the instances (in parallel, each gracefully first) and Redis; delete the logs unless something failed. */
+	@Override
+	public void close() {
+		List<AppInstance> toStop;
+		synchronized (this) {
+			if (this.closed) {
+				return;
+			}
+			this.closed = true;
+			toStop = List.copyOf(this.instances);
+		}
+		List<Thread> stoppers = toStop.stream().map((instance) -> new Thread(instance::close, "stop-" + instance.name()))
+			.toList();
+		stoppers.forEach(Thread::start);
+		for (Thread stopper : stoppers) {
+			try {
+				stopper.join();
+			}
+			catch (InterruptedException ex) {
+				Thread.currentThread().interrupt();
+			}
+		}
+		RedisServer server = this.redisServer;
+		if (server != null) {
+			server.close();
+		}
+		Path dir = this.workDir;
+		if (dir != null) {
+			if (this.keepLogs && !toStop.isEmpty()) {
+				this.err.println("Logs of the instances are kept in " + dir);
+			}
+			else {
+				deleteRecursively(dir);
+			}
+		}
+	}
+
+	private static void deleteRecursively(Path dir) {
+		try (Stream<Path> paths = Files.walk(dir)) {
+			paths.sorted(Comparator.reverseOrder()).forEach((path) -> path.toFile().delete());
+		}
+		catch (IOException ex) {
+			// a temp dir; nothing else to do
+		}
+	}
+
+}

@@ -1,0 +1,37 @@
+package dev.distlock.sample.inventory.monitoring;
+
+import dev.distlock.core.LockLostEvent;
+import io.micrometer.core.instrument.MeterRegistry;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import org.springframework.context.event.EventListener;
+import org.springframework.stereotype.Component;
+
+/**
+ * Logs and counts every lease the instance loses while holding it. A lost lease means a purchase may have run
+ * without exclusive access: the fencing token on its write keeps the stock right, and this tells the operator it
+ * happened (the counter {@value #COUNTER} is what an alert would watch).
+ */
+@Component
+public class LostLockAlerts {
+
+	/** Lost leases, tagged with the lock's name and how the loss was detected. */
+	public static final String COUNTER = "inventory.locks.lost";
+
+	private static final Logger logger = LoggerFactory.getLogger(LostLockAlerts.class);
+
+	private final MeterRegistry meters;
+
+	public LostLockAlerts(MeterRegistry meters) {
+		this.meters = meters;
+	}
+
+	@EventListener
+	public void onLockLost(LockLostEvent event) {
+		logger.error("Lost lock '{}' ({}) held by {} with fencing token {}: {}", event.key(), event.name(), event.owner(),
+				event.fencingToken(), event.detection().description());
+		this.meters.counter(COUNTER, "name", event.name(), "detection", event.detection().name()).increment();
+	}
+
+}
