@@ -178,19 +178,28 @@ final class LeaseEntry {
 
 	// watchdog side
 
+	/** Whether a renewal is due now (not merely soon) and none is in flight. */
+	synchronized boolean isRenewalDue(long nowNanos, long intervalNanos) {
+		if (this.state != State.HELD || !this.autoRenew || this.renewalInFlight) {
+			return false;
+		}
+		long due = (this.nextRenewalNanos != 0) ? this.nextRenewalNanos : this.acquiredAtNanos + intervalNanos;
+		return due - nowNanos <= 0;
+	}
+
 	/**
-	 * Whether a renewal should be sent now: none is in flight and it is due within a quarter of the renewal interval.
-	 * The watchdog wakes when the earliest renewal is due; the quarter lets leases due shortly after ride in the same
-	 * batch instead of waking the watchdog again moments later.
+	 * Whether a renewal should be sent now: none is in flight and it is due within {@code earlyNanos}. The watchdog
+	 * wakes when the earliest renewal is due and then lets leases due within a quarter of the renewal interval ride in
+	 * the same batch instead of waking it again moments later.
 	 */
-	synchronized boolean claimRenewal(long nowNanos, long intervalNanos) {
+	synchronized boolean claimRenewal(long nowNanos, long intervalNanos, long earlyNanos) {
 		if (this.state != State.HELD || !this.autoRenew || this.renewalInFlight) {
 			return false;
 		}
 		if (this.nextRenewalNanos == 0) {
 			this.nextRenewalNanos = this.acquiredAtNanos + intervalNanos;
 		}
-		if (this.nextRenewalNanos - nowNanos > intervalNanos / 4) {
+		if (this.nextRenewalNanos - nowNanos > earlyNanos) {
 			return false;
 		}
 		this.renewalInFlight = true;

@@ -1,14 +1,18 @@
 package dev.distlock.redis;
 
+import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 
+import org.jspecify.annotations.Nullable;
+
 import org.springframework.data.redis.connection.ClusterSlotHashUtil;
 import org.springframework.data.redis.connection.RedisConnection;
 import org.springframework.data.redis.connection.RedisConnectionFactory;
 import org.springframework.data.redis.core.StringRedisTemplate;
+import org.springframework.data.redis.core.script.RedisScript;
 import org.springframework.util.ClassUtils;
 
 /**
@@ -31,11 +35,17 @@ final class LeaseStore {
 
 	private final boolean cluster;
 
+	private final long timeoutMillis;
+
+	/** False once a connection turned out not to be Lettuce's: from then on, scripts go through the template. */
+	private volatile boolean lettuceNative = LETTUCE_PRESENT;
+
 	LeaseStore(RedisConnectionFactory connectionFactory) {
 		this.connectionFactory = connectionFactory;
 		this.template = new StringRedisTemplate(connectionFactory);
 		this.template.afterPropertiesSet();
 		this.cluster = isCluster(connectionFactory);
+		this.timeoutMillis = LETTUCE_PRESENT ? LettuceScripts.timeoutMillis(connectionFactory) : 0;
 	}
 
 	private static boolean isCluster(RedisConnectionFactory connectionFactory) {
@@ -53,7 +63,9 @@ final class LeaseStore {
 
 	/** {hold count, token} when acquired; {0, holder's remaining ttl in ms} when not. */
 	long[] acquire(String redisKey, String owner, long ttlMillis) {
-		List<?> reply = this.template.execute(LockScripts.ACQUIRE, List.of(redisKey), owner, Long.toString(ttlMillis));
+		Object nativeReply = runNative(LockScripts.ACQUIRE, redisKey, owner, Long.toString(ttlMillis));
+		List<?> reply = (nativeReply != null) ? (List<?>) nativeReply
+				: this.template.execute(LockScripts.ACQUIRE, List.of(redisKey), owner, Long.toString(ttlMillis));
 		if (reply == null || reply.size() != 2) {
 			throw new IllegalStateException("Unexpected reply from the acquire script: " + reply);
 		}
@@ -62,7 +74,37 @@ final class LeaseStore {
 
 	/** Holds left, or -1 when the lease is not ours. */
 	long release(String redisKey, String owner, long token, String channel) {
+		Object nativeReply = runNative(LockScripts.RELEASE, redisKey, owner, Long.toString(token), channel);
+		if (nativeReply != null) {
+			return (Long) nativeReply;
+		}
 		return nonNull(this.template.execute(LockScripts.RELEASE, List.of(redisKey), owner, Long.toString(token), channel));
+	}
+
+	/**
+	 * Run a lease script on Lettuce's own commands (one key, string arguments); null when the connection is not
+	 * Lettuce's, and the caller uses the template. Failures propagate as Lettuce's runtime exceptions.
+	 */
+	private @Nullable Object runNative(RedisScript<?> script, String redisKey, String... args) {
+		if (!this.lettuceNative) {
+			return null;
+		}
+		byte[][] keys = { bytes(redisKey) };
+		byte[][] argv = new byte[args.length][];
+		for (int i = 0; i < args.length; i++) {
+			argv[i] = bytes(args[i]);
+		}
+		try (RedisConnection connection = this.connectionFactory.getConnection()) {
+			Object reply = LettuceScripts.run(connection.getNativeConnection(), script, keys, argv, this.timeoutMillis);
+			if (reply == null) {
+				this.lettuceNative = false;
+			}
+			return reply;
+		}
+	}
+
+	private static byte[] bytes(String value) {
+		return value.getBytes(StandardCharsets.UTF_8);
 	}
 
 	/** The new remaining ttl in ms, or -1 when the lease is not ours. */

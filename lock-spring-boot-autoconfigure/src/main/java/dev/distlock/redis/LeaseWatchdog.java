@@ -140,10 +140,24 @@ final class LeaseWatchdog implements AutoCloseable {
 		}
 	}
 
-	/** One pass over the entries; returns when the next pass is due. */
+	/**
+	 * One pass over the entries; returns when the next pass is due.
+	 * <p>
+	 * Leases due within a quarter of their interval are renewed early, together with one that is due, but only when one
+	 * is due: a pass that runs because a batch just finished (or a lease was registered) renews nothing early. Without
+	 * that rule every finished batch would claim the next sliver of leases, and leases acquired over a few seconds would
+	 * be renewed in dozens of small batches, each after a pass over all entries, instead of a few large ones.
+	 */
 	long tick(long now) {
 		long next = now + MAX_SLEEP_NANOS;
 		List<LeaseEntry> due = new ArrayList<>();
+		boolean anyDue = false;
+		for (LeaseEntry entry : this.entries) {
+			if (entry.isRenewalDue(now, intervalNanos(entry))) {
+				anyDue = true;
+				break;
+			}
+		}
 		for (LeaseEntry entry : this.entries) {
 			if (entry.state() != LeaseEntry.State.HELD) {
 				this.entries.remove(entry);
@@ -163,7 +177,7 @@ final class LeaseWatchdog implements AutoCloseable {
 				}
 				continue;
 			}
-			if (entry.claimRenewal(now, interval)) {
+			if (entry.claimRenewal(now, interval, anyDue ? interval / 4 : 0)) {
 				due.add(entry);
 			}
 			long check = entry.nextCheckNanos(interval);

@@ -81,6 +81,8 @@ final class LockScripts {
 	/**
 	 * KEYS[1..n] leases; ARGV[3i-2..3i] owner, token, ttl ms of KEYS[i]. For each lease returns 1 when it is still
 	 * ours (its expiry raised to at least ttl, never lowered, so an explicit extension survives) or 0 when it is gone.
+	 * Owner and token are read with one HMGET: the server's time per lease is what bounds a renewal cycle of many
+	 * leases, and three calls per lease cost about a quarter less than four.
 	 */
 	@SuppressWarnings("rawtypes")
 	static final RedisScript<List> RENEW_ALL = RedisScript.of("""
@@ -88,7 +90,8 @@ final class LockScripts {
 			for i = 1, #KEYS do
 			  local k = KEYS[i]
 			  local a = 3 * i - 2
-			  if redis.call('hexists', k, ARGV[a]) == 1 and redis.call('hget', k, '~t') == ARGV[a + 1] then
+			  local held = redis.call('hmget', k, ARGV[a], '~t')
+			  if held[1] and held[2] == ARGV[a + 1] then
 			    local ttl = tonumber(ARGV[a + 2])
 			    if redis.call('pttl', k) < ttl then
 			      redis.call('pexpire', k, ttl)

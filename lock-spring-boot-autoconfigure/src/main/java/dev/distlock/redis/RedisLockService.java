@@ -228,7 +228,7 @@ public class RedisLockService implements LockService, AutoCloseable {
 		if (entry.releaseHold(left == 0)) {
 			ended(entry);
 			if (left == 0) {
-				this.subscriber.releasedLocally(entry.channel);
+				this.subscriber.releasedLocally(entry.channel, entry.token);
 			}
 		}
 		this.listeners.forEach(listener -> listener.released(lease, held, true));

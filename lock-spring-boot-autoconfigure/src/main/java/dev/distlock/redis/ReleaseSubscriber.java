@@ -30,7 +30,9 @@ import org.springframework.data.redis.connection.SubscriptionListener;
  * A waiter {@linkplain #register registers} for its lock's release channel <em>before</em> its next attempt and waits
  * for the subscription to be confirmed, so a release after that attempt cannot go unnoticed. Each release message (or
  * a release by a holder in this process) wakes one waiter of the channel, the longest waiting one that is not already
- * awake: the others would only lose the race to it. A waiter that leaves without acquiring passes its wake-up on.
+ * awake: the others would only lose the race to it. A release by a holder in this process wakes its waiter directly,
+ * and the message of that release is then ignored here (its wake-up was given; any later attempt sees the lock as it
+ * is). A waiter that leaves without acquiring passes its wake-up on.
  * Channels are subscribed while they have waiters and unsubscribed once idle for {@link #idleNanos}.
  * <p>
  * All subscribe and unsubscribe commands run on one thread, in order, so the confirmations Redis sends back arrive in
@@ -42,6 +44,8 @@ final class ReleaseSubscriber implements MessageListener, SubscriptionListener, 
 	private static final Log logger = LogFactory.getLog(ReleaseSubscriber.class);
 
 	private static final long CONNECT_TIMEOUT_SECONDS = 10;
+
+	private static final int MAX_OWN_RELEASES = 16;
 
 	private final RedisConnectionFactory connectionFactory;
 
@@ -104,12 +108,31 @@ final class ReleaseSubscriber implements MessageListener, SubscriptionListener, 
 		}
 	}
 
-	/** A holder in this process released the lock: wake a local waiter without waiting for the message. */
+	/**
+	 * The lock was freed from this process other than by its holder's release (a forced release, whose message does not
+	 * carry a token this process knows): wake a local waiter without waiting for the message.
+	 */
 	void releasedLocally(String channel) {
 		Channel ch = this.channels.get(channel);
 		if (ch != null) {
 			synchronized (ch) {
 				wakeOne(ch);
+			}
+		}
+	}
+
+	/**
+	 * A holder in this process released the lease with {@code token}: wake a local waiter without waiting for the
+	 * message, and ignore the message when it comes, as its wake-up has been given. Waking a second local waiter on
+	 * it would only send one more attempt that loses to the first (or to the releasing thread itself).
+	 */
+	void releasedLocally(String channel, long token) {
+		Channel ch = this.channels.get(channel);
+		if (ch != null) {
+			synchronized (ch) {
+				if (wakeOne(ch)) {
+					ch.expectOwnMessage(Long.toString(token));
+				}
 			}
 		}
 	}
@@ -125,18 +148,28 @@ final class ReleaseSubscriber implements MessageListener, SubscriptionListener, 
 		return count;
 	}
 
-	private static void wakeOne(Channel ch) {
+	/** Wake the longest waiting waiter that is not awake already; returns whether there was one. */
+	private static boolean wakeOne(Channel ch) {
 		for (Waiter waiter : ch.waiters) {
 			if (!waiter.signalled) {
 				waiter.signal();
-				return;
+				return true;
 			}
 		}
+		return false;
 	}
 
+	/** A release message: its body is the released lease's token. Wakes one waiter, unless this process released it. */
 	@Override
 	public void onMessage(Message message, byte @Nullable [] pattern) {
-		releasedLocally(new String(message.getChannel(), StandardCharsets.UTF_8));
+		Channel ch = this.channels.get(new String(message.getChannel(), StandardCharsets.UTF_8));
+		if (ch != null) {
+			synchronized (ch) {
+				if (!ch.ownMessageArrived(new String(message.getBody(), StandardCharsets.UTF_8))) {
+					wakeOne(ch);
+				}
+			}
+		}
 	}
 
 	@Override
@@ -318,9 +351,28 @@ final class ReleaseSubscriber implements MessageListener, SubscriptionListener, 
 
 		long idleSinceNanos = System.nanoTime();
 
+		/**
+		 * Tokens of leases this process released on this channel whose message has not come yet (its wake-up was given
+		 * directly). Bounded: the message of a release can come before the releasing thread records it, or never (a
+		 * dropped subscription), and then its token stays until pushed out.
+		 */
+		private final ArrayDeque<String> ownReleases = new ArrayDeque<>(4);
+
 		Channel(String name) {
 			this.name = name;
 			this.raw = bytes(name);
+		}
+
+		void expectOwnMessage(String token) {
+			if (this.ownReleases.size() == MAX_OWN_RELEASES) {
+				this.ownReleases.removeFirst();
+			}
+			this.ownReleases.addLast(token);
+		}
+
+		/** Whether the message with this token is the message of a release by this process (and forget it). */
+		boolean ownMessageArrived(String token) {
+			return this.ownReleases.remove(token);
 		}
 
 	}

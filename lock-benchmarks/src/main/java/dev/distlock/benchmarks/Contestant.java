@@ -1,0 +1,87 @@
+package dev.distlock.benchmarks;
+
+import java.time.Duration;
+import java.util.Set;
+
+/**
+ * One lock library (or baseline) in the benchmark. {@link #open} creates what one application instance would have:
+ * its own connections, threads and caches; scenarios that simulate several instances open several clients.
+ */
+interface Contestant {
+
+	/** The name shown in the tables and charts. */
+	String name();
+
+	Kind kind();
+
+	/** The scenarios this contestant takes part in. */
+	Set<Scenario> scenarios();
+
+	/** Open one client (one simulated application instance). */
+	Client open(Target target, Options options) throws Exception;
+
+	/** What a contestant is, which decides the ratios it appears in. */
+	enum Kind {
+
+		/** This starter: ratios are relative to the programmatic contestant of this kind. */
+		OURS,
+
+		/** A peer library. */
+		PEER,
+
+		/** The bare-minimum lock: the reference for the "vs floor" ratios. */
+		FLOOR,
+
+		/** A bare round trip, shown for scale only. */
+		BASELINE
+
+	}
+
+	/** Where the Redis under test listens. */
+	record Target(String host, int port) {
+
+		String uri() {
+			return "redis://" + this.host + ":" + this.port;
+		}
+
+	}
+
+	/**
+	 * How a client locks: the lease time (the watchdog's renewal interval is a third of it for every library), and how
+	 * long an acquisition may wait.
+	 */
+	record Options(Duration ttl, Duration waitTime) {
+	}
+
+	/** One simulated application instance. */
+	interface Client extends AutoCloseable {
+
+		/**
+		 * Acquire {@code key} (waiting up to the options' wait), run {@code criticalSection}, release. Returns false when
+		 * the lock could not be had within the wait.
+		 */
+		boolean locked(String key, Runnable criticalSection) throws Exception;
+
+		/** Acquire {@code key} without waiting, kept alive by the library's watchdog until the returned hold is released. */
+		default Hold hold(String key) throws Exception {
+			throw new UnsupportedOperationException(getClass().getSimpleName() + " cannot hold leases");
+		}
+
+		/** Leases this client's process still holds, and threads still waiting (this starter's clients only). */
+		default long heldOrWaiting() {
+			return 0;
+		}
+
+		@Override
+		void close() throws Exception;
+
+	}
+
+	/** A lease held for the watchdog and memory scenarios; released on the thread that acquired it. */
+	interface Hold {
+
+		void release() throws Exception;
+
+	}
+
+}

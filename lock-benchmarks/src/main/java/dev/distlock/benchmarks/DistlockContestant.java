@@ -1,0 +1,86 @@
+package dev.distlock.benchmarks;
+
+import java.time.Duration;
+import java.util.EnumSet;
+import java.util.Set;
+
+import dev.distlock.core.Lease;
+import dev.distlock.core.LockAcquisitionTimeoutException;
+import dev.distlock.redis.RedisLockService;
+
+import org.springframework.data.redis.connection.RedisStandaloneConfiguration;
+import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
+
+/** This starter's programmatic API: {@link RedisLockService} on a Lettuce connection factory, default settings. */
+final class DistlockContestant implements Contestant {
+
+	@Override
+	public String name() {
+		return "distlock";
+	}
+
+	@Override
+	public Kind kind() {
+		return Kind.OURS;
+	}
+
+	@Override
+	public Set<Scenario> scenarios() {
+		return EnumSet.allOf(Scenario.class);
+	}
+
+	@Override
+	public Client open(Target target, Options options) {
+		LettuceConnectionFactory factory = connectionFactory(target);
+		RedisLockService service = RedisLockService.builder(factory).keyPrefix("bench-distlock").build();
+		return new DistlockClient(factory, service, options.ttl(), options.waitTime());
+	}
+
+	/** A connection factory as Spring Boot would create it from {@code spring.data.redis.host/port}. */
+	static LettuceConnectionFactory connectionFactory(Target target) {
+		LettuceConnectionFactory factory = new LettuceConnectionFactory(
+				new RedisStandaloneConfiguration(target.host(), target.port()));
+		factory.afterPropertiesSet();
+		factory.start();
+		return factory;
+	}
+
+	static long heldOrWaitingIn(RedisLockService service) {
+		return service.activeLeases().size() + service.waitingThreads();
+	}
+
+	private record DistlockClient(LettuceConnectionFactory factory, RedisLockService service, Duration ttl,
+			Duration waitTime) implements Client {
+
+		@Override
+		public boolean locked(String key, Runnable criticalSection) {
+			try (Lease lease = this.service.acquire(key, this.ttl, this.waitTime)) {
+				criticalSection.run();
+				return true;
+			}
+			catch (LockAcquisitionTimeoutException ex) {
+				return false;
+			}
+		}
+
+		@Override
+		public Hold hold(String key) {
+			Lease lease = this.service.tryAcquire(key, this.ttl, Duration.ZERO)
+				.orElseThrow(() -> new IllegalStateException("Key " + key + " is held elsewhere"));
+			return lease::release;
+		}
+
+		@Override
+		public long heldOrWaiting() {
+			return heldOrWaitingIn(this.service);
+		}
+
+		@Override
+		public void close() {
+			this.service.close();
+			this.factory.destroy();
+		}
+
+	}
+
+}

@@ -1,0 +1,141 @@
+package dev.distlock.benchmarks;
+
+import java.io.PrintStream;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.stream.Collectors;
+
+import dev.distlock.test.redis.RedisServer;
+
+/**
+ * Runs every contestant through every scenario against one {@code redis-server} the run starts itself, in one JVM:
+ * each scenario runs its rounds one after the other, and each round runs every contestant once, in the same order.
+ * <p>
+ * {@code --full} (the default) is the documented run: it prints the tables and writes them, with the chart, into
+ * {@code docs/} (or {@code --docs=DIR}); {@code --smoke} runs every scenario for a few seconds and writes nothing. The
+ * exit status is 1 when a contestant failed or lost an update.
+ */
+public final class LockBenchmarks {
+
+	private LockBenchmarks() {
+	}
+
+	public static void main(String[] args) throws Exception {
+		System.setProperty("java.awt.headless", "true");
+		Settings settings = Settings.full();
+		boolean write = true;
+		Path docs = Path.of("docs");
+		List<Contestant> contestants = contestants();
+		java.util.Set<Scenario> only = java.util.EnumSet.allOf(Scenario.class);
+		for (String arg : args) {
+			if (arg.equals("--smoke")) {
+				settings = Settings.smoke();
+				write = false;
+			}
+			else if (arg.equals("--full")) {
+				settings = Settings.full();
+			}
+			else if (arg.equals("--no-write")) {
+				write = false;
+			}
+			else if (arg.startsWith("--only=")) {
+				// for working on one scenario; never writes the docs
+				only = java.util.EnumSet.noneOf(Scenario.class);
+				for (String name : arg.substring("--only=".length()).split(",")) {
+					only.add(Scenario.valueOf(name.trim().toUpperCase(Locale.ROOT)));
+				}
+				write = false;
+			}
+			else if (arg.startsWith("--contestants=")) {
+				// for working on some contestants (names contain one of the given words); never writes the docs
+				List<String> words = List.of(arg.substring("--contestants=".length()).toLowerCase(Locale.ROOT).split(","));
+				contestants = contestants.stream()
+					.filter(c -> words.stream().anyMatch(w -> c.name().toLowerCase(Locale.ROOT).contains(w)))
+					.toList();
+				write = false;
+			}
+			else if (arg.startsWith("--docs=")) {
+				docs = Path.of(arg.substring("--docs=".length()));
+			}
+			else {
+				System.err.println("Usage: LockBenchmarks [--full | --smoke] [--no-write] [--docs=DIR] [--only=SCENARIO,..] [--contestants=word,..]");
+				System.exit(2);
+			}
+		}
+		Results results;
+		try (RedisServer server = RedisServer.start()) {
+			results = run(settings, new Contestant.Target(server.host(), server.port()), contestants, only, System.out);
+		}
+		System.out.println();
+		System.out.println(Report.markdown(results));
+		if (write) {
+			Path doc = docs.resolve("benchmarks.md");
+			Report.write(results, doc);
+			System.out.println("Wrote " + doc + " and " + doc.resolveSibling(Report.CHART));
+		}
+		List<String> problems = new ArrayList<>(results.errors());
+		problems.addAll(results.lostUpdates());
+		if (!problems.isEmpty()) {
+			System.err.println("FAILED:\n  " + String.join("\n  ", problems));
+			System.exit(1);
+		}
+		System.exit(0);
+	}
+
+	/** The contestants, in the order they run within each round. */
+	static List<Contestant> contestants() {
+		return List.of(new DistlockContestant(), new AnnotatedContestant(), new RedissonContestant(), IntegrationContestant.pubSub(),
+				IntegrationContestant.spin(), IntegrationContestant.renewing(), FloorContestant.setNx(),
+				FloorContestant.ping());
+	}
+
+	/** Run every scenario; a failing turn is recorded with its error and the run goes on. */
+	static Results run(Settings settings, Contestant.Target target, List<Contestant> contestants,
+			java.util.Set<Scenario> selected, PrintStream log) throws Exception {
+		try (RedisProbe probe = new RedisProbe(target)) {
+			Results results = new Results(settings, contestants, probe.serverVersion());
+			Scenarios scenarios = new Scenarios(target, settings, probe, log);
+			long started = System.nanoTime();
+			for (Scenario scenario : selected) {
+				int rounds = switch (scenario) {
+					case MEMORY -> 1;
+					case WATCHDOG -> Math.min(3, settings.rounds());
+					default -> settings.rounds();
+				};
+				for (int round = 1; round <= rounds; round++) {
+					for (Contestant contestant : contestants) {
+						if (!contestant.scenarios().contains(scenario)) {
+							continue;
+						}
+						Results.Turn turn;
+						try {
+							turn = new Results.Turn(scenario, contestant, round, scenarios.run(scenario, contestant), null);
+						}
+						catch (Exception | Error ex) {
+							ex.printStackTrace(log);
+							turn = new Results.Turn(scenario, contestant, round, Map.of(), String.valueOf(ex));
+						}
+						results.add(turn);
+						log.printf(Locale.ROOT, "[%4ds] %-11s round %d  %-38s %s%n", (System.nanoTime() - started) / 1_000_000_000,
+								scenario.name(), round, contestant.name(), describe(turn));
+					}
+				}
+			}
+			results.finish();
+			return results;
+		}
+	}
+
+	private static String describe(Results.Turn turn) {
+		if (turn.error() != null) {
+			return "ERROR " + turn.error();
+		}
+		return turn.metrics().entrySet().stream()
+			.map(e -> e.getKey().label + "=" + e.getKey().format(e.getValue()))
+			.collect(Collectors.joining(", "));
+	}
+
+}
