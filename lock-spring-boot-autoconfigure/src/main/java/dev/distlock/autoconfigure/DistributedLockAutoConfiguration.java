@@ -52,6 +52,7 @@ public final class DistributedLockAutoConfiguration {
 			.keyPrefix(properties.getKeyPrefix())
 			.renewalRatio(properties.getRenewalRatio())
 			.idleUnsubscribe(properties.getIdleUnsubscribe())
+			.localHandOvers(properties.getLocalHandOvers())
 			.eventPublisher(eventPublisher);
 		listeners.orderedStream().forEach(builder::listener);
 		return builder.build();

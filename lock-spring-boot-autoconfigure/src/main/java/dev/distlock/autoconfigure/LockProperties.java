@@ -59,6 +59,12 @@ public class LockProperties {
 	 */
 	private Duration idleUnsubscribe = Duration.ofSeconds(1);
 
+	/**
+	 * How many times in a row a released lock may go straight to another thread of this instance waiting for it,
+	 * before it is released for every instance to compete for. Zero turns hand-overs off.
+	 */
+	private int localHandOvers = 4;
+
 	private final Health health = new Health();
 
 	private final Actuator actuator = new Actuator();
@@ -129,6 +135,17 @@ public class LockProperties {
 
 	public void setOnLostLease(LostLeasePolicy onLostLease) {
 		this.onLostLease = onLostLease;
+	}
+
+	public int getLocalHandOvers() {
+		return this.localHandOvers;
+	}
+
+	public void setLocalHandOvers(int localHandOvers) {
+		if (localHandOvers < 0) {
+			throw new IllegalArgumentException("lock.local-hand-overs must not be negative, but was " + localHandOvers);
+		}
+		this.localHandOvers = localHandOvers;
 	}
 
 	public Duration getIdleUnsubscribe() {

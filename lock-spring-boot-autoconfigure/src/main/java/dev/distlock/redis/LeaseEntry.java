@@ -47,6 +47,9 @@ final class LeaseEntry {
 
 	final long acquiredAtNanos;
 
+	/** How many times in a row the lease was handed from one owner of this process to another to get here. */
+	final int handOvers;
+
 	private State state = State.HELD;
 
 	private int holds;
@@ -71,7 +74,8 @@ final class LeaseEntry {
 	private @Nullable String lastRenewalError;
 
 	LeaseEntry(String key, String redisKey, String channel, String owner, String name, long token, long ttlMillis,
-			boolean autoRenew, long sentAtNanos) {
+			boolean autoRenew, long sentAtNanos, int handOvers) {
+		this.handOvers = handOvers;
 		this.key = key;
 		this.redisKey = redisKey;
 		this.channel = channel;
@@ -112,6 +116,11 @@ final class LeaseEntry {
 
 	synchronized boolean isAutoRenew() {
 		return this.autoRenew;
+	}
+
+	/** The holds (re-entries) this process has open on the lease. */
+	synchronized int holds() {
+		return this.holds;
 	}
 
 	synchronized long ttlMillis() {

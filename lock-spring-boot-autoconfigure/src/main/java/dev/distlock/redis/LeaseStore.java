@@ -57,28 +57,41 @@ final class LeaseStore {
 		}
 	}
 
-	RedisConnectionFactory connectionFactory() {
-		return this.connectionFactory;
-	}
-
-	/** {hold count, token} when acquired; {0, holder's remaining ttl in ms} when not. */
-	long[] acquire(String redisKey, String owner, long ttlMillis) {
-		Object nativeReply = runNative(LockScripts.ACQUIRE, redisKey, owner, Long.toString(ttlMillis));
+	/**
+	 * {hold count, token} when acquired; {0, holder's remaining ttl in ms} when not, and then, if {@code waiter} is
+	 * a client id, the lease notes that this client waits.
+	 */
+	long[] acquire(String redisKey, String owner, long ttlMillis, String waiter) {
+		Object nativeReply = runNative(LockScripts.ACQUIRE, redisKey, owner, Long.toString(ttlMillis), waiter);
 		List<?> reply = (nativeReply != null) ? (List<?>) nativeReply
-				: this.template.execute(LockScripts.ACQUIRE, List.of(redisKey), owner, Long.toString(ttlMillis));
+				: this.template.execute(LockScripts.ACQUIRE, List.of(redisKey), owner, Long.toString(ttlMillis), waiter);
 		if (reply == null || reply.size() != 2) {
 			throw new IllegalStateException("Unexpected reply from the acquire script: " + reply);
 		}
 		return new long[] { ((Number) reply.get(0)).longValue(), ((Number) reply.get(1)).longValue() };
 	}
 
-	/** Holds left, or -1 when the lease is not ours. */
-	long release(String redisKey, String owner, long token, String channel) {
-		Object nativeReply = runNative(LockScripts.RELEASE, redisKey, owner, Long.toString(token), channel);
+	/** {holds left, or -1 when the lease is not ours; 1 when another process noted that it waits, else 0}. */
+	long[] release(String redisKey, String owner, long token, String channel, String clientId) {
+		Object nativeReply = runNative(LockScripts.RELEASE, redisKey, owner, Long.toString(token), channel, clientId);
+		List<?> reply = (nativeReply != null) ? (List<?>) nativeReply
+				: this.template.execute(LockScripts.RELEASE, List.of(redisKey), owner, Long.toString(token), channel,
+						clientId);
+		if (reply == null || reply.size() != 2) {
+			throw new IllegalStateException("Unexpected reply from the release script: " + reply);
+		}
+		return new long[] { ((Number) reply.get(0)).longValue(), ((Number) reply.get(1)).longValue() };
+	}
+
+	/** The next holder's token; -1 when the lease is not ours, -2 when the owner holds it more than once. */
+	long handOver(String redisKey, String owner, long token, String nextOwner, long nextTtlMillis) {
+		Object nativeReply = runNative(LockScripts.HAND_OVER, redisKey, owner, Long.toString(token), nextOwner,
+				Long.toString(nextTtlMillis));
 		if (nativeReply != null) {
 			return (Long) nativeReply;
 		}
-		return nonNull(this.template.execute(LockScripts.RELEASE, List.of(redisKey), owner, Long.toString(token), channel));
+		return nonNull(this.template.execute(LockScripts.HAND_OVER, List.of(redisKey), owner, Long.toString(token),
+				nextOwner, Long.toString(nextTtlMillis)));
 	}
 
 	/**

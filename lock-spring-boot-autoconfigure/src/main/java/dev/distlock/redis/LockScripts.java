@@ -18,9 +18,14 @@ final class LockScripts {
 	/** The hash field that holds the fencing token; owner ids never start with '~'. */
 	static final String TOKEN_FIELD = "~t";
 
+	/** The prefix of the hash fields that note a process waiting for the lease: {@code ~w:<client id>}. */
+	static final String WAITER_PREFIX = "~w:";
+
 	/**
-	 * KEYS[1] lease; ARGV[1] owner, ARGV[2] ttl ms. Returns {hold count, fencing token} when acquired or re-entered,
-	 * {0, remaining ttl ms of the holder} otherwise. A re-entry never shortens the lease.
+	 * KEYS[1] lease; ARGV[1] owner, ARGV[2] ttl ms, ARGV[3] the caller's client id if it will wait, else ''. Returns
+	 * {hold count, fencing token} when acquired or re-entered, {0, remaining ttl ms of the holder} otherwise; a caller
+	 * that will wait is then noted in the lease ({@value #WAITER_PREFIX}&lt;client id&gt;), so that the holder knows
+	 * other processes wait. A re-entry never shortens the lease.
 	 */
 	@SuppressWarnings("rawtypes")
 	static final RedisScript<List> ACQUIRE = RedisScript.of("""
@@ -38,28 +43,66 @@ final class LockScripts {
 			  end
 			  return {count, tonumber(redis.call('hget', KEYS[1], '~t'))}
 			end
+			if ARGV[3] ~= '' then
+			  redis.call('hset', KEYS[1], '~w:' .. ARGV[3], 1)
+			end
 			return {0, redis.call('pttl', KEYS[1])}
 			""", List.class);
 
 	/**
-	 * KEYS[1] lease; ARGV[1] owner, ARGV[2] token, ARGV[3] release channel. Returns -1 when the lease is not ours,
-	 * otherwise the holds left; at zero the key is deleted and the release published.
+	 * KEYS[1] lease; ARGV[1] owner, ARGV[2] token, ARGV[3] release channel, ARGV[4] the owner's client id. Returns
+	 * {-1, 0} when the lease is not ours, otherwise {holds left, 0}; at zero holds the key is deleted and the release
+	 * published, and the second element is 1 when another process had noted that it waits for the lock.
 	 */
-	static final RedisScript<Long> RELEASE = RedisScript.of("""
+	@SuppressWarnings("rawtypes")
+	static final RedisScript<List> RELEASE = RedisScript.of("""
 			if redis.call('hget', KEYS[1], '~t') ~= ARGV[2] then
-			  return -1
+			  return {-1, 0}
 			end
 			local count = redis.call('hincrby', KEYS[1], ARGV[1], -1)
 			if count > 0 then
-			  return count
+			  return {count, 0}
 			end
 			if count < 0 then
 			  redis.call('hdel', KEYS[1], ARGV[1])
-			  return -1
+			  return {-1, 0}
+			end
+			local others = 0
+			for _, field in ipairs(redis.call('hkeys', KEYS[1])) do
+			  if string.sub(field, 1, 3) == '~w:' and string.sub(field, 4) ~= ARGV[4] then
+			    others = 1
+			    break
+			  end
 			end
 			redis.call('del', KEYS[1])
 			redis.call('publish', ARGV[3], ARGV[2])
-			return 0
+			return {0, others}
+			""", List.class);
+
+	/**
+	 * KEYS[1] lease; ARGV[1] owner, ARGV[2] token, ARGV[3] next owner, ARGV[4] next owner's ttl ms. Hands a lease
+	 * held once by its owner straight to another owner waiting in the same process: one round trip instead of a release,
+	 * a publish and a new acquisition that waiters of other processes would race for. The new holder gets a greater
+	 * token, as every new holder does; notes of waiting processes stay. Returns the new token; -1 when the lease is not ours, -2 when the owner holds it
+	 * more than once (the caller then releases normally).
+	 */
+	static final RedisScript<Long> HAND_OVER = RedisScript.of("""
+			if redis.call('hget', KEYS[1], '~t') ~= ARGV[2] then
+			  return -1
+			end
+			local count = tonumber(redis.call('hget', KEYS[1], ARGV[1]) or '0')
+			if count < 1 then
+			  return -1
+			end
+			if count > 1 then
+			  return -2
+			end
+			local t = redis.call('time')
+			local token = math.max(tonumber(ARGV[2]) + 1, tonumber(t[1]) * 1000000 + tonumber(t[2]))
+			redis.call('hdel', KEYS[1], ARGV[1])
+			redis.call('hset', KEYS[1], ARGV[3], 1, '~t', token)
+			redis.call('pexpire', KEYS[1], ARGV[4])
+			return token
 			""", Long.class);
 
 	/**

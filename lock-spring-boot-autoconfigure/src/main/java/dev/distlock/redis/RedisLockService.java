@@ -51,6 +51,12 @@ public class RedisLockService implements LockService, AutoCloseable {
 
 	private static final long MAX_JITTER_NANOS = TimeUnit.MILLISECONDS.toNanos(10);
 
+	/**
+	 * How long this process's threads hold back after it released a lock that other processes were waiting for: long
+	 * enough for the release message to reach them and their attempt to reach Redis on a loaded machine.
+	 */
+	private static final long YIELD_NANOS = TimeUnit.MILLISECONDS.toNanos(3);
+
 	private final String keyPrefix;
 
 	private final String clientId;
@@ -69,6 +75,8 @@ public class RedisLockService implements LockService, AutoCloseable {
 
 	private final ConcurrentHashMap<HoldKey, LeaseEntry> entries = new ConcurrentHashMap<>();
 
+	private final int localHandOvers;
+
 	private volatile boolean closed;
 
 	protected RedisLockService(Builder builder) {
@@ -76,6 +84,7 @@ public class RedisLockService implements LockService, AutoCloseable {
 		this.clientId = newClientId();
 		this.store = new LeaseStore(builder.connectionFactory);
 		this.listeners = List.copyOf(builder.listeners);
+		this.localHandOvers = builder.localHandOvers;
 		this.eventPublisher = builder.eventPublisher;
 		String threadName = builder.threadNamePrefix + "-" + this.clientId.substring(0, 6);
 		this.events = (this.eventPublisher != null) ? singleThread(threadName + "-events") : null;
@@ -100,13 +109,21 @@ public class RedisLockService implements LockService, AutoCloseable {
 		String redisKey = redisKey(request.key());
 		String owner = this.clientId + ":" + Thread.currentThread().getId();
 		long ttlMillis = request.ttl().toMillis();
+		String channel = channel(redisKey);
+		boolean mayWait = !request.waitTime().isZero();
 		try {
-			long sent = System.nanoTime();
-			long[] reply = callAcquire(request, redisKey, owner, ttlMillis);
-			if (reply[0] > 0) {
-				return Optional.of(acquired(request, redisKey, owner, reply, sent, start));
+			// Where other threads of this process wait for the key already, join them before the first attempt: it
+			// saves the attempt a new waiter otherwise makes once subscribed, and makes this thread one a holder can
+			// hand the lease to.
+			if (mayWait && (this.subscriber.isSubscribed(channel) || this.subscriber.yieldingUntil(channel) != 0)) {
+				return awaitRelease(request, redisKey, owner, ttlMillis, -1, start, deadline);
 			}
-			if (request.waitTime().isZero()) {
+			long sent = System.nanoTime();
+			long[] reply = callAcquire(request, redisKey, owner, ttlMillis, mayWait);
+			if (reply[0] > 0) {
+				return Optional.of(acquired(request, redisKey, owner, reply[1], sent, start, 0));
+			}
+			if (!mayWait) {
 				return notAcquired(request, start);
 			}
 			return awaitRelease(request, redisKey, owner, ttlMillis, reply[1], start, deadline);
@@ -123,36 +140,81 @@ public class RedisLockService implements LockService, AutoCloseable {
 		}
 	}
 
+	/**
+	 * Wait for the lock, retrying when a release message (or a release in this process) wakes this thread, when the
+	 * holder's lease would run out, or not at all if a holder in this process hands the lease over.
+	 * @param holderTtl the holder's remaining ttl in ms from the last attempt, or -1 if no attempt was made yet
+	 */
 	private Optional<Lease> awaitRelease(LockRequest request, String redisKey, String owner, long ttlMillis,
 			long holderTtl, long start, long deadline) throws InterruptedException {
-		ReleaseSubscriber.Waiter waiter = this.subscriber.register(channel(redisKey));
+		String channel = channel(redisKey);
+		ReleaseSubscriber.Waiter waiter = this.subscriber.register(channel, owner, ttlMillis);
 		boolean acquired = false;
 		try {
-			// Only attempts made after the subscription is confirmed are sure to hear of a later release.
-			waiter.awaitSubscribed(deadline);
+			// Only attempts made after the subscription is confirmed are sure to hear of a later release; a holder
+			// whose lease runs out earlier is retried then, even if pub/sub is slow to answer.
+			long subscribedBy = (holderTtl >= 0) ? System.nanoTime() + holderTtlNanos(holderTtl) : deadline;
+			waiter.awaitSubscribed((subscribedBy - deadline < 0) ? subscribedBy : deadline);
 			for (;;) {
+				if (!waiter.startAttempt()) {
+					if (waiter.handedOver()) {
+						acquired = true;
+						return Optional.of(handedOver(request, redisKey, owner, waiter, start));
+					}
+					continue;
+				}
+				long yieldUntil = this.subscriber.yieldingUntil(channel);
+				if (yieldUntil != 0) {
+					waiter.endAttempt();
+					if (!waiter.await((yieldUntil - deadline < 0) ? yieldUntil : deadline)
+							&& System.nanoTime() - deadline >= 0) {
+						break;
+					}
+					continue;
+				}
 				long sent = System.nanoTime();
-				long[] reply = callAcquire(request, redisKey, owner, ttlMillis);
+				long[] reply = callAcquire(request, redisKey, owner, ttlMillis, true);
 				if (reply[0] > 0) {
 					acquired = true;
-					return Optional.of(acquired(request, redisKey, owner, reply, sent, start));
+					return Optional.of(acquired(request, redisKey, owner, reply[1], sent, start, 0));
 				}
+				waiter.endAttempt();
 				long now = System.nanoTime();
 				if (now - deadline >= 0) {
-					return notAcquired(request, start);
+					break;
 				}
 				long wakeAt = now + holderTtlNanos(reply[1]);
-				if (wakeAt - deadline > 0) {
-					wakeAt = deadline;
-				}
-				if (!waiter.await(wakeAt) && System.nanoTime() - deadline >= 0) {
-					return notAcquired(request, start);
+				if (!waiter.await((wakeAt - deadline < 0) ? wakeAt : deadline) && System.nanoTime() - deadline >= 0) {
+					break;
 				}
 			}
+			if (waiter.leave()) { // handed the lease just as the wait ended: take it
+				acquired = true;
+				return Optional.of(handedOver(request, redisKey, owner, waiter, start));
+			}
+			return notAcquired(request, start);
+		}
+		catch (InterruptedException | RuntimeException ex) {
+			if (!acquired && waiter.leave()) {
+				// Handed the lease while failing: give it back now rather than leave it to expire.
+				try {
+					handedOver(request, redisKey, owner, waiter, start).release();
+				}
+				catch (RuntimeException releaseFailure) {
+					ex.addSuppressed(releaseFailure);
+				}
+			}
+			throw ex;
 		}
 		finally {
 			this.subscriber.unregister(waiter, acquired);
 		}
+	}
+
+	private Lease handedOver(LockRequest request, String redisKey, String owner, ReleaseSubscriber.Waiter waiter,
+			long start) {
+		return acquired(request, redisKey, owner, waiter.grantedToken(), waiter.grantedAtNanos(), start,
+				waiter.grantedHandOvers());
 	}
 
 	/** When to retry if no release message comes: when the holder's lease runs out, plus jitter against herds. */
@@ -164,18 +226,24 @@ public class RedisLockService implements LockService, AutoCloseable {
 		return ttl + ThreadLocalRandom.current().nextLong(Math.min(MAX_JITTER_NANOS, ttl / 10) + 1);
 	}
 
-	private long[] callAcquire(LockRequest request, String redisKey, String owner, long ttlMillis) {
+	private long[] callAcquire(LockRequest request, String redisKey, String owner, long ttlMillis, boolean willWait)
+			throws InterruptedException {
 		try {
-			return this.store.acquire(redisKey, owner, ttlMillis);
+			return this.store.acquire(redisKey, owner, ttlMillis, willWait ? this.clientId : "");
 		}
 		catch (RuntimeException ex) {
+			if (Thread.interrupted()) { // the client gave up waiting for Redis because this thread was interrupted
+				InterruptedException interrupted = new InterruptedException();
+				interrupted.initCause(ex);
+				throw interrupted;
+			}
 			throw new LockUnavailableException(request.key(),
 					"Could not acquire lock '" + request.key() + "': Redis did not answer (" + ex.getMessage() + ")", ex);
 		}
 	}
 
-	private Lease acquired(LockRequest request, String redisKey, String owner, long[] reply, long sent, long start) {
-		long token = reply[1];
+	private Lease acquired(LockRequest request, String redisKey, String owner, long token, long sent, long start,
+			int handOvers) {
 		long ttlMillis = request.ttl().toMillis();
 		LeaseEntry[] created = new LeaseEntry[1];
 		LeaseEntry entry = this.entries.compute(new HoldKey(redisKey, owner), (key, existing) -> {
@@ -183,7 +251,7 @@ public class RedisLockService implements LockService, AutoCloseable {
 				return existing;
 			}
 			created[0] = new LeaseEntry(request.key(), redisKey, channel(redisKey), owner, request.effectiveName(), token,
-					ttlMillis, request.autoRenew(), sent);
+					ttlMillis, request.autoRenew(), sent, handOvers);
 			return created[0];
 		});
 		if (created[0] != null) {
@@ -207,19 +275,20 @@ public class RedisLockService implements LockService, AutoCloseable {
 	void release(RedisLease lease) {
 		LeaseEntry entry = lease.entry;
 		Duration held = Duration.ofNanos(System.nanoTime() - lease.acquiredAtNanos);
-		long left;
+		if (entry.handOvers < this.localHandOvers && entry.holds() == 1 && entry.state() == LeaseEntry.State.HELD) {
+			ReleaseSubscriber.Waiter next = this.subscriber.reserveForHandOver(entry.channel, entry.owner);
+			if (next != null && handOver(lease, entry, next, held)) {
+				return;
+			}
+		}
+		long[] reply;
 		try {
-			left = this.store.release(entry.redisKey, entry.owner, entry.token, entry.channel);
+			reply = this.store.release(entry.redisKey, entry.owner, entry.token, entry.channel, this.clientId);
 		}
 		catch (RuntimeException ex) {
-			// The hold ends here either way: stop renewing, so the lease expires on its own if Redis kept it.
-			if (entry.releaseHold(false)) {
-				ended(entry);
-			}
-			this.listeners.forEach(listener -> listener.released(lease, held, false));
-			throw new LockUnavailableException(entry.key, "Could not release lock '" + entry.key
-					+ "': Redis did not answer; the lease expires within " + entry.ttlMillis() + "ms (" + ex.getMessage() + ")", ex);
+			throw unreachableOnRelease(lease, entry, held, ex);
 		}
+		long left = reply[0];
 		if (left < 0) {
 			LockLostEvent event = lostOnHolderCheck(entry);
 			this.listeners.forEach(listener -> listener.released(lease, held, false));
@@ -228,6 +297,9 @@ public class RedisLockService implements LockService, AutoCloseable {
 		if (entry.releaseHold(left == 0)) {
 			ended(entry);
 			if (left == 0) {
+				if (reply[1] == 1) {
+					this.subscriber.yieldUntil(entry.channel, System.nanoTime() + YIELD_NANOS);
+				}
 				this.subscriber.releasedLocally(entry.channel, entry.token);
 			}
 		}
@@ -236,6 +308,59 @@ public class RedisLockService implements LockService, AutoCloseable {
 		if (lost != null) {
 			throw new LockLostException(lost);
 		}
+	}
+
+	/**
+	 * Hand the lease straight to {@code next}, a thread of this process waiting for it: one round trip, no release
+	 * message, no race with other processes' waiters. At most {@link Builder#localHandOvers} times in a row, so that
+	 * other processes get their turn. Returns false when the lease has to be released the normal way.
+	 */
+	private boolean handOver(RedisLease lease, LeaseEntry entry, ReleaseSubscriber.Waiter next, Duration held) {
+		boolean granted = false;
+		try {
+			long sent = System.nanoTime();
+			long token;
+			try {
+				token = this.store.handOver(entry.redisKey, entry.owner, entry.token, next.owner, next.ttlMillis);
+			}
+			catch (RuntimeException ex) {
+				throw unreachableOnRelease(lease, entry, held, ex);
+			}
+			if (token == -2) {
+				return false;
+			}
+			if (token < 0) {
+				LockLostEvent event = lostOnHolderCheck(entry);
+				this.listeners.forEach(listener -> listener.released(lease, held, false));
+				throw new LockLostException(event);
+			}
+			entry.releaseHold(true);
+			ended(entry);
+			next.grant(token, sent, entry.handOvers + 1);
+			granted = true;
+		}
+		finally {
+			if (!granted) {
+				next.revert();
+			}
+		}
+		this.listeners.forEach(listener -> listener.released(lease, held, true));
+		LockLostEvent lost = entry.lostEvent();
+		if (lost != null) {
+			throw new LockLostException(lost);
+		}
+		return true;
+	}
+
+	/** Redis did not answer a release: the hold ends here either way, so the lease expires on its own. */
+	private LockUnavailableException unreachableOnRelease(RedisLease lease, LeaseEntry entry, Duration held,
+			RuntimeException ex) {
+		if (entry.releaseHold(false)) {
+			ended(entry);
+		}
+		this.listeners.forEach(listener -> listener.released(lease, held, false));
+		return new LockUnavailableException(entry.key, "Could not release lock '" + entry.key
+				+ "': Redis did not answer; the lease expires within " + entry.ttlMillis() + "ms (" + ex.getMessage() + ")", ex);
 	}
 
 	void extend(RedisLease lease, long millis, boolean add) {
@@ -357,7 +482,7 @@ public class RedisLockService implements LockService, AutoCloseable {
 			if (LockScripts.TOKEN_FIELD.equals(field)) {
 				token = Long.parseLong(value);
 			}
-			else {
+			else if (!field.startsWith(LockScripts.WAITER_PREFIX)) {
 				owner = field;
 				holds = Long.parseLong(value);
 			}
@@ -447,6 +572,8 @@ public class RedisLockService implements LockService, AutoCloseable {
 
 		private String threadNamePrefix = "distlock";
 
+		private int localHandOvers = 4;
+
 		private @Nullable ApplicationEventPublisher eventPublisher;
 
 		private final List<LockListener> listeners = new ArrayList<>();
@@ -493,6 +620,20 @@ public class RedisLockService implements LockService, AutoCloseable {
 		public Builder listener(LockListener listener) {
 			Assert.notNull(listener, "'listener' must not be null");
 			this.listeners.add(listener);
+			return this;
+		}
+
+		/**
+		 * How many times in a row a released lease may go straight to another thread of this process waiting for it,
+		 * before it is released for every process to compete for; 0 turns hand-overs off. A hand-over costs one round
+		 * trip and no failed attempts, where a release and a new acquisition cost two plus one failed attempt per
+		 * other waiting process; the bound keeps one busy process from keeping a lock from the others. Default 4.
+		 */
+		public Builder localHandOvers(int localHandOvers) {
+			if (localHandOvers < 0) {
+				throw new IllegalArgumentException("Local hand-overs must not be negative, but was " + localHandOvers);
+			}
+			this.localHandOvers = localHandOvers;
 			return this;
 		}
 

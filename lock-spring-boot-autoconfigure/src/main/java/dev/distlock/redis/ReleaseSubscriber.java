@@ -11,6 +11,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.LockSupport;
 
 import org.apache.commons.logging.Log;
@@ -62,6 +63,8 @@ final class ReleaseSubscriber implements MessageListener, SubscriptionListener, 
 
 	private volatile CompletableFuture<Void> connected = new CompletableFuture<>();
 
+	private volatile boolean closed;
+
 	ReleaseSubscriber(RedisConnectionFactory connectionFactory, String keepAliveChannel, long idleNanos, String threadName) {
 		this.connectionFactory = connectionFactory;
 		this.keepAliveChannel = bytes(keepAliveChannel);
@@ -75,15 +78,18 @@ final class ReleaseSubscriber implements MessageListener, SubscriptionListener, 
 		this.commands.scheduleWithFixedDelay(this::unsubscribeIdle, sweepMillis, sweepMillis, TimeUnit.MILLISECONDS);
 	}
 
-	/** Start waiting on {@code channel}; the caller must {@link #unregister} the waiter in a finally block. */
-	Waiter register(String channel) {
+	/**
+	 * Start waiting on {@code channel} as {@code owner}, who asks for a lease of {@code ttlMillis} (what a holder in
+	 * this process needs to hand its lease over); the caller must {@link #unregister} the waiter in a finally block.
+	 */
+	Waiter register(String channel, String owner, long ttlMillis) {
 		for (;;) {
 			Channel ch = this.channels.computeIfAbsent(channel, Channel::new);
 			synchronized (ch) {
 				if (ch.state == ChannelState.DEAD) {
 					continue;
 				}
-				Waiter waiter = new Waiter(ch, Thread.currentThread(), ch.subscribed);
+				Waiter waiter = new Waiter(ch, Thread.currentThread(), ch.subscribed, owner, ttlMillis);
 				ch.waiters.addLast(waiter);
 				if (ch.state == ChannelState.NEW) {
 					ch.state = ChannelState.SUBSCRIBING;
@@ -91,6 +97,71 @@ final class ReleaseSubscriber implements MessageListener, SubscriptionListener, 
 				}
 				return waiter;
 			}
+		}
+	}
+
+	/**
+	 * Reserve the longest waiting waiter of {@code channel} that is between attempts, for a hand-over of the lease
+	 * {@code owner} holds; null if there is none. The caller must {@link Waiter#grant grant} or
+	 * {@link Waiter#revert revert} the reservation.
+	 */
+	@Nullable Waiter reserveForHandOver(String channel, String owner) {
+		Channel ch = this.channels.get(channel);
+		if (ch == null) {
+			return null;
+		}
+		synchronized (ch) {
+			for (Waiter waiter : ch.waiters) {
+				if (!waiter.owner.equals(owner) && waiter.reserve()) {
+					return waiter;
+				}
+			}
+		}
+		return null;
+	}
+
+	/**
+	 * This process released the lock while other processes waited for it: its own threads hold back their attempts
+	 * until {@code untilNanos}, so that the waiters the release woke elsewhere get the lock rather than losing it to a
+	 * thread here that simply asks again at once.
+	 */
+	void yieldUntil(String channel, long untilNanos) {
+		for (;;) {
+			Channel ch = this.channels.computeIfAbsent(channel, Channel::new);
+			synchronized (ch) {
+				if (ch.state == ChannelState.DEAD) {
+					continue;
+				}
+				ch.yieldUntilNanos = untilNanos;
+				ch.idleSinceNanos = System.nanoTime();
+				return;
+			}
+		}
+	}
+
+	/**
+	 * Whether {@code channel} is subscribed now: a thread that registers as a waiter first hears of every later
+	 * release, so it may make its first attempt as a registered waiter.
+	 */
+	boolean isSubscribed(String channel) {
+		Channel ch = this.channels.get(channel);
+		if (ch == null) {
+			return false;
+		}
+		synchronized (ch) {
+			return ch.state == ChannelState.SUBSCRIBED;
+		}
+	}
+
+	/** Until when this process's threads hold back their attempts on {@code channel}; 0 when they need not. */
+	long yieldingUntil(String channel) {
+		Channel ch = this.channels.get(channel);
+		if (ch == null) {
+			return 0;
+		}
+		synchronized (ch) {
+			long until = ch.yieldUntilNanos;
+			return (until != 0 && until - System.nanoTime() > 0) ? until : 0;
 		}
 	}
 
@@ -293,7 +364,7 @@ final class ReleaseSubscriber implements MessageListener, SubscriptionListener, 
 					ch.state = ch.waiters.isEmpty() ? ChannelState.NEW : ChannelState.SUBSCRIBING;
 					failed = ch.subscribed;
 					ch.subscribed = new CompletableFuture<>();
-					if (ch.state == ChannelState.SUBSCRIBING) {
+					if (ch.state == ChannelState.SUBSCRIBING && !this.closed) {
 						this.commands.execute(() -> subscribe(ch));
 					}
 				}
@@ -315,6 +386,7 @@ final class ReleaseSubscriber implements MessageListener, SubscriptionListener, 
 
 	@Override
 	public void close() {
+		this.closed = true;
 		this.commands.execute(this::dropConnection);
 		this.commands.shutdown();
 		try {
@@ -351,6 +423,9 @@ final class ReleaseSubscriber implements MessageListener, SubscriptionListener, 
 
 		long idleSinceNanos = System.nanoTime();
 
+		/** See {@link ReleaseSubscriber#yieldUntil}; 0 when not yielding. */
+		long yieldUntilNanos;
+
 		/**
 		 * Tokens of leases this process released on this channel whose message has not come yet (its wake-up was given
 		 * directly). Bounded: the message of a release can come before the releasing thread records it, or never (a
@@ -377,21 +452,61 @@ final class ReleaseSubscriber implements MessageListener, SubscriptionListener, 
 
 	}
 
-	/** One thread waiting for one lock. */
+	/**
+	 * One thread waiting for one lock. Besides being woken, a waiter can be handed the lease by a holder in this
+	 * process. Its state says who may act:
+	 * <ul>
+	 * <li>WAITING: between attempts; a holder may reserve it (to RESERVED), the waiter may start an attempt (to
+	 * ATTEMPTING) or leave (to LEFT).</li>
+	 * <li>ATTEMPTING: its own attempt is on its way to Redis; no holder may hand it the lease meanwhile, which could
+	 * otherwise make that attempt a re-entry of the handed lease.</li>
+	 * <li>RESERVED: a holder is handing the lease over; the waiter may neither attempt nor leave until the holder
+	 * either grants it (to GRANTED, the waiter then owns the lease in Redis and must take it) or reverts (to
+	 * WAITING). This is what makes sure a handed lease always has a thread that holds it.</li>
+	 * </ul>
+	 */
 	static final class Waiter {
 
+		private static final int WAITING = 0;
+
+		private static final int ATTEMPTING = 1;
+
+		private static final int RESERVED = 2;
+
+		private static final int GRANTED = 3;
+
+		private static final int LEFT = 4;
+
+		/** How long a waiter waits for a holder to finish a hand-over before it stops waiting for it. */
+		private static final long HAND_OVER_PATIENCE_NANOS = TimeUnit.MINUTES.toNanos(2);
+
 		final Channel channel;
+
+		final String owner;
+
+		final long ttlMillis;
 
 		private final Thread thread;
 
 		private final CompletableFuture<Void> subscribed;
 
+		private final AtomicInteger state = new AtomicInteger(WAITING);
+
+		/** Written by the granting holder before the state becomes GRANTED, read by the waiter after it sees it. */
+		private long grantedToken;
+
+		private long grantedAtNanos;
+
+		private int grantedHandOvers;
+
 		volatile boolean signalled;
 
-		Waiter(Channel channel, Thread thread, CompletableFuture<Void> subscribed) {
+		Waiter(Channel channel, Thread thread, CompletableFuture<Void> subscribed, String owner, long ttlMillis) {
 			this.channel = channel;
 			this.thread = thread;
 			this.subscribed = subscribed;
+			this.owner = owner;
+			this.ttlMillis = ttlMillis;
 		}
 
 		void signal() {
@@ -399,18 +514,29 @@ final class ReleaseSubscriber implements MessageListener, SubscriptionListener, 
 			LockSupport.unpark(this.thread);
 		}
 
-		/** Wait until the subscription is confirmed; false if it failed or the deadline passed first. */
+		/**
+		 * Wait until the subscription is confirmed, the waiter is woken (by a release in this process or a hand-over:
+		 * the wake-up is left for {@link #await}), or the deadline; true if the subscription is confirmed.
+		 */
 		boolean awaitSubscribed(long deadlineNanos) throws InterruptedException {
-			try {
-				this.subscribed.get(Math.max(0, deadlineNanos - System.nanoTime()), TimeUnit.NANOSECONDS);
-				return true;
+			this.subscribed.whenComplete((result, failure) -> LockSupport.unpark(this.thread));
+			while (!this.subscribed.isDone() && !this.signalled) {
+				long remaining = deadlineNanos - System.nanoTime();
+				if (remaining <= 0) {
+					return false;
+				}
+				LockSupport.parkNanos(this, remaining);
+				if (Thread.interrupted()) {
+					throw new InterruptedException();
+				}
 			}
-			catch (ExecutionException | TimeoutException ex) {
-				return false;
-			}
+			return this.subscribed.isDone() && !this.subscribed.isCompletedExceptionally();
 		}
 
-		/** Park until woken or {@code untilNanos}; true if woken by a release. Consumes the wake-up. */
+		/**
+		 * Park until woken, handed the lease, or {@code untilNanos}; true if woken (by a release or a hand-over).
+		 * Consumes the wake-up.
+		 */
 		boolean await(long untilNanos) throws InterruptedException {
 			while (!this.signalled) {
 				long remaining = untilNanos - System.nanoTime();
@@ -424,6 +550,95 @@ final class ReleaseSubscriber implements MessageListener, SubscriptionListener, 
 			}
 			this.signalled = false;
 			return true;
+		}
+
+		/** Before an attempt: false when a hand-over to this waiter is under way or done (see {@link #handedOver}). */
+		boolean startAttempt() {
+			return this.state.compareAndSet(WAITING, ATTEMPTING);
+		}
+
+		/** After an attempt that did not acquire. */
+		void endAttempt() {
+			this.state.compareAndSet(ATTEMPTING, WAITING);
+		}
+
+		/**
+		 * Wait out a hand-over to this waiter, if one is under way; true when this waiter was granted the lease (see
+		 * {@link #grantedToken()}), false when there was none or it was reverted. Not interruptible: a granted lease
+		 * must find its holder (an interrupt is kept for the caller).
+		 */
+		boolean handedOver() {
+			boolean interrupted = false;
+			long deadline = System.nanoTime() + HAND_OVER_PATIENCE_NANOS;
+			while (this.state.get() == RESERVED && deadline - System.nanoTime() > 0) {
+				LockSupport.parkNanos(this, TimeUnit.MILLISECONDS.toNanos(10));
+				interrupted |= Thread.interrupted();
+			}
+			if (interrupted) {
+				Thread.currentThread().interrupt();
+			}
+			return this.state.get() == GRANTED;
+		}
+
+		/**
+		 * Stop taking hand-overs. Returns true when a hand-over was granted first (the caller then owns the lease and
+		 * must take or release it), false otherwise.
+		 */
+		boolean leave() {
+			for (;;) {
+				int current = this.state.get();
+				if (current == GRANTED) {
+					return true;
+				}
+				if (current == LEFT) {
+					return false;
+				}
+				if (current == RESERVED) {
+					if (handedOver()) {
+						return true;
+					}
+					if (this.state.get() == RESERVED) {
+						return false; // the holder never finished; its lease expires at its ttl
+					}
+					continue;
+				}
+				if (this.state.compareAndSet(current, LEFT)) {
+					return false;
+				}
+			}
+		}
+
+		// holder side
+
+		boolean reserve() {
+			return this.state.compareAndSet(WAITING, RESERVED);
+		}
+
+		/** The lease is this waiter's now, with {@code token}; wake it. */
+		void grant(long token, long sentAtNanos, int handOvers) {
+			this.grantedToken = token;
+			this.grantedAtNanos = sentAtNanos;
+			this.grantedHandOvers = handOvers;
+			this.state.set(GRANTED);
+			signal();
+		}
+
+		/** The hand-over did not happen: the waiter goes on waiting, and tries again at once. */
+		void revert() {
+			this.state.compareAndSet(RESERVED, WAITING);
+			signal();
+		}
+
+		long grantedToken() {
+			return this.grantedToken;
+		}
+
+		long grantedAtNanos() {
+			return this.grantedAtNanos;
+		}
+
+		int grantedHandOvers() {
+			return this.grantedHandOvers;
 		}
 
 	}

@@ -93,7 +93,8 @@ class DistributedLockAutoConfigurationTests {
 	@Test
 	void propertiesBind() {
 		runner().withPropertyValues("lock.key-prefix=orders", "lock.default-ttl=45s", "lock.default-wait-time=750ms",
-				"lock.renewal-ratio=0.5", "lock.advice-order=7", "lock.on-lost-lease=warn", "lock.idle-unsubscribe=PT3S")
+				"lock.renewal-ratio=0.5", "lock.advice-order=7", "lock.on-lost-lease=warn", "lock.idle-unsubscribe=PT3S",
+				"lock.local-hand-overs=2")
 			.run(context -> {
 				LockProperties properties = context.getBean(LockProperties.class);
 				assertThat(properties.getKeyPrefix()).isEqualTo("orders");
@@ -103,6 +104,7 @@ class DistributedLockAutoConfigurationTests {
 				assertThat(properties.getAdviceOrder()).isEqualTo(7);
 				assertThat(properties.getOnLostLease()).isEqualTo(LostLeasePolicy.WARN);
 				assertThat(properties.getIdleUnsubscribe()).isEqualTo(Duration.ofSeconds(3));
+				assertThat(properties.getLocalHandOvers()).isEqualTo(2);
 				RedisLockService service = context.getBean(RedisLockService.class);
 				assertThat(service.redisKey("k")).isEqualTo("orders:{k}");
 				try (Lease lease = service.acquire("k", Duration.ofSeconds(5), Duration.ZERO)) {
@@ -119,6 +121,8 @@ class DistributedLockAutoConfigurationTests {
 			.getFailure().rootCause().hasMessageContaining("lock.renewal-ratio"));
 		runner().withPropertyValues("lock.default-wait-time=-1s").run(context -> assertThat(context).hasFailed()
 			.getFailure().rootCause().hasMessageContaining("lock.default-wait-time"));
+		runner().withPropertyValues("lock.local-hand-overs=-1").run(context -> assertThat(context).hasFailed()
+			.getFailure().rootCause().hasMessageContaining("lock.local-hand-overs"));
 		runner().withPropertyValues("lock.key-prefix=a{b}").run(context -> assertThat(context).hasFailed()
 			.getFailure().rootCause().hasMessageContaining("lock.key-prefix"));
 	}
@@ -136,11 +140,13 @@ class DistributedLockAutoConfigurationTests {
 			byName.keySet().removeIf(name -> name.startsWith("management.endpoint.locks."));
 			assertThat(byName).containsOnlyKeys("lock.enabled", "lock.key-prefix", "lock.default-ttl",
 					"lock.default-wait-time", "lock.renewal-ratio", "lock.advice-order", "lock.on-lost-lease",
-					"lock.idle-unsubscribe", "lock.health.renewal-failure-status", "lock.actuator.force-release.enabled");
+					"lock.idle-unsubscribe", "lock.local-hand-overs", "lock.health.renewal-failure-status",
+					"lock.actuator.force-release.enabled");
 			byName.values().forEach(property -> assertThat(property.get("description")).as("description of %s", property.get("name"))
 				.asString().isNotBlank());
 			assertThat(byName.get("lock.default-ttl")).containsEntry("type", "java.time.Duration").containsEntry("defaultValue", "30s");
 			assertThat(byName.get("lock.default-wait-time")).containsEntry("defaultValue", "5s");
+			assertThat(byName.get("lock.local-hand-overs")).containsEntry("defaultValue", 4);
 			assertThat(byName.get("lock.key-prefix")).containsEntry("defaultValue", "lock");
 			assertThat(byName.get("lock.enabled")).containsEntry("defaultValue", true);
 			assertThat(byName.get("lock.renewal-ratio")).containsKey("defaultValue");

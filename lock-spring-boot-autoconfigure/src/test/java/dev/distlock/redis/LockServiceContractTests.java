@@ -196,11 +196,15 @@ abstract class LockServiceContractTests {
 		String token = Long.toString(lease.fencingToken());
 		String stranger = "someone-else:1";
 
-		assertThat(this.redis.execute(LockScripts.RELEASE, List.of(key), stranger, token, key + ":released")).isEqualTo(-1L);
+		assertThat(this.redis.execute(LockScripts.RELEASE, List.of(key), stranger, token, key + ":released", "someone-else"))
+			.isEqualTo(List.of(-1L, 0L));
+		assertThat(this.redis.execute(LockScripts.HAND_OVER, List.of(key), stranger, token, stranger, "1000")).isEqualTo(-1L);
 		assertThat(this.redis.execute(LockScripts.EXTEND, List.of(key), stranger, token, "1", "set")).isEqualTo(-1L);
 		assertThat(this.redis.execute(LockScripts.RENEW_ALL, List.of(key), stranger, token, "1")).isEqualTo(List.of(0L));
 		// the right owner with a stale token (an earlier lease of the same owner) is no owner either
-		assertThat(this.redis.execute(LockScripts.RELEASE, List.of(key), lease.owner(), "1", key + ":released")).isEqualTo(-1L);
+		assertThat(this.redis.execute(LockScripts.RELEASE, List.of(key), lease.owner(), "1", key + ":released", "x"))
+			.isEqualTo(List.of(-1L, 0L));
+		assertThat(this.redis.execute(LockScripts.HAND_OVER, List.of(key), lease.owner(), "1", stranger, "1000")).isEqualTo(-1L);
 		assertThat(this.redis.execute(LockScripts.EXTEND, List.of(key), lease.owner(), "1", "1", "set")).isEqualTo(-1L);
 		assertThat(this.redis.getExpire(key, TimeUnit.MILLISECONDS)).isGreaterThan(LONG_TTL.toMillis() - 5_000);
 		assertThat(this.redis.opsForHash().get(key, lease.owner())).isEqualTo("1");
