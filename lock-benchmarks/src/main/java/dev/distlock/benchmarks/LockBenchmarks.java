@@ -106,6 +106,10 @@ public final class LockBenchmarks {
 					default -> settings.rounds();
 				};
 				for (int round = 1; round <= rounds; round++) {
+					if (scenario == Scenario.UNCONTENDED) {
+						runInterleaved(scenarios, contestants, round, results, log, started);
+						continue;
+					}
 					for (Contestant contestant : contestants) {
 						if (!contestant.scenarios().contains(scenario)) {
 							continue;
@@ -126,6 +130,30 @@ public final class LockBenchmarks {
 			}
 			results.finish();
 			return results;
+		}
+	}
+
+	/** Scenario 1's round: every contestant's clients open at once, measured in interleaved slices. */
+	private static void runInterleaved(Scenarios scenarios, List<Contestant> contestants, int round, Results results,
+			PrintStream log, long started) {
+		List<Contestant> taking = contestants.stream().filter(c -> c.scenarios().contains(Scenario.UNCONTENDED)).toList();
+		Map<Contestant, Map<Metric, Double>> measured;
+		String error = null;
+		try {
+			measured = scenarios.uncontendedInterleaved(taking);
+		}
+		catch (Exception | Error ex) {
+			ex.printStackTrace(log);
+			measured = Map.of();
+			error = String.valueOf(ex);
+		}
+		for (Contestant contestant : taking) {
+			Map<Metric, Double> metrics = measured.get(contestant);
+			Results.Turn turn = new Results.Turn(Scenario.UNCONTENDED, contestant, round,
+					(metrics != null) ? metrics : Map.of(), (metrics != null) ? null : error);
+			results.add(turn);
+			log.printf(Locale.ROOT, "[%4ds] %-11s round %d  %-38s %s%n", (System.nanoTime() - started) / 1_000_000_000,
+					Scenario.UNCONTENDED.name(), round, contestant.name(), describe(turn));
 		}
 	}
 

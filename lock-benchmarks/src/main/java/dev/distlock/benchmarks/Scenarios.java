@@ -80,6 +80,67 @@ final class Scenarios {
 		}
 	}
 
+	/** How many slices scenario 1's measured time is cut into when contestants run interleaved. */
+	private static final int UNCONTENDED_SLICES = 10;
+
+	/**
+	 * Scenario 1 for several contestants at once: all clients open and warmed up, then the measured time is cut into
+	 * slices and the contestants take turns slice by slice, each slice in a different order. Load that comes and goes
+	 * on a shared machine then falls on every contestant alike, where turns of whole seconds would each catch
+	 * different weather.
+	 */
+	Map<Contestant, Map<Metric, Double>> uncontendedInterleaved(List<Contestant> contestants) throws Exception {
+		this.probe.flushAll();
+		Map<Contestant, Client> clients = new java.util.LinkedHashMap<>();
+		try {
+			for (Contestant contestant : contestants) {
+				clients.put(contestant, contestant.open(this.target, new Options(Settings.LEASE, Settings.WAIT)));
+			}
+			Map<Contestant, Worker> workers = new java.util.LinkedHashMap<>();
+			clients.forEach((contestant, client) -> workers.put(contestant,
+					(thread, end, state) -> lockLoop(client, end, state, () -> "uncontended:" + contestant.name())));
+			for (Worker worker : workers.values()) {
+				runThreads(1, this.settings.warmup(), worker);
+			}
+			Duration slice = this.settings.uncontended().dividedBy(UNCONTENDED_SLICES);
+			Map<Contestant, List<Run>> runs = new java.util.LinkedHashMap<>();
+			List<Contestant> order = new ArrayList<>(workers.keySet());
+			for (int i = 0; i < UNCONTENDED_SLICES; i++) {
+				java.util.Collections.rotate(order, 1);
+				for (Contestant contestant : order) {
+					runs.computeIfAbsent(contestant, c -> new ArrayList<>()).add(runThreads(1, slice, workers.get(contestant)));
+				}
+			}
+			Map<Contestant, Map<Metric, Double>> results = new java.util.LinkedHashMap<>();
+			for (Contestant contestant : workers.keySet()) {
+				Map<Metric, Double> metrics = throughput(merge(runs.get(contestant)), Metric.OPS_PER_SEC);
+				metrics.put(Metric.ROUND_TRIPS_PER_OP,
+						roundTripsPerOperation(clients.get(contestant), "uncontended:" + contestant.name()));
+				results.put(contestant, metrics);
+			}
+			return results;
+		}
+		finally {
+			for (Client client : clients.values()) {
+				client.close();
+			}
+		}
+	}
+
+	private static Run merge(List<Run> runs) {
+		List<ThreadState> states = new ArrayList<>();
+		long window = 0;
+		long cpu = 0;
+		long allocated = 0;
+		for (Run run : runs) {
+			states.addAll(run.states());
+			window += run.window();
+			cpu += run.cpuNanos();
+			allocated += run.allocatedBytes();
+		}
+		return new Run(states, window, cpu, allocated);
+	}
+
 	/** Scenario 3: 16 threads of one process over 1,000 keys, picked at random. */
 	private Map<Metric, Double> manyKeys(Contestant contestant) throws Exception {
 		try (Client client = contestant.open(this.target, new Options(Settings.LEASE, Settings.WAIT))) {
