@@ -52,27 +52,28 @@ final class LockScripts {
 	/**
 	 * KEYS[1] lease; ARGV[1] owner, ARGV[2] token, ARGV[3] release channel, ARGV[4] the owner's client id. Returns
 	 * {-1, 0} when the lease is not ours, otherwise {holds left, 0}; at zero holds the key is deleted and the release
-	 * published, and the second element is 1 when another process had noted that it waits for the lock.
+	 * published, and the second element is 1 when another process had noted that it waits for the lock. One HGETALL
+	 * reads token, hold count and waiter notes at once: a lease hash has a handful of fields.
 	 */
 	@SuppressWarnings("rawtypes")
 	static final RedisScript<List> RELEASE = RedisScript.of("""
-			if redis.call('hget', KEYS[1], '~t') ~= ARGV[2] then
-			  return {-1, 0}
-			end
-			local count = redis.call('hincrby', KEYS[1], ARGV[1], -1)
-			if count > 0 then
-			  return {count, 0}
-			end
-			if count < 0 then
-			  redis.call('hdel', KEYS[1], ARGV[1])
-			  return {-1, 0}
-			end
-			local others = 0
-			for _, field in ipairs(redis.call('hkeys', KEYS[1])) do
-			  if string.sub(field, 1, 3) == '~w:' and string.sub(field, 4) ~= ARGV[4] then
+			local fields = redis.call('hgetall', KEYS[1])
+			local token, count, others = nil, 0, 0
+			for i = 1, #fields, 2 do
+			  local field = fields[i]
+			  if field == '~t' then
+			    token = fields[i + 1]
+			  elseif field == ARGV[1] then
+			    count = tonumber(fields[i + 1])
+			  elseif string.sub(field, 1, 3) == '~w:' and string.sub(field, 4) ~= ARGV[4] then
 			    others = 1
-			    break
 			  end
+			end
+			if token ~= ARGV[2] or count < 1 then
+			  return {-1, 0}
+			end
+			if count > 1 then
+			  return {redis.call('hincrby', KEYS[1], ARGV[1], -1), 0}
 			end
 			redis.call('del', KEYS[1])
 			redis.call('publish', ARGV[3], ARGV[2])
