@@ -11,6 +11,8 @@ enum Metric {
 
 	P99_MICROS("p99 µs", "%,.0f", Combine.MEDIAN),
 
+	ALTERNATING_P50_MICROS("p50 µs, operations alternated", "%,.0f", Combine.MEDIAN),
+
 	CPU_MICROS_PER_OP("client CPU µs / op", "%,.0f", Combine.MEDIAN),
 
 	ALLOCATED_BYTES_PER_OP("client heap allocated / op, bytes", "%,.0f", Combine.MEDIAN),

@@ -40,7 +40,8 @@ final class Report {
 		StringBuilder md = new StringBuilder();
 		machine(md, results);
 		table(md, results, Scenario.UNCONTENDED, Metric.OPS_PER_SEC, true,
-				List.of(Metric.P50_MICROS, Metric.P99_MICROS, Metric.ROUND_TRIPS_PER_OP, Metric.CPU_MICROS_PER_OP,
+				List.of(Metric.P50_MICROS, Metric.P99_MICROS, Metric.ALTERNATING_P50_MICROS, Metric.ROUND_TRIPS_PER_OP,
+						Metric.CPU_MICROS_PER_OP,
 						Metric.ALLOCATED_BYTES_PER_OP, Metric.TIMEOUTS));
 		table(md, results, Scenario.HOT_KEY, Metric.CS_PER_SEC, true, List.of(Metric.WAIT_P50_MILLIS,
 				Metric.WAIT_P99_MILLIS, Metric.WAIT_MAX_MILLIS, Metric.BUSIEST_CLIENT_PERCENT,
@@ -183,6 +184,10 @@ final class Report {
 				1 / results.ratio(Scenario.UNCONTENDED, redisson, ours, Metric.OPS_PER_SEC), 1.1, true);
 		goal(md, "uncontended: ours ≥ 0.9 × the floor's ops/s",
 				results.ratio(Scenario.UNCONTENDED, ours, floor, Metric.OPS_PER_SEC), 0.9, true);
+		goal(md, "uncontended, operations alternated one by one: ours ≥ 1.1 × Redisson's (its p50 ÷ ours)",
+				results.ratio(Scenario.UNCONTENDED, redisson, ours, Metric.ALTERNATING_P50_MICROS), 1.1, true);
+		goal(md, "uncontended, operations alternated one by one: ours ≥ 0.9 × the floor's (its p50 ÷ ours)",
+				1 / results.ratio(Scenario.UNCONTENDED, ours, floor, Metric.ALTERNATING_P50_MICROS), 0.9, true);
 		goal(md, "hot key: ours ≥ 1.5 × Redisson's critical sections/s",
 				1 / results.ratio(Scenario.HOT_KEY, redisson, ours, Metric.CS_PER_SEC), 1.5, true);
 		goal(md, "hot key: ours' p99 wait ≤ Redisson's (ratio ours / Redisson)",

@@ -111,9 +111,11 @@ final class Scenarios {
 					runs.computeIfAbsent(contestant, c -> new ArrayList<>()).add(runThreads(1, slice, workers.get(contestant)));
 				}
 			}
+			Map<Contestant, Samples> alternating = alternate(clients);
 			Map<Contestant, Map<Metric, Double>> results = new java.util.LinkedHashMap<>();
 			for (Contestant contestant : workers.keySet()) {
 				Map<Metric, Double> metrics = throughput(merge(runs.get(contestant)), Metric.OPS_PER_SEC);
+				metrics.put(Metric.ALTERNATING_P50_MICROS, alternating.get(contestant).percentile(50) / 1e3);
 				metrics.put(Metric.ROUND_TRIPS_PER_OP,
 						roundTripsPerOperation(clients.get(contestant), "uncontended:" + contestant.name()));
 				results.put(contestant, metrics);
@@ -125,6 +127,28 @@ final class Scenarios {
 				client.close();
 			}
 		}
+	}
+
+	/** How many operations each contestant makes when they alternate operation by operation. */
+	private static final int ALTERNATING_OPERATIONS = 2_000;
+
+	/**
+	 * One thread makes one acquire+release of each contestant in turn, over and over: every contestant's latency is
+	 * then sampled within microseconds of the others', so even load that changes from one millisecond to the next
+	 * falls on all alike. With one thread, ops/s is the inverse of this latency.
+	 */
+	private static Map<Contestant, Samples> alternate(Map<Contestant, Client> clients) throws Exception {
+		Map<Contestant, Samples> latencies = new java.util.LinkedHashMap<>();
+		clients.keySet().forEach(contestant -> latencies.put(contestant, new Samples()));
+		for (int i = 0; i < ALTERNATING_OPERATIONS; i++) {
+			for (Map.Entry<Contestant, Client> entry : clients.entrySet()) {
+				String key = "uncontended:" + entry.getKey().name();
+				long start = System.nanoTime();
+				entry.getValue().locked(key, NOTHING);
+				latencies.get(entry.getKey()).add(System.nanoTime() - start);
+			}
+		}
+		return latencies;
 	}
 
 	private static Run merge(List<Run> runs) {
