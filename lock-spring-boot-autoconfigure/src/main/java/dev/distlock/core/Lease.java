@@ -43,21 +43,22 @@ public interface Lease extends AutoCloseable {
 
 	/**
 	 * Add {@code extra} to the lease's remaining time.
-	 * @throws LockNotOwnedException if the lease is no longer ours ({@link LockLostException} when it was already lost)
+	 * @throws LockNotOwnedException if the lease is no longer ours, released by this hold included
+	 * ({@link LockLostException} when it was already lost)
 	 */
 	void extend(Duration extra);
 
 	/**
 	 * Reset the lease's remaining time to its full {@link #ttl()}.
-	 * @throws LockNotOwnedException if the lease is no longer ours ({@link LockLostException} when it was already lost)
+	 * @throws LockNotOwnedException if the lease is no longer ours, released by this hold included
+	 * ({@link LockLostException} when it was already lost)
 	 */
 	void renew();
 
 	/**
 	 * Release this hold; the key is freed when its last hold is released.
 	 * @throws LockNotOwnedException if the lease was no longer ours ({@link LockLostException} when the watchdog
-	 * had already found it lost); the hold counts as released either way
-	 * @throws IllegalStateException if this hold was already released
+	 * had already found it lost), also when this hold was already released; the hold counts as released either way
 	 */
 	void release();
 

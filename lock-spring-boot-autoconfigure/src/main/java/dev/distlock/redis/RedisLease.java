@@ -4,6 +4,7 @@ import java.time.Duration;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 import dev.distlock.core.Lease;
+import dev.distlock.core.LockNotOwnedException;
 
 /** One hold of a Redis lease; re-entries of the same lease share its {@link LeaseEntry}. */
 final class RedisLease implements Lease {
@@ -83,7 +84,7 @@ final class RedisLease implements Lease {
 	@Override
 	public void release() {
 		if (!this.released.compareAndSet(false, true)) {
-			throw new IllegalStateException("Lock '" + key() + "' was already released by this lease");
+			throw new LockNotOwnedException(key(), owner(), "Cannot release lock '" + key() + "': this lease was already released");
 		}
 		this.service.release(this);
 	}
@@ -97,7 +98,8 @@ final class RedisLease implements Lease {
 
 	private void checkNotReleased(String operation) {
 		if (this.released.get()) {
-			throw new IllegalStateException("Cannot " + operation + " lock '" + key() + "': this lease was already released");
+			throw new LockNotOwnedException(key(), owner(),
+					"Cannot " + operation + " lock '" + key() + "': this lease was already released");
 		}
 	}
 

@@ -125,6 +125,28 @@ class LockFaultIntegrationTests {
 	}
 
 	@Test
+	void aHungServerFailsTheAcquisitionWithinTheWaitPlusTheCommandTimeoutAndLockingResumesAfterwards() {
+		RedisLockService service = service();
+		service.acquire("warm-up", Duration.ofSeconds(5), Duration.ZERO).release();
+		Duration wait = Duration.ofMillis(500);
+		this.server.pause(); // connections stay open, nothing answers: the case a refused connection does not cover
+		try {
+			long start = System.nanoTime();
+			assertThatExceptionOfType(LockUnavailableException.class)
+				.isThrownBy(() -> service.tryAcquire("hung", Duration.ofSeconds(5), wait))
+				.withMessageContaining("hung");
+			assertThat(Duration.ofNanos(System.nanoTime() - start))
+				.isLessThan(wait.plus(LockTestSupport.COMMAND_TIMEOUT).plusMillis(1000));
+		}
+		finally {
+			this.server.resume();
+		}
+		try (Lease lease = service.acquire("hung", Duration.ofSeconds(5), Duration.ofSeconds(10))) {
+			assertThat(lease.isHeld()).isTrue();
+		}
+	}
+
+	@Test
 	void aWaiterHearsOfReleasesAgainAfterAServerRestart() {
 		RedisLockService holder = service();
 		RedisLockService waiter = service();

@@ -12,6 +12,7 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 
 import dev.distlock.core.Lease;
@@ -19,6 +20,7 @@ import dev.distlock.core.LockInterruptedException;
 import dev.distlock.core.LockListener;
 import dev.distlock.core.LockLostEvent;
 import dev.distlock.core.LockLostException;
+import dev.distlock.core.LockNotOwnedException;
 import dev.distlock.core.LockRequest;
 import dev.distlock.core.LockService;
 import org.junit.jupiter.api.AfterEach;
@@ -234,8 +236,13 @@ abstract class LockServiceContractTests {
 		lease.release();
 		Lease next = other.acquire("reused", LONG_TTL, Duration.ZERO);
 		assertThat(lease.isHeld()).isFalse();
-		assertThatExceptionOfType(IllegalStateException.class).isThrownBy(lease::release).withMessageContaining("reused");
-		assertThatExceptionOfType(IllegalStateException.class).isThrownBy(lease::renew);
+		// released by this handle: no longer ours, whoever holds the key now
+		assertThatExceptionOfType(LockNotOwnedException.class).isThrownBy(lease::release)
+			.withMessageContaining("reused")
+			.satisfies(ex -> assertThat(ex.getOwner()).isEqualTo(lease.owner()));
+		assertThatExceptionOfType(LockNotOwnedException.class).isThrownBy(lease::renew).withMessageContaining("reused");
+		assertThatExceptionOfType(LockNotOwnedException.class).isThrownBy(() -> lease.extend(Duration.ofSeconds(1)))
+			.withMessageContaining("reused");
 		lease.close(); // idempotent
 		assertThat(next.isHeld()).isTrue();
 		next.release();
@@ -293,7 +300,14 @@ abstract class LockServiceContractTests {
 	void theWatchdogKeepsALeaseAliveWhileHeldAndStopsAfterRelease() {
 		// long enough that a loaded 2-core machine cannot stall a renewal past the lease's time
 		Duration ttl = Duration.ofMillis(1000);
-		RedisLockService service = this.support.service();
+		AtomicInteger renewals = new AtomicInteger();
+		RedisLockService service = this.support.service(RedisLockService.builder(this.support.connectionFactory())
+			.listener(new LockListener() {
+				@Override
+				public void renewed(String name, boolean success) {
+					renewals.incrementAndGet();
+				}
+			}));
 		String key = service.redisKey("kept");
 		Lease lease = service.acquire("kept", ttl, Duration.ZERO);
 		long until = System.nanoTime() + ttl.multipliedBy(5).plusMillis(200).toNanos();
@@ -309,9 +323,13 @@ abstract class LockServiceContractTests {
 		assertThat(samples).isGreaterThan(20);
 		assertThat(lease.isHeld()).isTrue();
 		assertThat(service.activeLeases()).singleElement().satisfies(s -> assertThat(s.lastRenewal()).isNotNull());
+		assertThat(renewals.get()).as("renewals in 5 ttls at ttl/3").isGreaterThanOrEqualTo(10);
 		lease.release();
+		int renewalsAtRelease = renewals.get();
 		assertThat(this.redis.hasKey(key)).isFalse();
 		assertThat(service.activeLeases()).isEmpty();
+		// the watchdog sends no renewal for the released lease, over three of its renewal periods
+		await().during(ttl).atMost(ttl.multipliedBy(3)).until(() -> renewals.get() == renewalsAtRelease);
 
 		// a fixed lease is not renewed: it is gone at its ttl
 		Lease fixed = service.tryAcquire(LockRequest.of("kept", ttl, Duration.ZERO).withFixedLease()).orElseThrow();
@@ -349,9 +367,8 @@ abstract class LockServiceContractTests {
 		runAll(tasks);
 		assertThat(lost).isEmpty();
 		assertThat(service.activeLeases()).isEmpty();
-		// a renewal that lands after a release must not bring the lease back
-		await().pollDelay(ttl).atMost(Duration.ofSeconds(5)).until(() -> true);
-		assertThat(this.redis.keys("lock:*")).isEmpty();
+		// a renewal that lands after a release must not bring the lease back: no lease appears for a whole ttl
+		await().during(ttl).atMost(ttl.plusSeconds(5)).until(() -> this.redis.keys("lock:*").isEmpty());
 	}
 
 	// 6. lost leases
