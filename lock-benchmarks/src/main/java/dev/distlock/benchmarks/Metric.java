@@ -15,6 +15,8 @@ enum Metric {
 
 	CPU_MICROS_PER_OP("client CPU µs / op", "%,.0f", Combine.MEDIAN),
 
+	REDIS_MICROS_PER_OP("Redis µs / op", "%,.1f", Combine.MEDIAN),
+
 	ALLOCATED_BYTES_PER_OP("client heap allocated / op, bytes", "%,.0f", Combine.MEDIAN),
 
 	ROUND_TRIPS_PER_OP("round trips / op", "%,.2f", Combine.MEDIAN),

@@ -41,8 +41,8 @@ final class Report {
 		machine(md, results);
 		table(md, results, Scenario.UNCONTENDED, Metric.OPS_PER_SEC, true,
 				List.of(Metric.P50_MICROS, Metric.P99_MICROS, Metric.ALTERNATING_P50_MICROS, Metric.ROUND_TRIPS_PER_OP,
-						Metric.CPU_MICROS_PER_OP,
-						Metric.ALLOCATED_BYTES_PER_OP, Metric.TIMEOUTS));
+						Metric.REDIS_MICROS_PER_OP, Metric.CPU_MICROS_PER_OP, Metric.ALLOCATED_BYTES_PER_OP,
+						Metric.TIMEOUTS));
 		table(md, results, Scenario.HOT_KEY, Metric.CS_PER_SEC, true, List.of(Metric.WAIT_P50_MILLIS,
 				Metric.WAIT_P99_MILLIS, Metric.WAIT_MAX_MILLIS, Metric.BUSIEST_CLIENT_PERCENT,
 				Metric.LOCK_ROUND_TRIPS_PER_SECTION, Metric.LOST_UPDATES,

@@ -116,8 +116,11 @@ final class Scenarios {
 			for (Contestant contestant : workers.keySet()) {
 				Map<Metric, Double> metrics = throughput(merge(runs.get(contestant)), Metric.OPS_PER_SEC);
 				metrics.put(Metric.ALTERNATING_P50_MICROS, alternating.get(contestant).percentile(50) / 1e3);
-				metrics.put(Metric.ROUND_TRIPS_PER_OP,
-						roundTripsPerOperation(clients.get(contestant), "uncontended:" + contestant.name()));
+				String key = "uncontended:" + contestant.name();
+				RedisProbe.Recording recording = recordOperations(clients.get(contestant), key);
+				metrics.put(Metric.ROUND_TRIPS_PER_OP, recording.timestampsMicros().length / (double) MONITORED_OPERATIONS);
+				metrics.put(Metric.REDIS_MICROS_PER_OP,
+						redisMicrosPerOperation(clients.get(contestant), key, recording.counts().keySet()));
 				results.put(contestant, metrics);
 			}
 			return results;
@@ -176,9 +179,32 @@ final class Scenarios {
 		}
 	}
 
+	private static final int MONITORED_OPERATIONS = 200;
+
+	/** How many operations the server's time per operation is averaged over. */
+	private static final int TIMED_OPERATIONS = 2_000;
+
 	/** Client commands per acquire+release, counted by MONITOR over 200 operations after the measured run. */
 	private double roundTripsPerOperation(Client client, String key) throws Exception {
-		int operations = 200;
+		return recordOperations(client, key).timestampsMicros().length / (double) MONITORED_OPERATIONS;
+	}
+
+	/**
+	 * The server's time per acquire+release (INFO commandstats, without MONITOR, whose own cost would inflate it) in
+	 * the commands this contestant sends: scripts include the commands they run, so what the floor does in one plain
+	 * command and what a library does in a script compare directly.
+	 */
+	private double redisMicrosPerOperation(Client client, String key, Set<String> sent) throws Exception {
+		long before = this.probe.commandMicros(sent);
+		for (int i = 0; i < TIMED_OPERATIONS; i++) {
+			client.locked(key, NOTHING);
+		}
+		return (this.probe.commandMicros(sent) - before) / (double) TIMED_OPERATIONS;
+	}
+
+	/** MONITOR's record of 200 acquire+release operations after the measured run. */
+	private RedisProbe.Recording recordOperations(Client client, String key) throws Exception {
+		int operations = MONITORED_OPERATIONS;
 		RedisProbe.Recording recording;
 		try (RedisProbe.Monitor monitor = this.probe.monitor()) {
 			for (int i = 0; i < operations; i++) {
@@ -191,7 +217,7 @@ final class Scenarios {
 		this.log.println("         commands per operation (MONITOR): " + recording.counts().entrySet().stream()
 			.map(e -> e.getKey() + " " + String.format(java.util.Locale.ROOT, "%.2f", e.getValue() / (double) operations))
 			.collect(java.util.stream.Collectors.joining(", ")));
-		return recording.timestampsMicros().length / (double) operations;
+		return recording;
 	}
 
 	private static void lockLoop(Client client, long end, ThreadState state, java.util.function.Supplier<String> keys)
