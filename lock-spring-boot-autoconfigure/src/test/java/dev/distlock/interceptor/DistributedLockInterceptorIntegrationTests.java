@@ -4,6 +4,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
@@ -14,7 +15,9 @@ import dev.distlock.annotation.LockFailureHandler;
 import dev.distlock.autoconfigure.DistributedLockAutoConfiguration;
 import dev.distlock.core.Lease;
 import dev.distlock.core.LockAcquisitionTimeoutException;
+import dev.distlock.core.LockListener;
 import dev.distlock.core.LockLostException;
+import dev.distlock.core.LockRequest;
 import dev.distlock.core.LockService;
 import dev.distlock.interceptor.LockedBeans.Accounts;
 import dev.distlock.interceptor.LockedBeans.DefaultAccounts;
@@ -25,6 +28,7 @@ import dev.distlock.interceptor.LockedBeans.Outer;
 import dev.distlock.interceptor.LockedBeans.Regions;
 import dev.distlock.test.redis.RedisServer;
 import dev.distlock.test.redis.RedisServerExtension;
+import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -136,22 +140,87 @@ class DistributedLockInterceptorIntegrationTests {
 	}
 
 	@Test
-	void aCollectionKeyLocksEveryElementInSortedOrderAllOrNone() throws Exception {
-		run(context -> {
+	void aCollectionKeyLocksEveryElementInSortedOrderAllOrNoneAndReleasesInReverse() {
+		LockEvents events = new LockEvents("LockedBeans.Inventory.reserveAll");
+		runner(redis).withUserConfiguration(Beans.class).withBean(LockEvents.class, () -> events).run(context -> {
 			Inventory inventory = context.getBean(Inventory.class);
 			Observation seen = inventory.reserveAll(List.of("b", "c", "a", "b"));
 			assertThat(seen.leases()).extracting(Lease::key).containsExactly("a", "b", "c");
+			assertThat(seen.allHoldsInRedis()).containsExactly("1", "1", "1");
 			assertThat(seen.leases()).allSatisfy(lease -> assertThat(lease.isHeld()).isFalse());
+			assertThat(events.drain()).containsExactly("acquire a", "acquire b", "acquire c", "release c", "release b",
+					"release a");
 
-			// with one of the keys held elsewhere, none is acquired and the method does not run
+			// with one of the keys held elsewhere, the keys before it are released again (in reverse) and the method
+			// does not run
 			LockService locks = context.getBean(LockService.class);
 			Lease held = CompletableFuture.supplyAsync(() -> locks.acquire("c", Duration.ofSeconds(30), Duration.ZERO)).join();
 			int calls = inventory.calls();
 			assertThatExceptionOfType(LockAcquisitionTimeoutException.class)
-				.isThrownBy(() -> inventory.reserveAll(Set.of("a", "b", "c")))
+				.isThrownBy(() -> inventory.reserveAll(Set.of("c", "b", "a")))
 				.withMessageContaining("'c'").withMessageContaining("Inventory.reserveAll");
 			assertThat(inventory.calls()).isEqualTo(calls);
 			assertThat(redis.execute("EXISTS", "lock:{a}", "lock:{b}")).isEqualTo(0L);
+			assertThat(events.drain()).containsExactly("acquire a", "acquire b", "miss c", "release b", "release a");
+			held.release();
+		});
+	}
+
+	@Test
+	void anArrayKeyLocksEveryElementInSortedOrderAllOrNone() {
+		run(context -> {
+			Inventory inventory = context.getBean(Inventory.class);
+			Observation seen = inventory.reserveArray("b", "c", "a", "b");
+			assertThat(seen.leases()).extracting(Lease::key).containsExactly("a", "b", "c");
+			assertThat(seen.allHoldsInRedis()).containsExactly("1", "1", "1");
+
+			// an array made by the expression itself
+			Observation split = inventory.reserveSplit("y,x");
+			assertThat(split.leases()).extracting(Lease::key).containsExactly("x", "y");
+			assertThat(split.allHoldsInRedis()).containsExactly("1", "1");
+			assertThat(redis.execute("DBSIZE")).isEqualTo(0L);
+
+			LockService locks = context.getBean(LockService.class);
+			Lease held = CompletableFuture.supplyAsync(() -> locks.acquire("c", Duration.ofSeconds(30), Duration.ZERO)).join();
+			assertThatExceptionOfType(LockAcquisitionTimeoutException.class).isThrownBy(() -> inventory.reserveArray("c", "a"))
+				.withMessageContaining("'c'").withMessageContaining("Inventory.reserveArray");
+			assertThat(redis.execute("EXISTS", "lock:{a}")).isEqualTo(0L);
+			assertThatExceptionOfType(InvalidLockKeyException.class).isThrownBy(() -> inventory.reserveArray())
+				.withMessageContaining("empty array");
+			assertThat(inventory.calls()).isEqualTo(2);
+			held.release();
+		});
+	}
+
+	@Test
+	void keysCanUseTheMethodAndTheTarget() {
+		run(context -> {
+			Inventory inventory = context.getBean(Inventory.class);
+			Observation byMethod = inventory.byMethodName("sku-1");
+			assertThat(byMethod.lease().key()).isEqualTo("byMethodName:sku-1");
+			assertThat(byMethod.holdsInRedis()).isEqualTo("1"); // held at lock:{byMethodName:sku-1}
+			Observation byTarget = inventory.byTarget("sku-2");
+			assertThat(byTarget.lease().key()).isEqualTo("north:Inventory:sku-2");
+			assertThat(byTarget.holdsInRedis()).isEqualTo("1");
+		});
+	}
+
+	@Test
+	void isoDurationsSetTheLeaseTimeAndTheWait() {
+		run(context -> {
+			Inventory inventory = context.getBean(Inventory.class);
+			Observation seen = inventory.isoDurations("iso");
+			assertThat(seen.lease().ttl()).isEqualTo(Duration.ofSeconds(2));
+			// at most the 2s asked for (lock.default-ttl would give about 30000); how far below depends on scheduling
+			assertThat(seen.pttlInRedis()).isBetween(1L, 2000L);
+
+			LockService locks = context.getBean(LockService.class);
+			Lease held = CompletableFuture.supplyAsync(() -> locks.acquire("iso", Duration.ofSeconds(30), Duration.ZERO)).join();
+			long start = System.nanoTime();
+			assertThatExceptionOfType(LockAcquisitionTimeoutException.class).isThrownBy(() -> inventory.isoDurations("iso"))
+				.satisfies(ex -> assertThat(ex.getWaitTime()).isEqualTo(Duration.ofMillis(300)));
+			// waited the 300ms asked for, not lock.default-wait-time (5s)
+			assertThat(Duration.ofNanos(System.nanoTime() - start)).isBetween(Duration.ofMillis(300), Duration.ofMillis(4900));
 			held.release();
 		});
 	}
@@ -239,6 +308,47 @@ class DistributedLockInterceptorIntegrationTests {
 		redis.execute("DEL", "lock:{fragile}");
 		gone.countDown();
 		return call;
+	}
+
+	/** Records, in order, what happens to the leases of one lock name. */
+	static class LockEvents implements LockListener {
+
+		private final String name;
+
+		private final List<String> events = new CopyOnWriteArrayList<>();
+
+		LockEvents(String name) {
+			this.name = name;
+		}
+
+		/** The events so far, forgetting them. */
+		List<String> drain() {
+			List<String> drained = List.copyOf(this.events);
+			this.events.clear();
+			return drained;
+		}
+
+		@Override
+		public void acquired(LockRequest request, Lease lease, Duration waited) {
+			record(lease.name(), "acquire " + lease.key());
+		}
+
+		@Override
+		public void notAcquired(LockRequest request, Duration waited, @Nullable RuntimeException failure) {
+			record(request.effectiveName(), "miss " + request.key());
+		}
+
+		@Override
+		public void released(Lease lease, Duration held, boolean wasOwned) {
+			record(lease.name(), "release " + lease.key());
+		}
+
+		private void record(String name, String event) {
+			if (name.equals(this.name)) {
+				this.events.add(event);
+			}
+		}
+
 	}
 
 	@Configuration(proxyBeanMethods = false)

@@ -27,15 +27,24 @@ public final class LockedBeans {
 	private LockedBeans() {
 	}
 
-	/** What a locked method saw: its lease (from {@link LockContext}) and the hold count stored in Redis. */
-	public record Observation(Lease lease, List<Lease> leases, @Nullable Object holdsInRedis) {
+	/**
+	 * What a locked method saw: its lease (from {@link LockContext}), all its leases, the hold count stored in Redis
+	 * for its first key and for every key, and the first key's remaining lease time in Redis (PTTL, in ms).
+	 */
+	public record Observation(Lease lease, List<Lease> leases, @Nullable Object holdsInRedis,
+			List<@Nullable Object> allHoldsInRedis, @Nullable Long pttlInRedis) {
 	}
 
 	static Observation observe(StringRedisTemplate redis) {
 		Lease lease = LockContext.current().orElseThrow(() -> new AssertionError("no lease in the lock context"));
-		assertHeld(lease);
-		return new Observation(lease, LockContext.currentLeases(),
-				redis.opsForHash().get("lock:{" + lease.key() + "}", lease.owner()));
+		List<Lease> leases = LockContext.currentLeases();
+		leases.forEach(LockedBeans::assertHeld);
+		List<@Nullable Object> holds = new ArrayList<>();
+		for (Lease each : leases) {
+			holds.add(redis.opsForHash().get("lock:{" + each.key() + "}", each.owner()));
+		}
+		return new Observation(lease, leases, holds.get(0), holds,
+				redis.getExpire("lock:{" + lease.key() + "}", TimeUnit.MILLISECONDS));
 	}
 
 	private static void assertHeld(Lease lease) {
@@ -81,6 +90,8 @@ public final class LockedBeans {
 
 		private final StringRedisTemplate redis;
 
+		private final String warehouse = "north";
+
 		private final AtomicInteger calls = new AtomicInteger();
 
 		Inventory(StringRedisTemplate redis) {
@@ -90,6 +101,43 @@ public final class LockedBeans {
 		/** How many times a locked method body ran. */
 		public int calls() {
 			return this.calls.get();
+		}
+
+		/** A property of the target, for keys that use {@code #root.target}. */
+		public String getWarehouse() {
+			return this.warehouse;
+		}
+
+		@DistributedLock(key = "#root.method.name + ':' + #sku", ttl = "10s", waitTime = "0")
+		public Observation byMethodName(String sku) {
+			this.calls.incrementAndGet();
+			return observe(this.redis);
+		}
+
+		@DistributedLock(key = "#root.target.warehouse + ':' + #root.targetClass.simpleName + ':' + #sku", ttl = "10s",
+				waitTime = "0")
+		public Observation byTarget(String sku) {
+			this.calls.incrementAndGet();
+			return observe(this.redis);
+		}
+
+		@DistributedLock(key = "#skus", ttl = "10s", waitTime = "0")
+		public Observation reserveArray(String... skus) {
+			this.calls.incrementAndGet();
+			return observe(this.redis);
+		}
+
+		/** The key expression yields a {@code String[]}: one key per comma-separated SKU. */
+		@DistributedLock(key = "#skuList.split(',')", ttl = "10s", waitTime = "0")
+		public Observation reserveSplit(String skuList) {
+			this.calls.incrementAndGet();
+			return observe(this.redis);
+		}
+
+		@DistributedLock(key = "#sku", ttl = "PT2S", waitTime = "PT0.3S")
+		public Observation isoDurations(String sku) {
+			this.calls.incrementAndGet();
+			return observe(this.redis);
 		}
 
 		@InventoryLock(sku = "'sku:' + #sku")

@@ -1,6 +1,8 @@
 package dev.distlock.interceptor;
 
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.Future;
 
 import dev.distlock.annotation.DistributedLock;
 import dev.distlock.test.redis.RedisServer;
@@ -9,6 +11,7 @@ import kotlin.coroutines.Continuation;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
+import org.reactivestreams.Publisher;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 
@@ -121,9 +124,17 @@ class StartupValidationTests {
 	}
 
 	@Test
+	void plainFutureAndCompletionStageReturnTypes() {
+		assertStartFails(PlainFutureReturn.class, "buy(String)", "returns Future", "released when the method returns");
+		assertStartFails(CompletionStageReturn.class, "buy(String)", "returns CompletionStage",
+				"released when the method returns");
+	}
+
+	@Test
 	void reactiveReturnTypes() {
 		assertStartFails(MonoReturn.class, "buy(String)", "reactive type Mono");
 		assertStartFails(FluxReturn.class, "buy(String)", "reactive type Flux");
+		assertStartFails(PublisherReturn.class, "buy(String)", "reactive type Publisher", "released when the method returns");
 	}
 
 	@Test
@@ -244,6 +255,33 @@ class StartupValidationTests {
 		@DistributedLock(key = "#sku")
 		public CompletableFuture<String> buy(String sku) {
 			return CompletableFuture.completedFuture(sku);
+		}
+
+	}
+
+	public static class PlainFutureReturn {
+
+		@DistributedLock(key = "#sku")
+		public Future<String> buy(String sku) {
+			return CompletableFuture.completedFuture(sku);
+		}
+
+	}
+
+	public static class CompletionStageReturn {
+
+		@DistributedLock(key = "#sku")
+		public CompletionStage<String> buy(String sku) {
+			return CompletableFuture.completedFuture(sku);
+		}
+
+	}
+
+	public static class PublisherReturn {
+
+		@DistributedLock(key = "#sku")
+		public Publisher<String> buy(String sku) {
+			return Mono.just(sku);
 		}
 
 	}
