@@ -44,6 +44,8 @@ class InventoryDemoIntegrationTests {
 		assertThat(out.toString(StandardCharsets.UTF_8)).contains("--quick", "--redis HOST:PORT");
 		assertThat(InventoryDemo.run(new String[] { "--clients", "none" }, print(out), print(err))).isEqualTo(2);
 		assertThat(err.toString(StandardCharsets.UTF_8)).contains("Option --clients needs a whole number");
+		assertThat(InventoryDemo.run(new String[] { "--quick", "--instances", "1" }, print(out), print(err))).isEqualTo(2);
+		assertThat(err.toString(StandardCharsets.UTF_8)).contains("Option --instances needs a whole number of at least 2");
 	}
 
 	private static PrintStream print(ByteArrayOutputStream bytes) {
