@@ -3,6 +3,10 @@ package dev.distlock.sample.inventory;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.UUID;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
 
 import dev.distlock.core.Lease;
 import dev.distlock.core.LockRequest;
@@ -24,6 +28,7 @@ import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.boot.test.context.SpringBootTest;
 import org.springframework.boot.test.context.SpringBootTest.WebEnvironment;
 import org.springframework.boot.test.web.server.LocalServerPort;
+import org.springframework.context.annotation.Import;
 import org.springframework.test.context.DynamicPropertyRegistry;
 import org.springframework.test.context.DynamicPropertySource;
 
@@ -33,12 +38,13 @@ import static org.awaitility.Awaitility.await;
 
 /**
  * The API of one instance over real HTTP, on a real Redis: purchases in every lock mode, sold out, bad input, a lock
- * held elsewhere, and a late write of a holder whose lease ended.
+ * held elsewhere, and a late write of a holder whose lease ended (at the store, and as a purchase over HTTP).
  */
 @SpringBootTest(webEnvironment = WebEnvironment.RANDOM_PORT, properties = {
 		"inventory.instance-id=test-instance",
 		// short, so the lock-busy test answers quickly; uncontended acquisitions never wait
 		"inventory.lock.wait-time=300ms" })
+@Import(SalePauses.class)
 class InventoryApplicationIntegrationTests {
 
 	private static final String PROBLEM_JSON = "application/problem+json";
@@ -51,6 +57,9 @@ class InventoryApplicationIntegrationTests {
 
 	@Autowired
 	InventoryStore store;
+
+	@Autowired
+	SalePauses pauses;
 
 	InventoryHttp http;
 
@@ -255,6 +264,52 @@ class InventoryApplicationIntegrationTests {
 		assertThat(level.number("sold")).isEqualTo(1);
 		assertThat(level.number("orders")).isEqualTo(1);
 		assertThat(level.number("fencingToken")).isGreaterThan(staleToken);
+	}
+
+	/**
+	 * The same story over HTTP, with the real purchase as the stale holder: it reads and computes, is held before its
+	 * write (as by a long GC pause), and its lease ends meanwhile; a second purchase gets the lock and sells. When the
+	 * first one writes, the store's script refuses its token, and the client gets a 409 that says so.
+	 */
+	@Test
+	void purchaseWhoseLeaseEndedBeforeItsWriteIsA409StaleFencingTokenAndSellsNothing() throws Exception {
+		this.http.setStock(this.sku, 10);
+		SalePauses.Pause pause = this.pauses.pauseNextSale(this.sku);
+		ExecutorService client = Executors.newSingleThreadExecutor();
+		try {
+			Future<Response> stalePurchase = client.submit(() -> this.http.purchase(this.sku, "quantity=2"));
+			long staleToken = pause.awaitReached(Duration.ofSeconds(60));
+			// the lease ends while its holder is paused: here Redis loses it, as after an expiry or a failover
+			assertThat(RedisServer.shared().execute("DEL", "lock:{inventory:" + this.sku + "}")).isEqualTo(1L);
+
+			Response newer = this.http.purchase(this.sku, "quantity=1");
+			assertThat(newer.status()).as(newer.body()).isEqualTo(200);
+			long newerToken = newer.number("fencingToken");
+			assertThat(newerToken).isGreaterThan(staleToken);
+			pause.resume();
+			Response stale = stalePurchase.get(60, TimeUnit.SECONDS);
+
+			assertThat(stale.status()).as(stale.body()).isEqualTo(409);
+			assertThat(stale.contentType()).startsWith(PROBLEM_JSON);
+			assertThat(stale.text("type")).isEqualTo("urn:distlock:inventory:problem:stale-fencing-token");
+			assertThat(stale.text("title")).isEqualTo("Stale fencing token");
+			assertThat(stale.text("detail")).isEqualTo("Write to SKU '" + this.sku + "' with fencing token " + staleToken
+					+ " rejected: a newer lock holder (token " + newerToken + ") has already written it; nothing was sold");
+			assertThat(stale.text("sku")).isEqualTo(this.sku);
+			assertThat(stale.number("fencingToken")).isEqualTo(staleToken);
+			assertThat(stale.number("storedFencingToken")).isEqualTo(newerToken);
+			Response level = this.http.level(this.sku);
+			assertThat(level.number("stock")).as("the newer sale's stock, not the stale one's 8").isEqualTo(9);
+			assertThat(level.number("sold")).isEqualTo(1);
+			assertThat(level.number("orders")).isEqualTo(1);
+			assertThat(level.number("fencingToken")).isEqualTo(newerToken);
+			assertThat(this.http.orders(this.sku, "").json()).singleElement()
+				.satisfies((order) -> assertThat(order.get("orderId").asString()).isEqualTo(newer.text("orderId")));
+		}
+		finally {
+			pause.resume();
+			client.shutdownNow();
+		}
 	}
 
 	@Test

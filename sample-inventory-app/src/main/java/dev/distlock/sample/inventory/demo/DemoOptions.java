@@ -11,7 +11,7 @@ import org.springframework.boot.convert.DurationStyle;
 /**
  * The demo's command line.
  *
- * @param instances app instances to start, each a separate JVM
+ * @param instances app instances to start, each a separate JVM; at least {@value #MIN_INSTANCES}
  * @param stock the stock each mode starts with
  * @param attempts purchase attempts of one unit per mode
  * @param clients concurrent HTTP clients
@@ -25,6 +25,9 @@ import org.springframework.boot.convert.DurationStyle;
 record DemoOptions(int instances, int stock, int attempts, int clients, Duration processingDelay,
 		@Nullable RedisAddress redis, @Nullable Path appJar, Duration startTimeout, boolean quick, boolean help) {
 
+	/** The story needs a load balancer in front of several instances: one instance never oversells with a local lock. */
+	static final int MIN_INSTANCES = 2;
+
 	static final String USAGE = """
 			Usage: ./demo.sh [options]   (or: java -Dloader.main=dev.distlock.sample.inventory.demo.InventoryDemo \\
 			                                   -jar sample-inventory-app/target/sample-inventory-app.jar [options])
@@ -33,7 +36,7 @@ record DemoOptions(int instances, int stock, int attempts, int clients, Duration
 			mode (none, JVM-local, distributed) and prints what was sold and oversold. Exits with 0 only if the
 			distributed lock sold exactly min(stock, attempts) units and never oversold.
 
-			  --instances N      app instances, each a separate JVM (default 2)
+			  --instances N      app instances, each a separate JVM (default 2, at least 2)
 			  --stock N          stock of the SKU in each mode (default 500)
 			  --attempts N       purchase attempts of 1 unit per mode (default 2000)
 			  --clients N        concurrent HTTP clients (default 64)
@@ -88,7 +91,8 @@ record DemoOptions(int instances, int stock, int attempts, int clients, Duration
 						value = args[++i];
 					}
 					switch (name) {
-						case "--instances" -> instances = positive(name, value, 1);
+						case "--instances" -> instances = atLeast(name, value, MIN_INSTANCES, ": within one instance a "
+								+ "JVM-local lock is enough, the demo shows what happens across several");
 						case "--stock" -> stock = positive(name, value, 1);
 						case "--attempts" -> attempts = positive(name, value, 1);
 						case "--clients" -> clients = positive(name, value, 1);
@@ -111,6 +115,10 @@ record DemoOptions(int instances, int stock, int attempts, int clients, Duration
 	}
 
 	private static int positive(String name, String value, int min) {
+		return atLeast(name, value, min, "");
+	}
+
+	private static int atLeast(String name, String value, int min, String why) {
 		try {
 			int parsed = Integer.parseInt(value.trim());
 			if (parsed >= min) {
@@ -120,7 +128,8 @@ record DemoOptions(int instances, int stock, int attempts, int clients, Duration
 		catch (NumberFormatException ex) {
 			// reported below
 		}
-		throw new IllegalArgumentException("Option " + name + " needs a whole number of at least " + min + ", but was '" + value + "'");
+		throw new IllegalArgumentException("Option " + name + " needs a whole number of at least " + min + ", but was '" + value
+				+ "'" + why);
 	}
 
 	private static Duration duration(String name, String value, boolean zeroAllowed) {

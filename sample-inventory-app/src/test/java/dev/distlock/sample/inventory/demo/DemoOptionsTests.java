@@ -44,14 +44,27 @@ class DemoOptionsTests {
 		assertThat(DemoOptions.parse("--redis", "[::1]:7000").redis().host()).isEqualTo("::1");
 	}
 
+	/** The issue asks for at least two instances: with one, the JVM-local lock never oversells and there is no story. */
+	@Test
+	void fewerThanTwoInstancesAreRejectedNamingTheOption() {
+		String why = ": within one instance a JVM-local lock is enough, the demo shows what happens across several";
+		assertThatIllegalArgumentException().isThrownBy(() -> DemoOptions.parse("--instances", "1"))
+			.withMessage("Option --instances needs a whole number of at least 2, but was '1'" + why);
+		assertThatIllegalArgumentException().isThrownBy(() -> DemoOptions.parse("--quick", "--instances=0"))
+			.withMessage("Option --instances needs a whole number of at least 2, but was '0'" + why);
+		assertThatIllegalArgumentException().isThrownBy(() -> DemoOptions.parse("--instances", "two"))
+			.withMessageStartingWith("Option --instances needs a whole number of at least 2, but was 'two'");
+		assertThat(DemoOptions.parse("--instances", "2").instances()).isEqualTo(2);
+	}
+
 	@Test
 	void mistakesNameTheOption() {
 		assertThatIllegalArgumentException().isThrownBy(() -> DemoOptions.parse("--stok", "5"))
 			.withMessage("Unknown option '--stok'; see --help");
 		assertThatIllegalArgumentException().isThrownBy(() -> DemoOptions.parse("--clients"))
 			.withMessage("Option --clients needs a value");
-		assertThatIllegalArgumentException().isThrownBy(() -> DemoOptions.parse("--instances", "0"))
-			.withMessage("Option --instances needs a whole number of at least 1, but was '0'");
+		assertThatIllegalArgumentException().isThrownBy(() -> DemoOptions.parse("--stock", "0"))
+			.withMessage("Option --stock needs a whole number of at least 1, but was '0'");
 		assertThatIllegalArgumentException().isThrownBy(() -> DemoOptions.parse("--redis", "localhost"))
 			.withMessage("Option --redis needs host:port, but was 'localhost'");
 		assertThatIllegalArgumentException().isThrownBy(() -> DemoOptions.parse("--delay", "soon"))

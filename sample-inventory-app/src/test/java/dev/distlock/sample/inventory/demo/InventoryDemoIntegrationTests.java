@@ -3,7 +3,10 @@ package dev.distlock.sample.inventory.demo;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
+import java.util.regex.Pattern;
 
 import org.junit.jupiter.api.Test;
 
@@ -14,6 +17,10 @@ import static org.assertj.core.api.Assertions.assertThat;
  * class path), concurrent purchases in every mode, the table, the exit code, and nothing left running afterwards.
  */
 class InventoryDemoIntegrationTests {
+
+	/** The table's columns in order; {@code p50 ms} and {@code p99 ms} are one column each. */
+	private static final List<String> COLUMNS = List.of("mode", "attempts", "sold", "remaining", "oversold",
+			"orders>stock", "busy(409)", "errors", "req/s", "p50 ms", "p99 ms");
 
 	@Test
 	void reducedDemoPassesAndLeavesNothingRunning() {
@@ -26,10 +33,22 @@ class InventoryDemoIntegrationTests {
 
 		String output = out.toString(StandardCharsets.UTF_8);
 		assertThat(exitCode).as(output + err.toString(StandardCharsets.UTF_8)).isZero();
-		assertThat(output).contains("mode", "attempts", "sold", "remaining", "oversold", "p50 ms", "p99 ms")
-			.containsPattern("(?m)^distributed +200 +50 +0 +0 +0 ")
+		assertThat(output).containsPattern("(?m)^" + String.join(" +", COLUMNS.stream().map(Pattern::quote).toList()) + "$")
 			.contains("PASS: the distributed lock sold exactly 50 and never oversold.");
 		assertThat(output.lines().filter((line) -> line.matches("^(none|local|distributed) .*"))).hasSize(3);
+		Map<String, String> distributed = row(output, "distributed");
+		assertThat(distributed).containsEntry("attempts", "200").containsEntry("sold", "50")
+			.containsEntry("remaining", "0").containsEntry("oversold", "0").containsEntry("orders>stock", "0")
+			.containsEntry("errors", "0");
+		assertThat(Double.parseDouble(distributed.get("req/s"))).as("throughput").isPositive();
+		double p50 = Double.parseDouble(distributed.get("p50 ms"));
+		assertThat(p50).as("p50").isPositive();
+		assertThat(Double.parseDouble(distributed.get("p99 ms"))).as("p99").isGreaterThanOrEqualTo(p50);
+		for (String mode : List.of("none", "local")) {
+			Map<String, String> row = row(output, mode);
+			assertThat(Long.parseLong(row.get("orders>stock"))).as(mode + " orders>stock").isNotNegative();
+			assertThat(Double.parseDouble(row.get("req/s"))).as(mode + " req/s").isPositive();
+		}
 		assertThat(err.toString(StandardCharsets.UTF_8)).contains("distributed  100%");
 		assertThat(ProcessHandle.current().descendants().filter(ProcessHandle::isAlive)
 			.filter((process) -> !before.contains(process))).as("processes left running").isEmpty();
@@ -44,6 +63,21 @@ class InventoryDemoIntegrationTests {
 		assertThat(out.toString(StandardCharsets.UTF_8)).contains("--quick", "--redis HOST:PORT");
 		assertThat(InventoryDemo.run(new String[] { "--clients", "none" }, print(out), print(err))).isEqualTo(2);
 		assertThat(err.toString(StandardCharsets.UTF_8)).contains("Option --clients needs a whole number");
+		assertThat(InventoryDemo.run(new String[] { "--quick", "--instances", "1" }, print(out), print(err))).isEqualTo(2);
+		assertThat(err.toString(StandardCharsets.UTF_8)).contains("Option --instances needs a whole number of at least 2");
+	}
+
+	/** The row of {@code mode} in the table, by column. */
+	private static Map<String, String> row(String output, String mode) {
+		String line = output.lines().filter((candidate) -> candidate.startsWith(mode + " ")).findFirst()
+			.orElseThrow(() -> new AssertionError("No row for " + mode + " in:\n" + output));
+		String[] values = line.trim().split(" +");
+		assertThat(values).as(line).hasSize(COLUMNS.size());
+		Map<String, String> row = new LinkedHashMap<>();
+		for (int i = 0; i < values.length; i++) {
+			row.put(COLUMNS.get(i), values[i]);
+		}
+		return row;
 	}
 
 	private static PrintStream print(ByteArrayOutputStream bytes) {
