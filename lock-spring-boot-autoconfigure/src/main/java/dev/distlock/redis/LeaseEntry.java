@@ -22,6 +22,8 @@ import org.jspecify.annotations.Nullable;
  * <li>{@code renewalInFlight} is true between the watchdog handing the entry to a renewal batch and that batch's
  * result, so a slow or stuck renewal is never sent twice.</li>
  * </ul>
+ * {@code state} is also volatile, so that the gauges and the health check can tell held from lost leases at scrape time
+ * without taking the lock the holder's thread uses.
  */
 final class LeaseEntry {
 
@@ -50,7 +52,7 @@ final class LeaseEntry {
 	/** How many times in a row the lease was handed from one owner of this process to another to get here. */
 	final int handOvers;
 
-	private State state = State.HELD;
+	private volatile State state = State.HELD;
 
 	private int holds;
 
@@ -108,6 +110,11 @@ final class LeaseEntry {
 
 	synchronized State state() {
 		return this.state;
+	}
+
+	/** Whether the lease was found lost; a lock-free read for diagnostics (see the class comment). */
+	boolean isLost() {
+		return this.state == State.LOST;
 	}
 
 	synchronized boolean isHeld(long nowNanos) {
@@ -265,7 +272,8 @@ final class LeaseEntry {
 	}
 
 	synchronized LeaseSnapshot snapshot(long nowNanos) {
-		long remaining = Math.max(0, this.validUntilNanos - nowNanos);
+		// a lost lease has no time left, whatever this process last confirmed
+		long remaining = (this.state == State.LOST) ? 0 : Math.max(0, this.validUntilNanos - nowNanos);
 		return new LeaseSnapshot(this.key, this.name, this.owner, this.ownerThread, this.acquiredAt, this.holds,
 				Duration.ofMillis(this.ttlMillis), Duration.ofNanos(remaining), this.lastRenewal, this.token,
 				this.autoRenew, this.state == State.LOST);

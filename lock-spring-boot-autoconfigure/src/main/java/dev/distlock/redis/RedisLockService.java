@@ -291,6 +291,7 @@ public class RedisLockService implements LockService, AutoCloseable {
 		long left = reply[0];
 		if (left < 0) {
 			LockLostEvent event = lostOnHolderCheck(entry);
+			releasedLost(entry);
 			this.listeners.forEach(listener -> listener.released(lease, held, false));
 			throw new LockLostException(event);
 		}
@@ -331,6 +332,7 @@ public class RedisLockService implements LockService, AutoCloseable {
 			}
 			if (token < 0) {
 				LockLostEvent event = lostOnHolderCheck(entry);
+				releasedLost(entry);
 				this.listeners.forEach(listener -> listener.released(lease, held, false));
 				throw new LockLostException(event);
 			}
@@ -396,8 +398,12 @@ public class RedisLockService implements LockService, AutoCloseable {
 		return earlier;
 	}
 
+	/**
+	 * A lease was found lost: stop renewing it, and tell the listeners and the application. The entry stays listed (as
+	 * lost) until its holder releases it, so that an operator can see a holder still running without its lock.
+	 */
 	private void publishLost(LeaseEntry entry, LockLostEvent event) {
-		ended(entry);
+		this.watchdog.unregister(entry);
 		logger.warn("Lock '" + event.key() + "' (fencing token " + event.fencingToken() + ", owner " + event.owner()
 				+ ") was lost: " + event.detection().description());
 		this.listeners.forEach(listener -> listener.lost(event));
@@ -413,12 +419,22 @@ public class RedisLockService implements LockService, AutoCloseable {
 		}
 	}
 
+	/** The holder released a hold of a lost lease (its store found the lease gone): forget it with its last hold. */
+	private void releasedLost(LeaseEntry entry) {
+		if (entry.releaseHold(false)) {
+			ended(entry);
+		}
+	}
+
 	private void ended(LeaseEntry entry) {
 		this.entries.remove(new HoldKey(entry.redisKey, entry.owner), entry);
 		this.watchdog.unregister(entry);
 	}
 
-	/** The leases this service holds now. */
+	/**
+	 * The leases this service holds now, and those found {@linkplain LeaseSnapshot#lost() lost} whose holders have
+	 * not released them yet.
+	 */
 	public List<LeaseSnapshot> activeLeases() {
 		long now = System.nanoTime();
 		List<LeaseSnapshot> snapshots = new ArrayList<>(this.entries.size());
@@ -428,9 +444,26 @@ public class RedisLockService implements LockService, AutoCloseable {
 		return snapshots;
 	}
 
-	/** How many leases this service holds now; cheaper than {@code activeLeases().size()}. */
+	/** How many leases this service holds now, not counting lost ones; cheaper than {@code activeLeases()}. */
 	public int activeLeaseCount() {
-		return this.entries.size();
+		int held = 0;
+		for (LeaseEntry entry : this.entries.values()) {
+			if (!entry.isLost()) {
+				held++;
+			}
+		}
+		return held;
+	}
+
+	/** How many leases were found lost while their holders have not released them yet (still running without them). */
+	public int lostLeaseCount() {
+		int lost = 0;
+		for (LeaseEntry entry : this.entries.values()) {
+			if (entry.isLost()) {
+				lost++;
+			}
+		}
+		return lost;
 	}
 
 	/** Whether the watchdog is failing to renew some held leases, and since when. */
