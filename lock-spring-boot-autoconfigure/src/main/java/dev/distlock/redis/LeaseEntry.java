@@ -21,6 +21,10 @@ import org.jspecify.annotations.Nullable;
  * or extension plus the lease time that command set, so the lease in Redis lives at least that long.</li>
  * <li>{@code renewalInFlight} is true between the watchdog handing the entry to a renewal batch and that batch's
  * result, so a slow or stuck renewal is never sent twice.</li>
+ * <li>{@code lastHoldReleasing} is set before the holder sends the release (or hand-over) of its last hold. Redis may
+ * run that release before a renewal already on its way, which then finds the lease gone; and the renewal's reply may
+ * be applied before the holder's thread has applied its own. Such a renewal result is not a loss: the release's reply
+ * decides (and reports a loss itself if the lease was really gone). No renewal is sent for a releasing lease.</li>
  * </ul>
  * {@code state} is also volatile, so that the gauges and the health check can tell held from lost leases at scrape time
  * without taking the lock the holder's thread uses.
@@ -65,6 +69,8 @@ final class LeaseEntry {
 	private long nextRenewalNanos;
 
 	private boolean renewalInFlight;
+
+	private boolean lastHoldReleasing;
 
 	private @Nullable Instant lastRenewal;
 
@@ -138,6 +144,13 @@ final class LeaseEntry {
 		return this.lostEvent;
 	}
 
+	/** The holder is about to send the release (or hand-over) of a hold; see the class comment. */
+	synchronized void releaseStarting() {
+		if (this.holds == 1) {
+			this.lastHoldReleasing = true;
+		}
+	}
+
 	/** Record that one hold was released; returns true when it was the last, which ends the entry. */
 	synchronized boolean releaseHold(boolean last) {
 		this.holds = Math.max(0, this.holds - 1);
@@ -196,7 +209,7 @@ final class LeaseEntry {
 
 	/** Whether a renewal is due now (not merely soon) and none is in flight. */
 	synchronized boolean isRenewalDue(long nowNanos, long intervalNanos) {
-		if (this.state != State.HELD || !this.autoRenew || this.renewalInFlight) {
+		if (this.state != State.HELD || !this.autoRenew || this.renewalInFlight || this.lastHoldReleasing) {
 			return false;
 		}
 		long due = (this.nextRenewalNanos != 0) ? this.nextRenewalNanos : this.acquiredAtNanos + intervalNanos;
@@ -209,7 +222,7 @@ final class LeaseEntry {
 	 * the same batch instead of waking it again moments later.
 	 */
 	synchronized boolean claimRenewal(long nowNanos, long intervalNanos, long earlyNanos) {
-		if (this.state != State.HELD || !this.autoRenew || this.renewalInFlight) {
+		if (this.state != State.HELD || !this.autoRenew || this.renewalInFlight || this.lastHoldReleasing) {
 			return false;
 		}
 		if (this.nextRenewalNanos == 0) {
@@ -229,7 +242,8 @@ final class LeaseEntry {
 			return null;
 		}
 		if (!stillOurs) {
-			return markLost(LockLostEvent.Detection.RENEWAL_FOUND_GONE);
+			// gone because of our own release on its way, or lost: the release's reply tells which
+			return this.lastHoldReleasing ? null : markLost(LockLostEvent.Detection.RENEWAL_FOUND_GONE);
 		}
 		this.validUntilNanos = later(this.validUntilNanos, sentAtNanos + this.ttlMillis * 1_000_000L);
 		this.nextRenewalNanos = sentAtNanos + intervalNanos;
@@ -260,7 +274,7 @@ final class LeaseEntry {
 
 	/** The next moment the watchdog must look at this entry. */
 	synchronized long nextCheckNanos(long intervalNanos) {
-		if (!this.autoRenew || this.renewalInFlight) {
+		if (!this.autoRenew || this.renewalInFlight || this.lastHoldReleasing) {
 			return this.validUntilNanos;
 		}
 		long due = (this.nextRenewalNanos != 0) ? this.nextRenewalNanos : this.acquiredAtNanos + intervalNanos;

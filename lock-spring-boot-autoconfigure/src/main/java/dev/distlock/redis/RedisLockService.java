@@ -293,6 +293,7 @@ public class RedisLockService implements LockService, AutoCloseable {
 			}
 		}
 		long[] reply;
+		entry.releaseStarting();
 		try {
 			reply = this.store.release(entry.redisKey, entry.owner, entry.token, entry.channel, this.clientId);
 		}
@@ -332,6 +333,7 @@ public class RedisLockService implements LockService, AutoCloseable {
 		try {
 			long sent = System.nanoTime();
 			long token;
+			entry.releaseStarting();
 			try {
 				token = this.store.handOver(entry.redisKey, entry.owner, entry.token, next.owner, next.ttlMillis);
 			}
