@@ -47,13 +47,13 @@ public class LocksEndpoint {
 	 *
 	 * @param clientId the instance's client id: the prefix of the owner id of each lease it holds
 	 * @param waitingThreads threads of this instance waiting for a lock held elsewhere
-	 * @param leases the leases it holds, oldest first
+	 * @param leases the leases it holds (and lost ones not yet released), oldest first
 	 */
 	public record LocksDescriptor(String clientId, int waitingThreads, List<LeaseDescriptor> leases) {
 	}
 
 	/**
-	 * One lease this instance holds.
+	 * One lease this instance holds, or lost while its holder has not released it yet.
 	 *
 	 * @param key the lock key
 	 * @param name the lock's name (the annotation's name, or the method)
@@ -62,11 +62,11 @@ public class LocksEndpoint {
 	 * @param heldSince when it was acquired
 	 * @param holdCount open holds (re-entries)
 	 * @param ttlMillis the lease time
-	 * @param ttlRemainingMillis the lease time left as this instance last confirmed it with Redis
+	 * @param ttlRemainingMillis the lease time left as this instance last confirmed it with Redis; 0 once lost
 	 * @param lastRenewal when the watchdog last renewed it, {@code null} if not yet
 	 * @param fencingToken the lease's fencing token
 	 * @param autoRenewed whether the watchdog renews it
-	 * @param lost whether it was found lost
+	 * @param lost whether it was found lost (its holder has not released it yet; it is listed until then)
 	 */
 	public record LeaseDescriptor(String key, String name, String owner, String ownerThread, Instant heldSince,
 			int holdCount, long ttlMillis, long ttlRemainingMillis, @Nullable Instant lastRenewal, long fencingToken,

@@ -15,6 +15,11 @@ import org.springframework.util.Assert;
  * ({@code DOWN} by default, or {@code OUT_OF_SERVICE}) while the watchdog fails to renew some held leases, which will
  * be lost when their lease time runs out unless Redis answers again. It only reads the service's state: it never calls
  * Redis itself, so a hung server cannot hang the health check.
+ * <p>
+ * A lease that turns out to be lost (Redis came back without it, or it could not be renewed for its whole lease time)
+ * is no longer failing renewal: nothing can renew it any more, and restarting this instance would not bring it back.
+ * The indicator is {@code UP} again then, and counts it under {@code lostLeases} until its holder releases it; the
+ * loss itself is signalled by a {@link dev.distlock.core.LockLostEvent} and the {@code distlock.leases.lost} counter.
  *
  * @since 0.1.0
  */
@@ -42,6 +47,7 @@ public class LocksHealthIndicator implements HealthIndicator {
 		RenewalStatus renewals = this.lockService.renewalStatus();
 		Health.Builder health = renewals.isFailing() ? Health.status(this.renewalFailureStatus) : Health.up();
 		health.withDetail("heldLeases", this.lockService.activeLeaseCount())
+			.withDetail("lostLeases", this.lockService.lostLeaseCount())
 			.withDetail("waitingThreads", this.lockService.waitingThreads());
 		if (renewals.isFailing()) {
 			health.withDetail("renewalsFailingSince", String.valueOf(renewals.failingSince()))

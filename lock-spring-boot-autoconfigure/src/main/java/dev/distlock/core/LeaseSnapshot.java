@@ -15,11 +15,11 @@ import org.jspecify.annotations.Nullable;
  * @param heldSince when it was acquired
  * @param holdCount how many holds (re-entries) are open
  * @param ttl the lease time
- * @param ttlRemaining the remaining lease time as this process last confirmed it (zero when past)
+ * @param ttlRemaining the remaining lease time as this process last confirmed it (zero when past or lost)
  * @param lastRenewal when the watchdog last renewed it, or {@code null} if never
  * @param fencingToken the fencing token
  * @param autoRenewed whether the watchdog renews it
- * @param lost whether it was found lost
+ * @param lost whether it was found lost (its holder has not released it yet)
  * @since 0.1.0
  */
 public record LeaseSnapshot(String key, String name, String owner, String ownerThread, Instant heldSince, int holdCount,

@@ -23,8 +23,8 @@ import org.springframework.util.Assert;
  * does not grow with the number of keys.
  * <p>
  * Meters of a name are created together the first time the name is seen, so that counters exist (at zero) before
- * anything happens and rates can be computed from the start. The gauges of a service's leases and waiters are bound
- * by {@link LockServiceMetrics}.
+ * anything happens and rates can be computed from the start. The gauges of a service's leases and waiters, tagged by
+ * the same name, are bound by {@link LockServiceMetrics}.
  *
  * @since 0.1.0
  */

@@ -21,7 +21,13 @@ import org.jspecify.annotations.Nullable;
  * or extension plus the lease time that command set, so the lease in Redis lives at least that long.</li>
  * <li>{@code renewalInFlight} is true between the watchdog handing the entry to a renewal batch and that batch's
  * result, so a slow or stuck renewal is never sent twice.</li>
+ * <li>{@code lastHoldReleasing} is set before the holder sends the release (or hand-over) of its last hold. Redis may
+ * run that release before a renewal already on its way, which then finds the lease gone; and the renewal's reply may
+ * be applied before the holder's thread has applied its own. Such a renewal result is not a loss: the release's reply
+ * decides (and reports a loss itself if the lease was really gone). No renewal is sent for a releasing lease.</li>
  * </ul>
+ * {@code state} is also volatile, so that the gauges and the health check can tell held from lost leases at scrape time
+ * without taking the lock the holder's thread uses.
  */
 final class LeaseEntry {
 
@@ -50,7 +56,7 @@ final class LeaseEntry {
 	/** How many times in a row the lease was handed from one owner of this process to another to get here. */
 	final int handOvers;
 
-	private State state = State.HELD;
+	private volatile State state = State.HELD;
 
 	private int holds;
 
@@ -63,6 +69,8 @@ final class LeaseEntry {
 	private long nextRenewalNanos;
 
 	private boolean renewalInFlight;
+
+	private boolean lastHoldReleasing;
 
 	private @Nullable Instant lastRenewal;
 
@@ -110,6 +118,11 @@ final class LeaseEntry {
 		return this.state;
 	}
 
+	/** Whether the lease was found lost; a lock-free read for diagnostics (see the class comment). */
+	boolean isLost() {
+		return this.state == State.LOST;
+	}
+
 	synchronized boolean isHeld(long nowNanos) {
 		return this.state == State.HELD && nowNanos - this.validUntilNanos < 0;
 	}
@@ -129,6 +142,13 @@ final class LeaseEntry {
 
 	synchronized @Nullable LockLostEvent lostEvent() {
 		return this.lostEvent;
+	}
+
+	/** The holder is about to send the release (or hand-over) of a hold; see the class comment. */
+	synchronized void releaseStarting() {
+		if (this.holds == 1) {
+			this.lastHoldReleasing = true;
+		}
 	}
 
 	/** Record that one hold was released; returns true when it was the last, which ends the entry. */
@@ -189,7 +209,7 @@ final class LeaseEntry {
 
 	/** Whether a renewal is due now (not merely soon) and none is in flight. */
 	synchronized boolean isRenewalDue(long nowNanos, long intervalNanos) {
-		if (this.state != State.HELD || !this.autoRenew || this.renewalInFlight) {
+		if (this.state != State.HELD || !this.autoRenew || this.renewalInFlight || this.lastHoldReleasing) {
 			return false;
 		}
 		long due = (this.nextRenewalNanos != 0) ? this.nextRenewalNanos : this.acquiredAtNanos + intervalNanos;
@@ -202,7 +222,7 @@ final class LeaseEntry {
 	 * the same batch instead of waking it again moments later.
 	 */
 	synchronized boolean claimRenewal(long nowNanos, long intervalNanos, long earlyNanos) {
-		if (this.state != State.HELD || !this.autoRenew || this.renewalInFlight) {
+		if (this.state != State.HELD || !this.autoRenew || this.renewalInFlight || this.lastHoldReleasing) {
 			return false;
 		}
 		if (this.nextRenewalNanos == 0) {
@@ -222,7 +242,8 @@ final class LeaseEntry {
 			return null;
 		}
 		if (!stillOurs) {
-			return markLost(LockLostEvent.Detection.RENEWAL_FOUND_GONE);
+			// gone because of our own release on its way, or lost: the release's reply tells which
+			return this.lastHoldReleasing ? null : markLost(LockLostEvent.Detection.RENEWAL_FOUND_GONE);
 		}
 		this.validUntilNanos = later(this.validUntilNanos, sentAtNanos + this.ttlMillis * 1_000_000L);
 		this.nextRenewalNanos = sentAtNanos + intervalNanos;
@@ -253,7 +274,7 @@ final class LeaseEntry {
 
 	/** The next moment the watchdog must look at this entry. */
 	synchronized long nextCheckNanos(long intervalNanos) {
-		if (!this.autoRenew || this.renewalInFlight) {
+		if (!this.autoRenew || this.renewalInFlight || this.lastHoldReleasing) {
 			return this.validUntilNanos;
 		}
 		long due = (this.nextRenewalNanos != 0) ? this.nextRenewalNanos : this.acquiredAtNanos + intervalNanos;
@@ -265,7 +286,8 @@ final class LeaseEntry {
 	}
 
 	synchronized LeaseSnapshot snapshot(long nowNanos) {
-		long remaining = Math.max(0, this.validUntilNanos - nowNanos);
+		// a lost lease has no time left, whatever this process last confirmed
+		long remaining = (this.state == State.LOST) ? 0 : Math.max(0, this.validUntilNanos - nowNanos);
 		return new LeaseSnapshot(this.key, this.name, this.owner, this.ownerThread, this.acquiredAt, this.holds,
 				Duration.ofMillis(this.ttlMillis), Duration.ofNanos(remaining), this.lastRenewal, this.token,
 				this.autoRenew, this.state == State.LOST);

@@ -5,14 +5,19 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Base64;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
 
 import dev.distlock.core.Lease;
 import dev.distlock.core.LeaseSnapshot;
@@ -75,6 +80,11 @@ public class RedisLockService implements LockService, AutoCloseable {
 
 	private final ConcurrentHashMap<HoldKey, LeaseEntry> entries = new ConcurrentHashMap<>();
 
+	/** The lock names acquired or waited for so far; bounded by the names in use, as the meters tagged by them are. */
+	private final Set<String> names = ConcurrentHashMap.newKeySet();
+
+	private final List<Consumer<String>> nameActions = new CopyOnWriteArrayList<>();
+
 	private final int localHandOvers;
 
 	private volatile boolean closed;
@@ -106,6 +116,7 @@ public class RedisLockService implements LockService, AutoCloseable {
 		}
 		long start = System.nanoTime();
 		long deadline = start + request.waitTime().toNanos();
+		noteName(request.effectiveName());
 		String redisKey = redisKey(request.key());
 		String owner = this.clientId + ":" + Thread.currentThread().getId();
 		long ttlMillis = request.ttl().toMillis();
@@ -148,7 +159,7 @@ public class RedisLockService implements LockService, AutoCloseable {
 	private Optional<Lease> awaitRelease(LockRequest request, String redisKey, String owner, long ttlMillis,
 			long holderTtl, long start, long deadline) throws InterruptedException {
 		String channel = channel(redisKey);
-		ReleaseSubscriber.Waiter waiter = this.subscriber.register(channel, owner, ttlMillis);
+		ReleaseSubscriber.Waiter waiter = this.subscriber.register(channel, owner, request.effectiveName(), ttlMillis);
 		boolean acquired = false;
 		try {
 			// Only attempts made after the subscription is confirmed are sure to hear of a later release; a holder
@@ -282,6 +293,7 @@ public class RedisLockService implements LockService, AutoCloseable {
 			}
 		}
 		long[] reply;
+		entry.releaseStarting();
 		try {
 			reply = this.store.release(entry.redisKey, entry.owner, entry.token, entry.channel, this.clientId);
 		}
@@ -291,6 +303,7 @@ public class RedisLockService implements LockService, AutoCloseable {
 		long left = reply[0];
 		if (left < 0) {
 			LockLostEvent event = lostOnHolderCheck(entry);
+			releasedLost(entry);
 			this.listeners.forEach(listener -> listener.released(lease, held, false));
 			throw new LockLostException(event);
 		}
@@ -320,6 +333,7 @@ public class RedisLockService implements LockService, AutoCloseable {
 		try {
 			long sent = System.nanoTime();
 			long token;
+			entry.releaseStarting();
 			try {
 				token = this.store.handOver(entry.redisKey, entry.owner, entry.token, next.owner, next.ttlMillis);
 			}
@@ -331,6 +345,7 @@ public class RedisLockService implements LockService, AutoCloseable {
 			}
 			if (token < 0) {
 				LockLostEvent event = lostOnHolderCheck(entry);
+				releasedLost(entry);
 				this.listeners.forEach(listener -> listener.released(lease, held, false));
 				throw new LockLostException(event);
 			}
@@ -396,8 +411,12 @@ public class RedisLockService implements LockService, AutoCloseable {
 		return earlier;
 	}
 
+	/**
+	 * A lease was found lost: stop renewing it, and tell the listeners and the application. The entry stays listed (as
+	 * lost) until its holder releases it, so that an operator can see a holder still running without its lock.
+	 */
 	private void publishLost(LeaseEntry entry, LockLostEvent event) {
-		ended(entry);
+		this.watchdog.unregister(entry);
 		logger.warn("Lock '" + event.key() + "' (fencing token " + event.fencingToken() + ", owner " + event.owner()
 				+ ") was lost: " + event.detection().description());
 		this.listeners.forEach(listener -> listener.lost(event));
@@ -413,12 +432,22 @@ public class RedisLockService implements LockService, AutoCloseable {
 		}
 	}
 
+	/** The holder released a hold of a lost lease (its store found the lease gone): forget it with its last hold. */
+	private void releasedLost(LeaseEntry entry) {
+		if (entry.releaseHold(false)) {
+			ended(entry);
+		}
+	}
+
 	private void ended(LeaseEntry entry) {
 		this.entries.remove(new HoldKey(entry.redisKey, entry.owner), entry);
 		this.watchdog.unregister(entry);
 	}
 
-	/** The leases this service holds now. */
+	/**
+	 * The leases this service holds now, and those found {@linkplain LeaseSnapshot#lost() lost} whose holders have
+	 * not released them yet.
+	 */
 	public List<LeaseSnapshot> activeLeases() {
 		long now = System.nanoTime();
 		List<LeaseSnapshot> snapshots = new ArrayList<>(this.entries.size());
@@ -428,9 +457,68 @@ public class RedisLockService implements LockService, AutoCloseable {
 		return snapshots;
 	}
 
-	/** How many leases this service holds now; cheaper than {@code activeLeases().size()}. */
+	/** How many leases this service holds now, not counting lost ones; cheaper than {@code activeLeases()}. */
 	public int activeLeaseCount() {
-		return this.entries.size();
+		int held = 0;
+		for (LeaseEntry entry : this.entries.values()) {
+			if (!entry.isLost()) {
+				held++;
+			}
+		}
+		return held;
+	}
+
+	/** How many leases were found lost while their holders have not released them yet (still running without them). */
+	public int lostLeaseCount() {
+		int lost = 0;
+		for (LeaseEntry entry : this.entries.values()) {
+			if (entry.isLost()) {
+				lost++;
+			}
+		}
+		return lost;
+	}
+
+	/**
+	 * The leases held and the threads waiting now, per lock name, in one pass over the held leases and one over the
+	 * waiting threads; meant to be taken once per metrics scrape rather than once per name.
+	 */
+	public LockActivity activityByName() {
+		Map<String, Integer> held = new HashMap<>();
+		for (LeaseEntry entry : this.entries.values()) {
+			if (!entry.isLost()) {
+				held.merge(entry.name, 1, Integer::sum);
+			}
+		}
+		return new LockActivity(held, this.subscriber.waiterCountsByName());
+	}
+
+	/**
+	 * Call {@code action} with each lock name this service has been asked for: at once with the names seen so far,
+	 * and from now on with each new name, on the thread that uses it first, before its first lease or waiting thread
+	 * shows in {@link #activityByName()}. For meters per name, which must exist by the time their name has something
+	 * to count. The action must be quick; it may be called more than once for a name that is new while it is added.
+	 */
+	public void onLockName(Consumer<String> action) {
+		Assert.notNull(action, "'action' must not be null");
+		this.nameActions.add(action);
+		for (String name : this.names) {
+			action.accept(name);
+		}
+	}
+
+	/** One set lookup per acquisition: the price of per-name gauges that exist before their name's first lease. */
+	private void noteName(String name) {
+		if (!this.names.contains(name) && this.names.add(name)) {
+			for (Consumer<String> action : this.nameActions) {
+				try {
+					action.accept(name);
+				}
+				catch (RuntimeException ex) {
+					logger.warn("Lock name action failed for '" + name + "'", ex);
+				}
+			}
+		}
 	}
 
 	/** Whether the watchdog is failing to renew some held leases, and since when. */

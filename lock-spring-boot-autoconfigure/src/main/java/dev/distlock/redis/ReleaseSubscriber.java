@@ -3,7 +3,9 @@ package dev.distlock.redis;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
@@ -80,16 +82,17 @@ final class ReleaseSubscriber implements MessageListener, SubscriptionListener, 
 
 	/**
 	 * Start waiting on {@code channel} as {@code owner}, who asks for a lease of {@code ttlMillis} (what a holder in
-	 * this process needs to hand its lease over); the caller must {@link #unregister} the waiter in a finally block.
+	 * this process needs to hand its lease over) for the lock named {@code name} (for the gauges); the caller must
+	 * {@link #unregister} the waiter in a finally block.
 	 */
-	Waiter register(String channel, String owner, long ttlMillis) {
+	Waiter register(String channel, String owner, String name, long ttlMillis) {
 		for (;;) {
 			Channel ch = this.channels.computeIfAbsent(channel, Channel::new);
 			synchronized (ch) {
 				if (ch.state == ChannelState.DEAD) {
 					continue;
 				}
-				Waiter waiter = new Waiter(ch, Thread.currentThread(), ch.subscribed, owner, ttlMillis);
+				Waiter waiter = new Waiter(ch, Thread.currentThread(), ch.subscribed, owner, name, ttlMillis);
 				ch.waiters.addLast(waiter);
 				if (ch.state == ChannelState.NEW) {
 					ch.state = ChannelState.SUBSCRIBING;
@@ -217,6 +220,19 @@ final class ReleaseSubscriber implements MessageListener, SubscriptionListener, 
 			}
 		}
 		return count;
+	}
+
+	/** Waiters currently registered, by lock name; names without waiters are absent. */
+	Map<String, Integer> waiterCountsByName() {
+		Map<String, Integer> counts = new HashMap<>();
+		for (Channel ch : this.channels.values()) {
+			synchronized (ch) {
+				for (Waiter waiter : ch.waiters) {
+					counts.merge(waiter.name, 1, Integer::sum);
+				}
+			}
+		}
+		return counts;
 	}
 
 	/** Wake the longest waiting waiter that is not awake already; returns whether there was one. */
@@ -484,6 +500,9 @@ final class ReleaseSubscriber implements MessageListener, SubscriptionListener, 
 
 		final String owner;
 
+		/** The lock's name, for the per-name gauges. */
+		final String name;
+
 		final long ttlMillis;
 
 		private final Thread thread;
@@ -501,11 +520,13 @@ final class ReleaseSubscriber implements MessageListener, SubscriptionListener, 
 
 		volatile boolean signalled;
 
-		Waiter(Channel channel, Thread thread, CompletableFuture<Void> subscribed, String owner, long ttlMillis) {
+		Waiter(Channel channel, Thread thread, CompletableFuture<Void> subscribed, String owner, String name,
+				long ttlMillis) {
 			this.channel = channel;
 			this.thread = thread;
 			this.subscribed = subscribed;
 			this.owner = owner;
+			this.name = name;
 			this.ttlMillis = ttlMillis;
 		}
 

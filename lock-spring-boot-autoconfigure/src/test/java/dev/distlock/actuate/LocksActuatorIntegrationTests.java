@@ -9,6 +9,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
@@ -17,6 +18,7 @@ import java.util.concurrent.atomic.AtomicReference;
 import dev.distlock.actuate.ActuatorTestApp.Client;
 import dev.distlock.actuate.ActuatorTestApp.Response;
 import dev.distlock.core.Lease;
+import dev.distlock.core.LockLostException;
 import dev.distlock.core.LockRequest;
 import dev.distlock.observability.Catalog;
 import dev.distlock.observability.LockMetrics;
@@ -44,9 +46,9 @@ import static org.awaitility.Awaitility.await;
 
 /**
  * The {@code locks} endpoint and health over real HTTP, in a web application with Actuator, against a real Redis:
- * a lease held by a blocked annotated call is listed with its fields and forgotten after its release; the forced
- * release does not exist by default; health goes DOWN while Redis hangs with a lease held, and UP again once renewals
- * succeed.
+ * a lease held by a blocked annotated call is listed with its fields and forgotten after its release, and listed as
+ * lost once Redis lost it, until its holder returns; the forced release does not exist by default; health goes DOWN
+ * while Redis hangs or is stopped with a lease held, and UP again once renewals succeed or the lease is known lost.
  */
 @SpringBootTest(classes = ActuatorTestApp.class, webEnvironment = WebEnvironment.RANDOM_PORT,
 		properties = { "management.endpoints.web.exposure.include=locks,health",
@@ -58,6 +60,12 @@ import static org.awaitility.Awaitility.await;
 class LocksActuatorIntegrationTests {
 
 	private static final Duration DEADLINE = Duration.ofSeconds(15);
+
+	/**
+	 * How long a restarted Redis may take to be noticed: Lettuce reconnects with a growing back-off (up to twice the
+	 * outage), and at the latest the 20 s lease runs out by the watchdog's clock.
+	 */
+	private static final Duration RESTART_DEADLINE = Duration.ofSeconds(40);
 
 	private static final RedisServer redis = RedisServer.start();
 
@@ -108,6 +116,9 @@ class LocksActuatorIntegrationTests {
 		this.executor.awaitTermination(10, TimeUnit.SECONDS);
 		if (redis.isPaused()) {
 			redis.resume();
+		}
+		if (!redis.isRunning()) {
+			redis.restart();
 		}
 	}
 
@@ -257,6 +268,99 @@ class LocksActuatorIntegrationTests {
 
 		this.catalog.release();
 		assertThat(call.get(10, TimeUnit.SECONDS)).isEqualTo("44");
+	}
+
+	@Test
+	void aLeaseDeletedInRedisIsListedAsLostUntilItsHolderReleasesIt() throws Exception {
+		CompletableFuture<String> call = holdInBackground("47");
+		long token = Long.parseLong(String.valueOf(redis.execute("HGET", "lock:{item:47}", "~t")));
+		assertThat(this.client.get("/actuator/locks").<List<Boolean>>read("$.leases[*].lost")).containsExactly(false);
+
+		// behind the holder's back; its watchdog (renewing every second) finds the lease gone
+		redis.execute("DEL", "lock:{item:47}");
+		AtomicReference<Response> lost = new AtomicReference<>();
+		await().atMost(DEADLINE).pollInterval(Duration.ofMillis(100)).until(() -> {
+			lost.set(this.client.get("/actuator/locks"));
+			return lost.get().<List<Boolean>>read("$.leases[*].lost").contains(true);
+		});
+		Files.writeString(Path.of("target", "locks-endpoint-lost-example.json"), lost.get().body());
+		assertThat(lost.get().<List<Map<String, Object>>>read("$.leases")).singleElement().satisfies(lease -> {
+			assertThat(lease).containsEntry("key", "item:47")
+				.containsEntry("name", "catalog-hold")
+				.containsEntry("ownerThread", "blocked-caller")
+				.containsEntry("holdCount", 1)
+				.containsEntry("ttlRemainingMillis", 0)
+				.containsEntry("lost", true);
+			assertThat(((Number) lease.get("fencingToken")).longValue()).isEqualTo(token);
+		});
+		// the holder has not returned yet: it runs without its lock, which health shows without going down
+		assertThat(call).isNotDone();
+		Response health = this.client.get("/actuator/health/locks");
+		assertThat(health.status()).isEqualTo(200);
+		assertThat(health.<String>read("$.status")).isEqualTo("UP");
+		assertThat(health.<Integer>read("$.details.heldLeases")).isZero();
+		assertThat(health.<Integer>read("$.details.lostLeases")).isEqualTo(1);
+
+		this.catalog.release();
+		assertThat(call).failsWithin(Duration.ofSeconds(10)).withThrowableOfType(ExecutionException.class)
+			.withCauseInstanceOf(LockLostException.class);
+		assertThat(this.client.get("/actuator/locks").<List<?>>read("$.leases")).isEmpty();
+		assertThat(this.client.get("/actuator/health/locks").<Integer>read("$.details.lostLeases")).isZero();
+	}
+
+	@Test
+	void healthGoesDownWhileRedisIsStoppedWithALeaseHeldAndUpAgainAfterItReturns() throws Exception {
+		CompletableFuture<String> call = holdInBackground("48");
+		Response healthy = this.client.get("/actuator/health/locks");
+		assertThat(healthy.<String>read("$.status")).isEqualTo("UP");
+		assertThat(healthy.<Integer>read("$.details.heldLeases")).isEqualTo(1);
+
+		redis.stop();
+		await().atMost(DEADLINE).pollInterval(Duration.ofMillis(100))
+			.until(() -> this.client.get("/actuator/health/locks").status() == 503);
+		Response down = this.client.get("/actuator/health");
+		assertThat(down.status()).isEqualTo(503);
+		assertThat(down.<String>read("$.status")).isEqualTo("DOWN");
+		assertThat(down.<String>read("$.components.locks.status")).isEqualTo("DOWN");
+		assertThat(down.<Integer>read("$.components.locks.details.heldLeases")).isEqualTo(1);
+		assertThat(down.<Integer>read("$.components.locks.details.leasesFailingRenewal")).isEqualTo(1);
+		assertThat(Instant.parse(down.read("$.components.locks.details.renewalsFailingSince"))).isBefore(Instant.now());
+		assertThat(down.<String>read("$.components.locks.details.lastRenewalError")).isNotBlank();
+		// the lease is not known to be lost while Redis cannot be asked
+		assertThat(this.client.get("/actuator/locks").<List<Boolean>>read("$.leases[*].lost")).containsExactly(false);
+
+		// back on the same port, without its data: the next renewal reaches Redis and finds the lease gone (or, if the
+		// client reconnects only after the lease time, the watchdog gives the lease up by its clock)
+		redis.restart();
+		await().atMost(RESTART_DEADLINE).pollInterval(Duration.ofMillis(200))
+			.until(() -> this.client.get("/actuator/health").status() == 200);
+		Response up = this.client.get("/actuator/health");
+		Files.writeString(Path.of("target", "locks-health-after-restart-example.json"), up.body());
+		assertThat(up.<String>read("$.components.locks.status")).isEqualTo("UP");
+		assertThat(up.<Map<String, Object>>read("$.components.locks.details")).containsEntry("heldLeases", 0)
+			.containsEntry("lostLeases", 1)
+			.doesNotContainKeys("leasesFailingRenewal", "renewalsFailingSince", "lastRenewalError");
+		assertThat(this.client.get("/actuator/locks").<List<Boolean>>read("$.leases[*].lost")).containsExactly(true);
+
+		this.catalog.release();
+		assertThat(call).failsWithin(Duration.ofSeconds(10)).withThrowableOfType(ExecutionException.class)
+			.withCauseInstanceOf(LockLostException.class);
+		assertThat(this.client.get("/actuator/health/locks").<Integer>read("$.details.lostLeases")).isZero();
+
+		// renewals succeed again: a new lease of the same key is renewed by the watchdog, and health stays UP
+		Lease again = this.lockService
+			.acquire(LockRequest.of("item:48", Duration.ofSeconds(20), Duration.ZERO).withName("catalog-hold"));
+		try {
+			await().atMost(DEADLINE).until(() -> this.lockService.activeLeases().stream()
+				.anyMatch(lease -> lease.key().equals("item:48") && lease.lastRenewal() != null));
+			Response renewed = this.client.get("/actuator/health/locks");
+			assertThat(renewed.status()).isEqualTo(200);
+			assertThat(renewed.<Integer>read("$.details.heldLeases")).isEqualTo(1);
+			assertThat(renewed.<Integer>read("$.details.lostLeases")).isZero();
+		}
+		finally {
+			again.release();
+		}
 	}
 
 }

@@ -10,6 +10,7 @@ import dev.distlock.test.redis.RedisServer;
 import dev.distlock.test.redis.RedisServerExtension;
 import io.micrometer.core.instrument.Meter;
 import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.Tag;
 import io.micrometer.core.instrument.Timer;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import org.junit.jupiter.api.Test;
@@ -27,7 +28,10 @@ import org.springframework.context.annotation.Configuration;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-/** The meters of an annotated method are tagged by its lock name, so their number does not grow with its keys. */
+/**
+ * The meters of an annotated method, gauges included, are tagged by its lock name, so their number does not grow with
+ * its keys.
+ */
 @ExtendWith(RedisServerExtension.class)
 @Timeout(value = 120, unit = TimeUnit.SECONDS)
 class LockMetricsCardinalityIntegrationTests {
@@ -61,7 +65,13 @@ class LockMetricsCardinalityIntegrationTests {
 			assertThat(registry.getMeters().stream().map(Meter::getId).collect(Collectors.toSet()))
 				.isEqualTo(metersAfterFirstCall);
 			assertThat(registry.find(LockMetrics.ACQUIRE).timers()).hasSize(AcquisitionOutcome.values().length);
-			assertThat(registry.get(LockServiceMetrics.LEASES_HELD).gauge().value()).isZero();
+			// the gauges too: one per meter for the one name, reading 0 once every call returned
+			for (String gauge : new String[] { LockServiceMetrics.LEASES_HELD, LockServiceMetrics.WAITERS }) {
+				assertThat(registry.find(gauge).gauges()).singleElement().satisfies(meter -> {
+					assertThat(meter.getId().getTags()).containsExactly(Tag.of("name", "Catalog.touch"));
+					assertThat(meter.value()).isZero();
+				});
+			}
 			assertThat(redis.execute("DBSIZE")).isEqualTo(0L);
 		});
 	}

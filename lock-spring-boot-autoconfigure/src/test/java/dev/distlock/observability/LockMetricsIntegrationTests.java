@@ -58,7 +58,8 @@ class LockMetricsIntegrationTests {
 		RedisLockService service = this.support.service(RedisLockService.builder(this.support.connectionFactory())
 			.renewalRatio(renewalRatio)
 			.listener(new LockMetrics(this.registry)));
-		new LockServiceMetrics(service).bindTo(this.registry);
+		// a fresh snapshot on every read, so that each gauge read here shows the state at that moment
+		new LockServiceMetrics(service, Duration.ZERO).bindTo(this.registry);
 		return service;
 	}
 
@@ -73,18 +74,20 @@ class LockMetricsIntegrationTests {
 
 		Lease lease = service.acquire(request("sku-1", Duration.ofSeconds(5), Duration.ZERO));
 		assertThat(acquire("acquired").count()).isEqualTo(1);
-		assertThat(gauge(LockServiceMetrics.LEASES_HELD)).isEqualTo(1);
+		assertThat(gauge(LockServiceMetrics.LEASES_HELD, "inventory")).isEqualTo(1);
+		assertThat(gauge(LockServiceMetrics.WAITERS, "inventory")).isZero();
 		assertThat(acquire("timed-out").count()).isZero();
 		assertThat(lost("renewal-found-gone").count()).isZero(); // all meters of a name exist from its first use
 
 		// contention: another thread waits 1 s for the key and gives up
 		CompletableFuture<Optional<Lease>> contender = CompletableFuture
 			.supplyAsync(() -> service.tryAcquire(request("sku-1", Duration.ofSeconds(5), Duration.ofSeconds(1))));
-		await().atMost(DEADLINE).until(() -> gauge(LockServiceMetrics.WAITERS) == 1);
+		await().atMost(DEADLINE).until(() -> gauge(LockServiceMetrics.WAITERS, "inventory") == 1);
+		assertThat(gauge(LockServiceMetrics.LEASES_HELD, "inventory")).isEqualTo(1);
 		assertThat(contender.get(10, TimeUnit.SECONDS)).isEmpty();
 		assertThat(acquire("timed-out").count()).isEqualTo(1);
 		assertThat(acquire("timed-out").totalTime(TimeUnit.MILLISECONDS)).isGreaterThanOrEqualTo(1000);
-		await().atMost(DEADLINE).until(() -> gauge(LockServiceMetrics.WAITERS) == 0);
+		assertThat(gauge(LockServiceMetrics.WAITERS, "inventory")).isZero();
 
 		// renewal by the watchdog
 		await().atMost(DEADLINE).until(() -> renewals("success").count() >= 1);
@@ -93,7 +96,7 @@ class LockMetricsIntegrationTests {
 		// loss: the key is deleted behind the holder's back; the next renewal finds it gone
 		this.redis.execute("DEL", "lock:{sku-1}");
 		await().atMost(DEADLINE).until(() -> lost("renewal-found-gone").count() == 1);
-		assertThat(gauge(LockServiceMetrics.LEASES_HELD)).isZero();
+		assertThat(gauge(LockServiceMetrics.LEASES_HELD, "inventory")).isZero(); // lost: no longer held
 
 		// the holder's release finds the lease gone
 		assertThat(this.registry.get(LockMetrics.HELD).tag("name", "inventory").timer().count()).isZero();
@@ -106,8 +109,41 @@ class LockMetricsIntegrationTests {
 		assertThat(acquire("acquired").count()).isEqualTo(2);
 		assertThat(this.registry.get(LockMetrics.HELD).tag("name", "inventory").timer().count()).isEqualTo(2);
 		assertThat(releasesGone().count()).isEqualTo(1);
-		assertThat(gauge(LockServiceMetrics.LEASES_HELD)).isZero();
+		assertThat(gauge(LockServiceMetrics.LEASES_HELD, "inventory")).isZero();
 		assertThat(lost("renewal-found-gone").count()).isEqualTo(1);
+	}
+
+	@Test
+	void theGaugesOfEachNameCountItsLeasesAndWaitersFromItsFirstUse() throws Exception {
+		RedisLockService service = service(1.0 / 3);
+		// another instance holds the report lock, so this one's first use of the name "reports" is to wait
+		RedisLockService other = this.support.service();
+		Lease elsewhere = other.acquire("report:daily", Duration.ofSeconds(20), Duration.ZERO);
+		Lease sku = service.acquire(request("sku-4", Duration.ofSeconds(20), Duration.ZERO));
+		CompletableFuture<Lease> reporter = CompletableFuture.supplyAsync(() -> service
+			.acquire(LockRequest.of("report:daily", Duration.ofSeconds(20), Duration.ofSeconds(30)).withName("reports")));
+
+		await().atMost(DEADLINE).until(() -> this.registry.find(LockServiceMetrics.WAITERS).tag("name", "reports").gauge() != null
+				&& gauge(LockServiceMetrics.WAITERS, "reports") == 1);
+		assertThat(gauge(LockServiceMetrics.LEASES_HELD, "reports")).isZero();
+		assertThat(gauge(LockServiceMetrics.LEASES_HELD, "inventory")).isEqualTo(1);
+		assertThat(gauge(LockServiceMetrics.WAITERS, "inventory")).isZero();
+		assertThat(this.registry.find(LockMetrics.ACQUIRE).tag("name", "reports").timers()).isEmpty(); // not yet acquired
+
+		elsewhere.release();
+		Lease report = reporter.get(10, TimeUnit.SECONDS);
+		assertThat(gauge(LockServiceMetrics.LEASES_HELD, "reports")).isEqualTo(1);
+		assertThat(gauge(LockServiceMetrics.WAITERS, "reports")).isZero();
+
+		report.release();
+		sku.release();
+		assertThat(gauge(LockServiceMetrics.LEASES_HELD, "reports")).isZero();
+		assertThat(gauge(LockServiceMetrics.LEASES_HELD, "inventory")).isZero();
+		// one gauge per meter and name, each tagged by the name only
+		assertThat(this.registry.find(LockServiceMetrics.LEASES_HELD).gauges())
+			.extracting(gauge -> gauge.getId().getTags().toString())
+			.containsExactlyInAnyOrder("[tag(name=inventory)]", "[tag(name=reports)]");
+		assertThat(this.registry.find(LockServiceMetrics.WAITERS).gauges()).hasSize(2);
 	}
 
 	@Test
@@ -156,8 +192,8 @@ class LockMetricsIntegrationTests {
 		return this.registry.get(LockMetrics.RELEASES_GONE).tag("name", "inventory").counter();
 	}
 
-	private double gauge(String name) {
-		Gauge gauge = this.registry.get(name).gauge();
+	private double gauge(String meter, String name) {
+		Gauge gauge = this.registry.get(meter).tag("name", name).gauge();
 		return gauge.value();
 	}
 

@@ -2,10 +2,13 @@ package dev.distlock.observability;
 
 import java.time.Duration;
 import java.time.Instant;
+import java.util.Map;
+import java.util.function.Consumer;
 
 import dev.distlock.core.Lease;
 import dev.distlock.core.LockLostEvent;
 import dev.distlock.core.LockRequest;
+import dev.distlock.redis.LockActivity;
 import dev.distlock.redis.RedisLockService;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
@@ -31,9 +34,16 @@ class PrometheusNamesTests {
 		metrics.lost(new LockLostEvent("sku-1", "inventory", "owner", 1, LockLostEvent.Detection.RENEWAL_FOUND_GONE, Instant.now()));
 		metrics.released(lease, Duration.ofMillis(20), false);
 		RedisLockService service = Mockito.mock(RedisLockService.class);
-		Mockito.when(service.activeLeaseCount()).thenReturn(2);
-		Mockito.when(service.waitingThreads()).thenReturn(1);
-		new LockServiceMetrics(service).bindTo(registry);
+		Mockito.doAnswer(invocation -> {
+			Consumer<String> action = invocation.getArgument(0);
+			action.accept("inventory");
+			action.accept("reports");
+			return null;
+		}).when(service).onLockName(Mockito.any());
+		Mockito.when(service.activityByName())
+			.thenReturn(new LockActivity(Map.of("inventory", 2, "reports", 1), Map.of("inventory", 1)));
+		// snapshots that outlive the scrape on any machine, to count them
+		new LockServiceMetrics(service, Duration.ofMinutes(1)).bindTo(registry);
 
 		String scrape = registry.scrape();
 		assertThat(scrape)
@@ -45,8 +55,13 @@ class PrometheusNamesTests {
 			.contains("distlock_renewals_total{name=\"inventory\",outcome=\"failure\"} 0")
 			.contains("distlock_leases_lost_total{detection=\"renewal-found-gone\",name=\"inventory\"} 1")
 			.contains("distlock_releases_gone_total{name=\"inventory\"} 1")
-			.containsPattern("(?m)^distlock_leases_held 2(\\.0)?$")
-			.containsPattern("(?m)^distlock_waiters 1(\\.0)?$");
+			.containsPattern("(?m)^distlock_leases_held\\{name=\"inventory\"} 2(\\.0)?$")
+			.containsPattern("(?m)^distlock_leases_held\\{name=\"reports\"} 1(\\.0)?$")
+			.containsPattern("(?m)^distlock_waiters\\{name=\"inventory\"} 1(\\.0)?$")
+			.containsPattern("(?m)^distlock_waiters\\{name=\"reports\"} 0(\\.0)?$")
+			.doesNotContainPattern("(?m)^distlock_(leases_held|waiters) ");
+		// one snapshot of the service's activity serves all the gauges of a scrape
+		Mockito.verify(service, Mockito.times(1)).activityByName();
 	}
 
 }

@@ -63,6 +63,8 @@ class LockFaultIntegrationTests {
 		assertThat(Duration.ofNanos(System.nanoTime() - backAt)).isLessThanOrEqualTo(renewalPeriod.plusMillis(500));
 		assertThat(this.lost).singleElement().satisfies(event -> {
 			assertThat(event.key()).isEqualTo("restarted");
+			assertThat(event.owner()).isEqualTo(lease.owner());
+			assertThat(event.fencingToken()).isEqualTo(lease.fencingToken());
 			assertThat(event.detection()).isIn(LockLostEvent.Detection.RENEWAL_FOUND_GONE, LockLostEvent.Detection.RENEWAL_FAILED);
 		});
 		assertThatExceptionOfType(LockLostException.class).isThrownBy(lease::release);
@@ -83,8 +85,10 @@ class LockFaultIntegrationTests {
 			await().atMost(ttl.plusMillis(500)).until(lease::isLost);
 			assertThat(Duration.ofNanos(System.nanoTime() - pausedAt)).isLessThan(ttl.plusMillis(500));
 			// listeners hear of the loss on the watchdog's thread just after the lease is marked lost
-			await().atMost(Duration.ofSeconds(2)).untilAsserted(() -> assertThat(this.lost).singleElement()
-				.satisfies(event -> assertThat(event.detection()).isEqualTo(LockLostEvent.Detection.RENEWAL_FAILED)));
+			await().atMost(Duration.ofSeconds(2)).untilAsserted(() -> assertThat(this.lost).singleElement().satisfies(event -> {
+				assertThat(event.detection()).isEqualTo(LockLostEvent.Detection.RENEWAL_FAILED);
+				assertThat(event.owner()).isEqualTo(lease.owner());
+			}));
 			assertThat(lease.isHeld()).isFalse();
 		}
 		finally {

@@ -392,6 +392,13 @@ abstract class LockServiceContractTests {
 		await().atMost(ttl.dividedBy(3).plusMillis(250)).until(lease::isLost);
 		assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - deletedAt)).isLessThanOrEqualTo(ttl.dividedBy(3).toMillis() + 250);
 		assertThat(lease.isHeld()).isFalse();
+		// listed as lost, not counted as held, until the holder releases it
+		assertThat(service.activeLeases()).singleElement().satisfies(snapshot -> {
+			assertThat(snapshot.lost()).isTrue();
+			assertThat(snapshot.ttlRemaining()).isZero();
+		});
+		assertThat(service.activeLeaseCount()).isZero();
+		assertThat(service.lostLeaseCount()).isEqualTo(1);
 		await().atMost(Duration.ofSeconds(2)).until(() -> published.size() == 1);
 		assertThat(published).singleElement().isInstanceOfSatisfying(LockLostEvent.class, event -> {
 			assertThat(event.key()).isEqualTo("deleted");
@@ -403,6 +410,27 @@ abstract class LockServiceContractTests {
 		assertThatExceptionOfType(LockLostException.class).isThrownBy(lease::release)
 			.satisfies(ex -> assertThat(ex.getDetection()).isEqualTo(LockLostEvent.Detection.RENEWAL_FOUND_GONE));
 		assertThat(service.activeLeases()).isEmpty();
+		assertThat(service.lostLeaseCount()).isZero();
+	}
+
+	@Test
+	void aLostLeaseHeldTwiceIsListedUntilItsLastHoldIsReleased() {
+		RedisLockService service = this.support.service();
+		Lease outer = service.acquire("lost-twice", Duration.ofSeconds(10), Duration.ZERO);
+		Lease inner = service.acquire("lost-twice", Duration.ofSeconds(10), Duration.ZERO);
+		this.redis.delete(service.redisKey("lost-twice"));
+
+		assertThatExceptionOfType(LockLostException.class).isThrownBy(inner::release)
+			.satisfies(ex -> assertThat(ex.getDetection()).isEqualTo(LockLostEvent.Detection.FOUND_GONE_BY_HOLDER));
+		assertThat(service.activeLeases()).singleElement().satisfies(snapshot -> {
+			assertThat(snapshot.lost()).isTrue();
+			assertThat(snapshot.holdCount()).isEqualTo(1);
+		});
+		assertThat(service.activeLeaseCount()).isZero();
+
+		assertThatExceptionOfType(LockLostException.class).isThrownBy(outer::release);
+		assertThat(service.activeLeases()).isEmpty();
+		assertThat(service.lostLeaseCount()).isZero();
 	}
 
 	// 7. handoff latency

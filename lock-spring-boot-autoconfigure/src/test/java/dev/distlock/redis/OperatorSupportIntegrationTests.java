@@ -92,8 +92,11 @@ class OperatorSupportIntegrationTests {
 
 		// the holder's watchdog renews every 500 ms and finds the lease gone
 		await().atMost(Duration.ofSeconds(5)).until(held::isLost);
-		assertThat(this.lost).singleElement()
-			.satisfies(event -> assertThat(event.detection()).isEqualTo(LockLostEvent.Detection.RENEWAL_FOUND_GONE));
+		assertThat(this.lost).singleElement().satisfies(event -> {
+			assertThat(event.detection()).isEqualTo(LockLostEvent.Detection.RENEWAL_FOUND_GONE);
+			// the holder's owner, not the operator's or the next holder's
+			assertThat(event.owner()).isEqualTo(held.owner()).isNotEqualTo(next.owner());
+		});
 		assertThatExceptionOfType(LockLostException.class).isThrownBy(held::release);
 		next.release();
 

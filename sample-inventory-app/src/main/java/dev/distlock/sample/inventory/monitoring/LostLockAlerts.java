@@ -1,6 +1,7 @@
 package dev.distlock.sample.inventory.monitoring;
 
 import dev.distlock.core.LockLostEvent;
+import dev.distlock.observability.LockMetrics;
 import io.micrometer.core.instrument.MeterRegistry;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -16,7 +17,10 @@ import org.springframework.stereotype.Component;
 @Component
 public class LostLockAlerts {
 
-	/** Lost leases, tagged with the lock's name and how the loss was detected. */
+	/**
+	 * Lost leases, tagged with the lock's name and how the loss was detected, in the starter's tag form
+	 * ({@code renewal-found-gone}, as on {@code distlock.leases.lost}).
+	 */
 	public static final String COUNTER = "inventory.locks.lost";
 
 	private static final Logger logger = LoggerFactory.getLogger(LostLockAlerts.class);
@@ -31,7 +35,8 @@ public class LostLockAlerts {
 	public void onLockLost(LockLostEvent event) {
 		logger.error("Lost lock '{}' ({}) held by {} with fencing token {}: {}", event.key(), event.name(), event.owner(),
 				event.fencingToken(), event.detection().description());
-		this.meters.counter(COUNTER, "name", event.name(), "detection", event.detection().name()).increment();
+		this.meters.counter(COUNTER, "name", event.name(), "detection", LockMetrics.detectionTag(event.detection()))
+			.increment();
 	}
 
 }

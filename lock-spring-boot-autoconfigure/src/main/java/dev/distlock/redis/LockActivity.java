@@ -1,0 +1,34 @@
+package dev.distlock.redis;
+
+import java.util.Map;
+
+/**
+ * What a {@link RedisLockService} is doing now, per lock name: the leases it holds and the threads waiting for a lock
+ * held elsewhere. One consistent-enough picture taken in one pass, for gauges that read many names at once; names
+ * with nothing held or waiting are absent and read as 0.
+ *
+ * @param heldLeases leases held now (lost ones not counted), by lock name
+ * @param waitingThreads threads waiting now, by lock name
+ * @since 0.1.0
+ */
+public record LockActivity(Map<String, Integer> heldLeases, Map<String, Integer> waitingThreads) {
+
+	/** Nothing held, nobody waiting. */
+	public static final LockActivity IDLE = new LockActivity(Map.of(), Map.of());
+
+	public LockActivity {
+		heldLeases = Map.copyOf(heldLeases);
+		waitingThreads = Map.copyOf(waitingThreads);
+	}
+
+	/** Leases of the lock {@code name} held now. */
+	public int heldLeases(String name) {
+		return this.heldLeases.getOrDefault(name, 0);
+	}
+
+	/** Threads waiting now for the lock {@code name}. */
+	public int waitingThreads(String name) {
+		return this.waitingThreads.getOrDefault(name, 0);
+	}
+
+}

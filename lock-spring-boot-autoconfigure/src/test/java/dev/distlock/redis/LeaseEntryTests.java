@@ -1,0 +1,70 @@
+package dev.distlock.redis;
+
+import java.util.concurrent.TimeUnit;
+
+import dev.distlock.core.LockLostEvent;
+import org.junit.jupiter.api.Test;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * The state rules of one held lease, without Redis: the orders of events that real Redis produces only now and then
+ * on a loaded machine, replayed deterministically.
+ */
+class LeaseEntryTests {
+
+	private static final long INTERVAL = TimeUnit.MILLISECONDS.toNanos(200);
+
+	private static LeaseEntry entry(long now) {
+		return new LeaseEntry("k", "lock:{k}", "lock:{k}:released", "client:1", "name", 42, 600, true, now, 0);
+	}
+
+	@Test
+	void aRenewalThatMeetsTheHoldersOwnLastReleaseIsNotALoss() {
+		long now = System.nanoTime();
+		LeaseEntry entry = entry(now);
+		assertThat(entry.claimRenewal(now + INTERVAL, INTERVAL, 0)).isTrue();
+		// the holder sends its release; Redis runs it before the renewal, whose reply is applied first
+		entry.releaseStarting();
+		assertThat(entry.renewalDone(false, now + INTERVAL, INTERVAL)).isNull();
+		assertThat(entry.state()).isEqualTo(LeaseEntry.State.HELD);
+		assertThat(entry.releaseHold(true)).isTrue();
+		assertThat(entry.state()).isEqualTo(LeaseEntry.State.RELEASED);
+		assertThat(entry.lostEvent()).isNull();
+	}
+
+	@Test
+	void aReleasingLeaseIsNotRenewedAgain() {
+		long now = System.nanoTime();
+		LeaseEntry entry = entry(now);
+		entry.releaseStarting();
+		assertThat(entry.isRenewalDue(now + 2 * INTERVAL, INTERVAL)).isFalse();
+		assertThat(entry.claimRenewal(now + 2 * INTERVAL, INTERVAL, 0)).isFalse();
+	}
+
+	@Test
+	void aRenewalThatFindsTheLeaseGoneIsALossWhileNoReleaseIsOnItsWay() {
+		long now = System.nanoTime();
+		LeaseEntry entry = entry(now);
+		entry.reenter(600, true, now);
+		entry.releaseStarting(); // the release of an inner hold: it deletes nothing
+		assertThat(entry.releaseHold(false)).isFalse();
+		assertThat(entry.claimRenewal(now + INTERVAL, INTERVAL, 0)).isTrue();
+		LockLostEvent event = entry.renewalDone(false, now + INTERVAL, INTERVAL);
+		assertThat(event).isNotNull();
+		assertThat(event.detection()).isEqualTo(LockLostEvent.Detection.RENEWAL_FOUND_GONE);
+		assertThat(event.owner()).isEqualTo("client:1");
+		assertThat(entry.isLost()).isTrue();
+	}
+
+	@Test
+	void aLostLeaseShowsNoTimeLeft() {
+		long now = System.nanoTime();
+		LeaseEntry entry = entry(now);
+		assertThat(entry.snapshot(now).ttlRemaining()).isPositive();
+		entry.markLost(LockLostEvent.Detection.RENEWAL_FAILED);
+		assertThat(entry.snapshot(now).lost()).isTrue();
+		assertThat(entry.snapshot(now).ttlRemaining()).isZero();
+	}
+
+}
