@@ -161,6 +161,9 @@ final class LeaseEntry {
 			}
 			return true;
 		}
+		// a re-entry reached Redis before this release (a release from another thread than the holder's): holds are
+		// left, so the lease needs its renewals again
+		this.lastHoldReleasing = false;
 		return false;
 	}
 

@@ -58,6 +58,18 @@ class LeaseEntryTests {
 	}
 
 	@Test
+	void aReleaseThatAReEntryOvertookLeavesTheLeaseRenewed() {
+		long now = System.nanoTime();
+		LeaseEntry entry = entry(now);
+		// another thread releases the only hold while the holder re-enters; Redis runs the re-entry first
+		entry.releaseStarting();
+		assertThat(entry.reenter(600, true, now)).isTrue();
+		assertThat(entry.releaseHold(false)).isFalse();
+		assertThat(entry.isRenewalDue(now + 2 * INTERVAL, INTERVAL)).isTrue();
+		assertThat(entry.claimRenewal(now + 2 * INTERVAL, INTERVAL, 0)).isTrue();
+	}
+
+	@Test
 	void aLostLeaseShowsNoTimeLeft() {
 		long now = System.nanoTime();
 		LeaseEntry entry = entry(now);
