@@ -45,6 +45,9 @@ final class LeaseEntry {
 
 	final String ownerThread;
 
+	/** The thread that acquired the lease: its re-entries find the lease by it. */
+	final long ownerThreadId;
+
 	final String name;
 
 	final long token;
@@ -89,6 +92,7 @@ final class LeaseEntry {
 		this.channel = channel;
 		this.owner = owner;
 		this.ownerThread = Thread.currentThread().getName();
+		this.ownerThreadId = Thread.currentThread().getId();
 		this.name = name;
 		this.token = token;
 		this.acquiredAt = Instant.now();

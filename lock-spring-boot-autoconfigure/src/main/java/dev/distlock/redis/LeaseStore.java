@@ -9,6 +9,7 @@ import java.util.Map;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.data.redis.connection.ClusterSlotHashUtil;
+import org.springframework.data.redis.connection.RedisClusterConnection;
 import org.springframework.data.redis.connection.RedisConnection;
 import org.springframework.data.redis.connection.RedisConnectionFactory;
 import org.springframework.data.redis.core.StringRedisTemplate;
@@ -19,7 +20,7 @@ import org.springframework.util.ClassUtils;
  * The engine's only door to Redis: one script call per lease operation, and batched renewals.
  * <p>
  * Renewals are batched twice: one {@link LockScripts#RENEW_ALL} call renews up to {@value #BATCH_SIZE} leases, and the
- * calls of one watchdog tick are pipelined on Lettuce's shared connection (one call per hash slot in a cluster, as a
+ * calls of one watchdog tick are pipelined on Lettuce's shared connection (one call per hash slot on a cluster connection, as a
  * script may only touch keys of one slot there). Without Lettuce they run one after the other.
  */
 final class LeaseStore {
@@ -33,8 +34,6 @@ final class LeaseStore {
 
 	private final StringRedisTemplate template;
 
-	private final boolean cluster;
-
 	private final long timeoutMillis;
 
 	/** False once a connection turned out not to be Lettuce's: from then on, scripts go through the template. */
@@ -44,27 +43,20 @@ final class LeaseStore {
 		this.connectionFactory = connectionFactory;
 		this.template = new StringRedisTemplate(connectionFactory);
 		this.template.afterPropertiesSet();
-		this.cluster = isCluster(connectionFactory);
 		this.timeoutMillis = LETTUCE_PRESENT ? LettuceScripts.timeoutMillis(connectionFactory) : 0;
 	}
 
-	private static boolean isCluster(RedisConnectionFactory connectionFactory) {
-		try {
-			return connectionFactory.getClass().getMethod("isClusterAware").invoke(connectionFactory) instanceof Boolean b && b;
-		}
-		catch (ReflectiveOperationException ex) {
-			return false;
-		}
-	}
-
 	/**
-	 * {hold count, token} when acquired; {0, holder's remaining ttl in ms} when not, and then, if {@code waiter} is
-	 * a client id, the lease notes that this client waits.
+	 * {hold count, token} when acquired or re-entered; {0, holder's remaining ttl in ms} when another owner holds it,
+	 * and then, if {@code waiter} is a client id, the lease notes that this client waits; {-1, 0} when the re-entry of
+	 * the lease with {@code reenteredToken} (0 for a new acquisition) finds it gone.
 	 */
-	long[] acquire(String redisKey, String owner, long ttlMillis, String waiter) {
-		Object nativeReply = runNative(LockScripts.ACQUIRE, redisKey, owner, Long.toString(ttlMillis), waiter);
+	long[] acquire(String redisKey, String owner, long ttlMillis, String waiter, long reenteredToken) {
+		String known = (reenteredToken != 0) ? Long.toString(reenteredToken) : "";
+		Object nativeReply = runNative(LockScripts.ACQUIRE, redisKey, owner, Long.toString(ttlMillis), waiter, known);
 		List<?> reply = (nativeReply != null) ? (List<?>) nativeReply
-				: this.template.execute(LockScripts.ACQUIRE, List.of(redisKey), owner, Long.toString(ttlMillis), waiter);
+				: this.template.execute(LockScripts.ACQUIRE, List.of(redisKey), owner, Long.toString(ttlMillis), waiter,
+						known);
 		if (reply == null || reply.size() != 2) {
 			throw new IllegalStateException("Unexpected reply from the acquire script: " + reply);
 		}
@@ -120,10 +112,23 @@ final class LeaseStore {
 		return value.getBytes(StandardCharsets.UTF_8);
 	}
 
+	/** The connection factory's command timeout in ms where known (Lettuce), else 0. */
+	long commandTimeoutMillis() {
+		return this.timeoutMillis;
+	}
+
 	/** The new remaining ttl in ms, or -1 when the lease is not ours. */
 	long extend(String redisKey, String owner, long token, long millis, boolean add) {
 		return nonNull(this.template.execute(LockScripts.EXTEND, List.of(redisKey), owner, Long.toString(token),
 				Long.toString(millis), add ? "add" : "set"));
+	}
+
+	/** Delete the lease if {@code owner} holds it (a hold the client does not know); true if there was one. */
+	boolean discard(String redisKey, String owner, String channel) {
+		Object nativeReply = runNative(LockScripts.DISCARD, redisKey, owner, channel);
+		long deleted = (nativeReply != null) ? (Long) nativeReply
+				: nonNull(this.template.execute(LockScripts.DISCARD, List.of(redisKey), owner, channel));
+		return deleted == 1;
 	}
 
 	/** The deleted lease's hash as field, value pairs; empty when there was no lease. */
@@ -140,50 +145,93 @@ final class LeaseStore {
 	}
 
 	/**
-	 * Renew the given leases, raising each one's expiry to at least its ttl. Returns, per lease in order, whether it is
-	 * still ours. Throws when Redis could not be asked, or did not answer within {@code timeoutNanos}.
+	 * Renew the given leases, raising each one's expiry to at least its ttl, and tell per lease whether it is still
+	 * ours, or why it could not be asked. Each batch is judged on its own: in a cluster one failing shard fails only
+	 * the batches of its slots. Waits at most {@code timeoutNanos} for all replies.
 	 */
-	boolean[] renewAll(List<LeaseEntry> entries, long[] ttlMillis, long timeoutNanos) throws Exception {
-		boolean[] result = new boolean[entries.size()];
-		List<int[]> batches = batches(entries);
-		if (LETTUCE_PRESENT) {
-			try (RedisConnection connection = this.connectionFactory.getConnection()) {
-				if (LettuceRenewals.renew(connection.getNativeConnection(), entries, ttlMillis, batches, result,
-						timeoutNanos)) {
-					return result;
+	Renewals renewAll(List<LeaseEntry> entries, long[] ttlMillis, long timeoutNanos) {
+		Renewals result = new Renewals(entries.size());
+		RedisConnection connection;
+		try {
+			connection = this.connectionFactory.getConnection();
+		}
+		catch (RuntimeException ex) {
+			result.fail(allOf(entries.size()), ex);
+			return result;
+		}
+		try (connection) {
+			// a cluster connection routes each script by its keys' slot, and a script may touch one slot only
+			List<int[]> batches = batches(entries, connection instanceof RedisClusterConnection);
+			if (LETTUCE_PRESENT && LettuceRenewals.renew(connection.getNativeConnection(), entries, ttlMillis, batches,
+					result, timeoutNanos)) {
+				return result;
+			}
+			for (int[] batch : batches) {
+				List<String> keys = new ArrayList<>(batch.length);
+				Object[] args = new Object[batch.length * 3];
+				for (int i = 0; i < batch.length; i++) {
+					LeaseEntry entry = entries.get(batch[i]);
+					keys.add(entry.redisKey);
+					args[3 * i] = entry.owner;
+					args[3 * i + 1] = Long.toString(entry.token);
+					args[3 * i + 2] = Long.toString(ttlMillis[batch[i]]);
+				}
+				try {
+					apply(this.template.execute(LockScripts.RENEW_ALL, keys, args), batch, result);
+				}
+				catch (RuntimeException ex) {
+					result.fail(batch, ex);
 				}
 			}
-		}
-		for (int[] batch : batches) {
-			List<String> keys = new ArrayList<>(batch.length);
-			Object[] args = new Object[batch.length * 3];
-			for (int i = 0; i < batch.length; i++) {
-				LeaseEntry entry = entries.get(batch[i]);
-				keys.add(entry.redisKey);
-				args[3 * i] = entry.owner;
-				args[3 * i + 1] = Long.toString(entry.token);
-				args[3 * i + 2] = Long.toString(ttlMillis[batch[i]]);
-			}
-			List<?> reply = this.template.execute(LockScripts.RENEW_ALL, keys, args);
-			apply(reply, batch, result);
 		}
 		return result;
 	}
 
-	static void apply(List<?> reply, int[] batch, boolean[] result) {
+	private static int[] allOf(int size) {
+		int[] all = new int[size];
+		for (int i = 0; i < size; i++) {
+			all[i] = i;
+		}
+		return all;
+	}
+
+	static void apply(@Nullable List<?> reply, int[] batch, Renewals result) {
 		if (reply == null || reply.size() != batch.length) {
-			throw new IllegalStateException("Unexpected reply from the renewal script: " + reply);
+			result.fail(batch, new IllegalStateException("Unexpected reply from the renewal script: " + reply));
+			return;
 		}
 		for (int i = 0; i < batch.length; i++) {
-			result[batch[i]] = ((Number) reply.get(i)).longValue() == 1;
+			result.ours[batch[i]] = ((Number) reply.get(i)).longValue() == 1;
 		}
 	}
 
-	/** Indexes into {@code entries}, at most {@link #BATCH_SIZE} a batch, and one slot a batch in a cluster. */
-	private List<int[]> batches(List<LeaseEntry> entries) {
+	/** Per lease of a renewal round: still ours, or the failure of its batch (then {@code ours} means nothing). */
+	static final class Renewals {
+
+		final boolean[] ours;
+
+		final @Nullable Exception[] failures;
+
+		Renewals(int size) {
+			this.ours = new boolean[size];
+			this.failures = new Exception[size];
+		}
+
+		void fail(int[] batch, Exception failure) {
+			for (int index : batch) {
+				this.failures[index] = failure;
+			}
+		}
+
+	}
+
+	/**
+	 * Indexes into {@code entries}, at most {@link #BATCH_SIZE} a batch, and one slot a batch when {@code bySlot}.
+	 */
+	private static List<int[]> batches(List<LeaseEntry> entries, boolean bySlot) {
 		Map<Integer, List<Integer>> groups = new LinkedHashMap<>();
 		for (int i = 0; i < entries.size(); i++) {
-			int group = this.cluster ? ClusterSlotHashUtil.calculateSlot(entries.get(i).redisKey) : 0;
+			int group = bySlot ? ClusterSlotHashUtil.calculateSlot(entries.get(i).redisKey) : 0;
 			groups.computeIfAbsent(group, g -> new ArrayList<>()).add(i);
 		}
 		List<int[]> batches = new ArrayList<>();

@@ -15,6 +15,7 @@ import dev.distlock.core.LockLostEvent;
 
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The one scheduler that keeps a service's leases alive: it renews every auto-renewed lease once {@code ttl × ratio}
@@ -218,42 +219,42 @@ final class LeaseWatchdog implements AutoCloseable {
 			ttls[i] = due.get(i).ttlMillis();
 			timeout = Math.min(timeout, ttls[i] * 1_000_000L);
 		}
-		boolean[] stillOurs;
-		try {
-			stillOurs = this.store.renewAll(due, ttls, timeout);
-		}
-		catch (Exception ex) {
-			if (ex instanceof InterruptedException) {
-				Thread.currentThread().interrupt();
-			}
-			long now = System.nanoTime();
-			for (LeaseEntry entry : due) {
-				entry.renewalFailed(now, Math.max(MIN_RETRY_NANOS, intervalNanos(entry) / 4), ex);
-				this.callbacks.renewed(entry, false);
-			}
-			logFailure(due.size(), ex);
-			wakeUp();
-			return;
-		}
+		LeaseStore.Renewals result = this.store.renewAll(due, ttls, timeout);
+		long now = System.nanoTime();
+		int failed = 0;
+		@Nullable Exception failure = null;
 		for (int i = 0; i < due.size(); i++) {
 			LeaseEntry entry = due.get(i);
-			LockLostEvent event = entry.renewalDone(stillOurs[i], sent, intervalNanos(entry));
+			Exception error = result.failures[i];
+			if (error != null) {
+				// only the leases of the batch that failed: the others were answered for
+				entry.renewalFailed(now, Math.max(MIN_RETRY_NANOS, intervalNanos(entry) / 4), error);
+				this.callbacks.renewed(entry, false);
+				failed++;
+				failure = error;
+				continue;
+			}
+			LockLostEvent event = entry.renewalDone(result.ours[i], sent, intervalNanos(entry));
 			if (event != null) {
 				this.entries.remove(entry);
 				this.callbacks.lost(entry, event);
 			}
-			else if (stillOurs[i]) {
+			else if (result.ours[i]) {
 				this.callbacks.renewed(entry, true);
 			}
+		}
+		if (failure != null) {
+			logFailure(failed, due.size(), failure);
 		}
 		wakeUp();
 	}
 
-	private void logFailure(int count, Exception ex) {
+	private void logFailure(int failed, int sent, Exception ex) {
 		long now = System.nanoTime();
 		if (now - this.lastFailureLogNanos > TimeUnit.SECONDS.toNanos(10)) {
 			this.lastFailureLogNanos = now;
-			logger.warn("Could not renew " + count + " lock lease(s); retrying until their lease time runs out: " + ex);
+			logger.warn("Could not renew " + failed + " of " + sent
+					+ " lock lease(s); retrying until their lease time runs out: " + ex);
 		}
 	}
 

@@ -11,6 +11,7 @@ import io.lettuce.core.RedisFuture;
 import io.lettuce.core.RedisNoScriptException;
 import io.lettuce.core.ScriptOutputType;
 import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Pipelined renewal batches on Lettuce's asynchronous commands. Kept apart from {@link LeaseStore} so that nothing
@@ -23,7 +24,7 @@ final class LettuceRenewals {
 
 	/** Renew on {@code nativeConnection} if it is Lettuce's; returns false (doing nothing) if it is not. */
 	static boolean renew(Object nativeConnection, List<LeaseEntry> entries, long[] ttlMillis, List<int[]> batches,
-			boolean[] result, long timeoutNanos) throws Exception {
+			LeaseStore.Renewals result, long timeoutNanos) {
 		if (!(nativeConnection instanceof RedisClusterAsyncCommands<?, ?> async)) {
 			return false;
 		}
@@ -33,12 +34,13 @@ final class LettuceRenewals {
 		return true;
 	}
 
+	/** Send every batch, then await each reply on its own: a batch that fails or times out fails only its leases. */
 	private static void renewPipelined(RedisClusterAsyncCommands<byte[], byte[]> commands, List<LeaseEntry> entries,
-			long[] ttlMillis, List<int[]> batches, boolean[] result, long timeoutNanos) throws Exception {
+			long[] ttlMillis, List<int[]> batches, LeaseStore.Renewals result, long timeoutNanos) {
 		long deadline = System.nanoTime() + timeoutNanos;
 		List<byte[][]> keys = new ArrayList<>(batches.size());
 		List<byte[][]> args = new ArrayList<>(batches.size());
-		List<RedisFuture<List<Object>>> futures = new ArrayList<>(batches.size());
+		List<@Nullable RedisFuture<List<Object>>> futures = new ArrayList<>(batches.size());
 		for (int[] batch : batches) {
 			byte[][] k = new byte[batch.length][];
 			byte[][] a = new byte[batch.length * 3][];
@@ -51,26 +53,49 @@ final class LettuceRenewals {
 			}
 			keys.add(k);
 			args.add(a);
-			futures.add(commands.evalsha(LockScripts.RENEW_ALL.getSha1(), ScriptOutputType.MULTI, k, a));
+			try {
+				futures.add(commands.evalsha(LockScripts.RENEW_ALL.getSha1(), ScriptOutputType.MULTI, k, a));
+			}
+			catch (RuntimeException ex) {
+				futures.add(null);
+				result.fail(batch, ex);
+			}
 		}
 		for (int b = 0; b < futures.size(); b++) {
-			List<Object> reply;
+			RedisFuture<List<Object>> future = futures.get(b);
+			if (future == null) {
+				continue;
+			}
 			try {
-				reply = await(futures.get(b), deadline);
+				List<Object> reply;
+				try {
+					reply = await(future, deadline);
+				}
+				catch (ExecutionException ex) {
+					if (!(ex.getCause() instanceof RedisNoScriptException)) {
+						throw ex;
+					}
+					// Redis lost its script cache (a restart or SCRIPT FLUSH): send the script itself once.
+					reply = await(commands.eval(bytes(LockScripts.RENEW_ALL.getScriptAsString()), ScriptOutputType.MULTI,
+							keys.get(b), args.get(b)), deadline);
+				}
+				LeaseStore.apply(reply, batches.get(b), result);
+			}
+			catch (InterruptedException ex) {
+				Thread.currentThread().interrupt();
+				result.fail(batches.get(b), ex);
 			}
 			catch (ExecutionException ex) {
-				if (!(ex.getCause() instanceof RedisNoScriptException)) {
-					throw ex;
-				}
-				// Redis lost its script cache (a restart or SCRIPT FLUSH): send the script itself once.
-				reply = await(commands.eval(bytes(LockScripts.RENEW_ALL.getScriptAsString()), ScriptOutputType.MULTI,
-						keys.get(b), args.get(b)), deadline);
+				result.fail(batches.get(b), (ex.getCause() instanceof Exception cause) ? cause : ex);
 			}
-			LeaseStore.apply(reply, batches.get(b), result);
+			catch (TimeoutException | RuntimeException ex) {
+				result.fail(batches.get(b), ex);
+			}
 		}
 	}
 
-	private static <T> T await(RedisFuture<T> future, long deadline) throws Exception {
+	private static <T> T await(RedisFuture<T> future, long deadline)
+			throws InterruptedException, ExecutionException, TimeoutException {
 		try {
 			return future.get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
 		}

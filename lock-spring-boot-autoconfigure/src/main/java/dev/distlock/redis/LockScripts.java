@@ -22,26 +22,50 @@ final class LockScripts {
 	static final String WAITER_PREFIX = "~w:";
 
 	/**
-	 * KEYS[1] lease; ARGV[1] owner, ARGV[2] ttl ms, ARGV[3] the caller's client id if it will wait, else ''. Returns
-	 * {hold count, fencing token} when acquired or re-entered, {0, remaining ttl ms of the holder} otherwise; a caller
-	 * that will wait is then noted in the lease ({@value #WAITER_PREFIX}&lt;client id&gt;), so that the holder knows
-	 * other processes wait. A re-entry never shortens the lease.
+	 * KEYS[1] lease; ARGV[1] owner, ARGV[2] ttl ms, ARGV[3] the caller's client id if it will wait, else '', ARGV[4]
+	 * the token of the lease the caller holds and re-enters, or '' for a new acquisition. Returns {hold count, fencing
+	 * token} when acquired or re-entered, {0, remaining ttl ms of the holder} when another owner holds the lock, and
+	 * {-1, 0} when a re-entry finds its lease gone; a caller that will wait is then noted in the lease
+	 * ({@value #WAITER_PREFIX}&lt;client id&gt;), so that the holder knows other processes wait. A re-entry never
+	 * shortens the lease.
+	 * <p>
+	 * Owner ids are fresh per acquisition (see {@code RedisLockService}), so a hold of the owner that the caller does
+	 * not re-enter can only come from an earlier attempt of the same acquisition whose reply was lost: it is adopted as
+	 * a new lease (one hold, a greater token), never counted on. A re-entry counts only on the lease with the token the
+	 * caller knows; it never creates a lease, so a late re-entry cannot leave a hold behind a lease that expired.
 	 */
 	@SuppressWarnings("rawtypes")
 	static final RedisScript<List> ACQUIRE = RedisScript.of("""
 			if redis.call('exists', KEYS[1]) == 0 then
+			  if ARGV[4] ~= '' then
+			    return {-1, 0}
+			  end
 			  local t = redis.call('time')
 			  local token = tonumber(t[1]) * 1000000 + tonumber(t[2])
 			  redis.call('hset', KEYS[1], ARGV[1], 1, '~t', token)
 			  redis.call('pexpire', KEYS[1], ARGV[2])
 			  return {1, token}
 			end
-			if redis.call('hexists', KEYS[1], ARGV[1]) == 1 then
+			local held = redis.call('hmget', KEYS[1], ARGV[1], '~t')
+			if held[1] then
+			  if ARGV[4] == '' then
+			    local t = redis.call('time')
+			    local token = math.max(tonumber(held[2] or '0') + 1, tonumber(t[1]) * 1000000 + tonumber(t[2]))
+			    redis.call('hset', KEYS[1], ARGV[1], 1, '~t', token)
+			    redis.call('pexpire', KEYS[1], ARGV[2])
+			    return {1, token}
+			  end
+			  if held[2] ~= ARGV[4] then
+			    return {-1, 0}
+			  end
 			  local count = redis.call('hincrby', KEYS[1], ARGV[1], 1)
 			  if redis.call('pttl', KEYS[1]) < tonumber(ARGV[2]) then
 			    redis.call('pexpire', KEYS[1], ARGV[2])
 			  end
-			  return {count, tonumber(redis.call('hget', KEYS[1], '~t'))}
+			  return {count, tonumber(held[2])}
+			end
+			if ARGV[4] ~= '' then
+			  return {-1, 0}
 			end
 			if ARGV[3] ~= '' then
 			  redis.call('hset', KEYS[1], '~w:' .. ARGV[3], 1)
@@ -147,6 +171,22 @@ final class LockScripts {
 			end
 			return result
 			""", List.class);
+
+	/**
+	 * KEYS[1] lease; ARGV[1] owner, ARGV[2] release channel. Deletes the lease if {@code owner} holds it, whatever its
+	 * hold count and token, and publishes the release; returns 1 if it did, else 0. For holds the client does not know
+	 * about: those a script created after the client gave up on its reply. Safe at any time because an owner id is
+	 * never used again once its acquisition failed or its lease ended.
+	 */
+	static final RedisScript<Long> DISCARD = RedisScript.of("""
+			local token = redis.call('hget', KEYS[1], '~t')
+			if redis.call('hexists', KEYS[1], ARGV[1]) == 0 then
+			  return 0
+			end
+			redis.call('del', KEYS[1])
+			redis.call('publish', ARGV[2], token)
+			return 1
+			""", Long.class);
 
 	/**
 	 * KEYS[1] lease; ARGV[1] release channel. An operator's override: deletes the lease whoever holds it and publishes

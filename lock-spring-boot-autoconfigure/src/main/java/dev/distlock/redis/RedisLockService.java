@@ -17,6 +17,7 @@ import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Consumer;
 
 import dev.distlock.core.Lease;
@@ -56,6 +57,13 @@ public class RedisLockService implements LockService, AutoCloseable {
 
 	private static final long MAX_JITTER_NANOS = TimeUnit.MILLISECONDS.toNanos(10);
 
+	/** How often a waiter retries while no release message can reach it (its channel is not subscribed). */
+	private static final long POLL_NANOS = TimeUnit.MILLISECONDS.toNanos(20);
+
+	private static final long MIN_BACKOFF_NANOS = TimeUnit.MILLISECONDS.toNanos(25);
+
+	private static final long MAX_BACKOFF_NANOS = TimeUnit.SECONDS.toNanos(1);
+
 	/**
 	 * How long this process's threads hold back after it released a lock that other processes were waiting for: long
 	 * enough for the release message to reach them and their attempt to reach Redis on a loaded machine.
@@ -80,6 +88,13 @@ public class RedisLockService implements LockService, AutoCloseable {
 
 	private final ConcurrentHashMap<HoldKey, LeaseEntry> entries = new ConcurrentHashMap<>();
 
+	/** The held (not lost, not ended) lease of each thread and key: what a re-entry re-enters. */
+	private final ConcurrentHashMap<ThreadKey, LeaseEntry> heldByThread = new ConcurrentHashMap<>();
+
+	private final AtomicLong ownerSequence = new AtomicLong();
+
+	private final HoldReconciler reconciler;
+
 	/** The lock names acquired or waited for so far; bounded by the names in use, as the meters tagged by them are. */
 	private final Set<String> names = ConcurrentHashMap.newKeySet();
 
@@ -101,6 +116,9 @@ public class RedisLockService implements LockService, AutoCloseable {
 		this.subscriber = new ReleaseSubscriber(builder.connectionFactory, this.keyPrefix + ":__subscriber__",
 				builder.idleUnsubscribe.toNanos(), threadName + "-pubsub");
 		this.watchdog = new LeaseWatchdog(this.store, builder.renewalRatio, new WatchdogCallbacks(), threadName + "-watchdog");
+		long timeout = this.store.commandTimeoutMillis();
+		this.reconciler = new HoldReconciler(this.store, (timeout > 0) ? Math.min(timeout, 5_000) : 2_000,
+				threadName + "-reconcile");
 	}
 
 	/** Start building a service on the given connection factory. */
@@ -118,26 +136,15 @@ public class RedisLockService implements LockService, AutoCloseable {
 		long deadline = start + request.waitTime().toNanos();
 		noteName(request.effectiveName());
 		String redisKey = redisKey(request.key());
-		String owner = this.clientId + ":" + Thread.currentThread().getId();
-		long ttlMillis = request.ttl().toMillis();
-		String channel = channel(redisKey);
-		boolean mayWait = !request.waitTime().isZero();
 		try {
-			// Where other threads of this process wait for the key already, join them before the first attempt: it
-			// saves the attempt a new waiter otherwise makes once subscribed, and makes this thread one a holder can
-			// hand the lease to.
-			if (mayWait && (this.subscriber.isSubscribed(channel) || this.subscriber.yieldingUntil(channel) != 0)) {
-				return awaitRelease(request, redisKey, owner, ttlMillis, -1, start, deadline);
+			LeaseEntry held = this.heldByThread.get(new ThreadKey(redisKey, Thread.currentThread().getId()));
+			if (held != null) {
+				Lease reentered = reenter(request, held, start, deadline);
+				if (reentered != null) {
+					return Optional.of(reentered);
+				}
 			}
-			long sent = System.nanoTime();
-			long[] reply = callAcquire(request, redisKey, owner, ttlMillis, mayWait);
-			if (reply[0] > 0) {
-				return Optional.of(acquired(request, redisKey, owner, reply[1], sent, start, 0));
-			}
-			if (!mayWait) {
-				return notAcquired(request, start);
-			}
-			return awaitRelease(request, redisKey, owner, ttlMillis, reply[1], start, deadline);
+			return acquireNew(request, new Attempt(redisKey, newOwner(), request.ttl().toMillis()), start, deadline);
 		}
 		catch (InterruptedException ex) {
 			Thread.currentThread().interrupt();
@@ -152,56 +159,175 @@ public class RedisLockService implements LockService, AutoCloseable {
 	}
 
 	/**
-	 * Wait for the lock, retrying when a release message (or a release in this process) wakes this thread, when the
-	 * holder's lease would run out, or not at all if a holder in this process hands the lease over.
-	 * @param holderTtl the holder's remaining ttl in ms from the last attempt, or -1 if no attempt was made yet
+	 * Count one more hold of the lease this thread holds on the key. Returns null when Redis no longer has that lease
+	 * (it is then reported lost) or this process ended it meanwhile; the caller then acquires the lock anew.
 	 */
-	private Optional<Lease> awaitRelease(LockRequest request, String redisKey, String owner, long ttlMillis,
-			long holderTtl, long start, long deadline) throws InterruptedException {
-		String channel = channel(redisKey);
-		ReleaseSubscriber.Waiter waiter = this.subscriber.register(channel, owner, request.effectiveName(), ttlMillis);
-		boolean acquired = false;
+	private @Nullable Lease reenter(LockRequest request, LeaseEntry entry, long start, long deadline)
+			throws InterruptedException {
+		long ttlMillis = request.ttl().toMillis();
+		Backoff backoff = new Backoff();
+		for (;;) {
+			long sent = System.nanoTime();
+			long[] reply;
+			try {
+				reply = this.store.acquire(entry.redisKey, entry.owner, ttlMillis, "", entry.token);
+			}
+			catch (RuntimeException ex) {
+				// A re-entry that runs unanswered counts a hold in Redis that this process does not count: the release
+				// of the last hold this process knows ends the lease all the same (see release).
+				LockUnavailableException failure = unanswered(request, ex);
+				if (System.nanoTime() - deadline >= 0) {
+					throw failure;
+				}
+				TimeUnit.NANOSECONDS.sleep(Math.min(backoff.nextNanos(), Math.max(0, deadline - System.nanoTime())));
+				continue;
+			}
+			if (reply[0] < 0) {
+				lostOnHolderCheck(entry);
+				return null;
+			}
+			if (!entry.reenter(ttlMillis, request.autoRenew(), sent)) {
+				// Ended here meanwhile (released from another thread, or found lost): the hold just counted is one that
+				// nothing in this process knows. Its owner id is not used again, so it can go.
+				this.reconciler.discard(entry.key, entry.redisKey, entry.owner, entry.channel);
+				return null;
+			}
+			if (request.autoRenew()) {
+				this.watchdog.wakeUp();
+			}
+			return newLease(request, entry, sent, start);
+		}
+	}
+
+	/**
+	 * Acquire the lock with the fresh owner id of {@code attempt}. When the acquisition ends without a lease after a
+	 * call that went unanswered, whatever that call may yet create in Redis is discarded (the owner id is not used
+	 * again).
+	 */
+	private Optional<Lease> acquireNew(LockRequest request, Attempt attempt, long start, long deadline)
+			throws InterruptedException {
+		Optional<Lease> lease = Optional.empty();
 		try {
-			// Only attempts made after the subscription is confirmed are sure to hear of a later release; a holder
-			// whose lease runs out earlier is retried then, even if pub/sub is slow to answer.
-			long subscribedBy = (holderTtl >= 0) ? System.nanoTime() + holderTtlNanos(holderTtl) : deadline;
-			waiter.awaitSubscribed((subscribedBy - deadline < 0) ? subscribedBy : deadline);
+			lease = firstAttempt(request, attempt, start, deadline);
+			return lease;
+		}
+		finally {
+			if (lease.isEmpty() && attempt.unanswered) {
+				this.reconciler.discard(request.key(), attempt.redisKey, attempt.owner, attempt.channel);
+			}
+		}
+	}
+
+	private Optional<Lease> firstAttempt(LockRequest request, Attempt attempt, long start, long deadline)
+			throws InterruptedException {
+		boolean mayWait = !request.waitTime().isZero();
+		// Where other threads of this process wait for the key already, join them before the first attempt: it saves
+		// the attempt a new waiter otherwise makes once subscribed, and makes this thread one a holder can hand the
+		// lease to.
+		if (mayWait && (this.subscriber.isSubscribed(attempt.channel) || this.subscriber.yieldingUntil(attempt.channel) != 0)) {
+			return awaitRelease(request, attempt, -1, null, start, deadline);
+		}
+		long sent = System.nanoTime();
+		long[] reply;
+		try {
+			reply = callAcquire(request, attempt, mayWait);
+		}
+		catch (LockUnavailableException ex) {
+			if (!mayWait || System.nanoTime() - deadline >= 0) {
+				throw ex;
+			}
+			return awaitRelease(request, attempt, -1, ex, start, deadline);
+		}
+		if (reply[0] > 0) {
+			return Optional.of(newLease(request, newEntry(request, attempt, reply[1], sent, 0), sent, start));
+		}
+		if (!mayWait) {
+			return notAcquired(request, start);
+		}
+		return awaitRelease(request, attempt, reply[1], null, start, deadline);
+	}
+
+	/**
+	 * Wait for the lock, retrying when a release message (or a release in this process) wakes this thread, when the
+	 * holder's lease would run out, or not at all if a holder in this process hands the lease over. While the release
+	 * channel is not subscribed, and while Redis does not answer, it retries at short intervals instead, until the
+	 * deadline.
+	 * @param holderTtl the holder's remaining ttl in ms from the last attempt, or -1 if it is not known
+	 * @param failure why the last attempt got no answer, or null
+	 */
+	private Optional<Lease> awaitRelease(LockRequest request, Attempt attempt, long holderTtl,
+			@Nullable LockUnavailableException failure, long start, long deadline) throws InterruptedException {
+		String channel = attempt.channel;
+		ReleaseSubscriber.Waiter waiter = this.subscriber.register(channel, attempt.owner, request.effectiveName(),
+				attempt.ttlMillis);
+		boolean acquired = false;
+		Backoff backoff = new Backoff();
+		try {
+			// Only attempts made after the subscription is confirmed are sure to hear of a later release; one that is
+			// slow to come is not waited for longer than a short poll, nor past the holder's lease.
+			long now = System.nanoTime();
+			long subscribedBy = now + ((failure != null) ? backoff.nextNanos() : pollNanos());
+			if (holderTtl >= 0) {
+				subscribedBy = earlier(subscribedBy, now + holderTtlNanos(holderTtl));
+			}
+			waiter.awaitSubscribed(earlier(subscribedBy, deadline));
 			for (;;) {
 				if (!waiter.startAttempt()) {
 					if (waiter.handedOver()) {
 						acquired = true;
-						return Optional.of(handedOver(request, redisKey, owner, waiter, start));
+						return Optional.of(handedOver(request, attempt, waiter, start));
 					}
 					continue;
 				}
 				long yieldUntil = this.subscriber.yieldingUntil(channel);
 				if (yieldUntil != 0) {
 					waiter.endAttempt();
-					if (!waiter.await((yieldUntil - deadline < 0) ? yieldUntil : deadline)
-							&& System.nanoTime() - deadline >= 0) {
+					if (!waiter.await(earlier(yieldUntil, deadline)) && System.nanoTime() - deadline >= 0) {
 						break;
 					}
 					continue;
 				}
 				long sent = System.nanoTime();
-				long[] reply = callAcquire(request, redisKey, owner, ttlMillis, true);
+				long[] reply;
+				try {
+					reply = callAcquire(request, attempt, true);
+				}
+				catch (LockUnavailableException ex) {
+					waiter.endAttempt();
+					failure = ex;
+					if (!waiter.await(earlier(System.nanoTime() + backoff.nextNanos(), deadline))
+							&& System.nanoTime() - deadline >= 0) {
+						break;
+					}
+					continue;
+				}
+				failure = null;
+				backoff.reset();
 				if (reply[0] > 0) {
 					acquired = true;
-					return Optional.of(acquired(request, redisKey, owner, reply[1], sent, start, 0));
+					return Optional.of(newLease(request, newEntry(request, attempt, reply[1], sent, 0), sent, start));
 				}
 				waiter.endAttempt();
-				long now = System.nanoTime();
+				now = System.nanoTime();
 				if (now - deadline >= 0) {
 					break;
 				}
 				long wakeAt = now + holderTtlNanos(reply[1]);
-				if (!waiter.await((wakeAt - deadline < 0) ? wakeAt : deadline) && System.nanoTime() - deadline >= 0) {
+				if (!this.subscriber.isSubscribed(channel)) {
+					wakeAt = earlier(wakeAt, now + pollNanos()); // no release message can come: poll
+				}
+				if (!waiter.await(earlier(wakeAt, deadline)) && System.nanoTime() - deadline >= 0) {
 					break;
 				}
 			}
 			if (waiter.leave()) { // handed the lease just as the wait ended: take it
 				acquired = true;
-				return Optional.of(handedOver(request, redisKey, owner, waiter, start));
+				return Optional.of(handedOver(request, attempt, waiter, start));
+			}
+			if (failure != null) {
+				throw new LockUnavailableException(request.key(), "Could not acquire lock '" + request.key()
+						+ "' within " + request.waitTime() + ": Redis did not answer (" + failure.getCause() + ")",
+						failure.getCause());
 			}
 			return notAcquired(request, start);
 		}
@@ -209,7 +335,7 @@ public class RedisLockService implements LockService, AutoCloseable {
 			if (!acquired && waiter.leave()) {
 				// Handed the lease while failing: give it back now rather than leave it to expire.
 				try {
-					handedOver(request, redisKey, owner, waiter, start).release();
+					handedOver(request, attempt, waiter, start).release();
 				}
 				catch (RuntimeException releaseFailure) {
 					ex.addSuppressed(releaseFailure);
@@ -218,14 +344,17 @@ public class RedisLockService implements LockService, AutoCloseable {
 			throw ex;
 		}
 		finally {
+			if (waiter.handOverUnanswered()) {
+				attempt.unanswered = true; // a holder's hand-over to this owner may yet run in Redis
+			}
 			this.subscriber.unregister(waiter, acquired);
 		}
 	}
 
-	private Lease handedOver(LockRequest request, String redisKey, String owner, ReleaseSubscriber.Waiter waiter,
-			long start) {
-		return acquired(request, redisKey, owner, waiter.grantedToken(), waiter.grantedAtNanos(), start,
+	private Lease handedOver(LockRequest request, Attempt attempt, ReleaseSubscriber.Waiter waiter, long start) {
+		LeaseEntry entry = newEntry(request, attempt, waiter.grantedToken(), waiter.grantedAtNanos(),
 				waiter.grantedHandOvers());
+		return newLease(request, entry, waiter.grantedAtNanos(), start);
 	}
 
 	/** When to retry if no release message comes: when the holder's lease runs out, plus jitter against herds. */
@@ -237,40 +366,52 @@ public class RedisLockService implements LockService, AutoCloseable {
 		return ttl + ThreadLocalRandom.current().nextLong(Math.min(MAX_JITTER_NANOS, ttl / 10) + 1);
 	}
 
-	private long[] callAcquire(LockRequest request, String redisKey, String owner, long ttlMillis, boolean willWait)
-			throws InterruptedException {
+	/** The interval of a waiter that cannot count on a release message, with jitter. */
+	private static long pollNanos() {
+		return POLL_NANOS + ThreadLocalRandom.current().nextLong(POLL_NANOS / 2 + 1);
+	}
+
+	private static long earlier(long a, long b) {
+		return (a - b < 0) ? a : b;
+	}
+
+	private long[] callAcquire(LockRequest request, Attempt attempt, boolean willWait) throws InterruptedException {
 		try {
-			return this.store.acquire(redisKey, owner, ttlMillis, willWait ? this.clientId : "");
+			long[] reply = this.store.acquire(attempt.redisKey, attempt.owner, attempt.ttlMillis,
+					willWait ? this.clientId : "", 0);
+			if (reply[0] < 0) {
+				throw new IllegalStateException("The acquire script refused a new owner of '" + request.key() + "'");
+			}
+			return reply;
 		}
 		catch (RuntimeException ex) {
+			// sent, no answer: Redis may run it yet
+			attempt.unanswered = true;
 			if (Thread.interrupted()) { // the client gave up waiting for Redis because this thread was interrupted
 				InterruptedException interrupted = new InterruptedException();
 				interrupted.initCause(ex);
 				throw interrupted;
 			}
-			throw new LockUnavailableException(request.key(),
-					"Could not acquire lock '" + request.key() + "': Redis did not answer (" + ex.getMessage() + ")", ex);
+			throw unanswered(request, ex);
 		}
 	}
 
-	private Lease acquired(LockRequest request, String redisKey, String owner, long token, long sent, long start,
-			int handOvers) {
-		long ttlMillis = request.ttl().toMillis();
-		LeaseEntry[] created = new LeaseEntry[1];
-		LeaseEntry entry = this.entries.compute(new HoldKey(redisKey, owner), (key, existing) -> {
-			if (existing != null && existing.token == token && existing.reenter(ttlMillis, request.autoRenew(), sent)) {
-				return existing;
-			}
-			created[0] = new LeaseEntry(request.key(), redisKey, channel(redisKey), owner, request.effectiveName(), token,
-					ttlMillis, request.autoRenew(), sent, handOvers);
-			return created[0];
-		});
-		if (created[0] != null) {
-			this.watchdog.register(entry);
-		}
-		else if (request.autoRenew()) {
-			this.watchdog.wakeUp();
-		}
+	private static LockUnavailableException unanswered(LockRequest request, RuntimeException ex) {
+		return new LockUnavailableException(request.key(),
+				"Could not acquire lock '" + request.key() + "': Redis did not answer (" + ex.getMessage() + ")", ex);
+	}
+
+	/** A new lease of this process, held once by the calling thread. */
+	private LeaseEntry newEntry(LockRequest request, Attempt attempt, long token, long sent, int handOvers) {
+		LeaseEntry entry = new LeaseEntry(request.key(), attempt.redisKey, attempt.channel, attempt.owner,
+				request.effectiveName(), token, attempt.ttlMillis, request.autoRenew(), sent, handOvers);
+		this.entries.put(new HoldKey(attempt.redisKey, attempt.owner), entry);
+		this.heldByThread.put(new ThreadKey(attempt.redisKey, entry.ownerThreadId), entry);
+		this.watchdog.register(entry);
+		return entry;
+	}
+
+	private Lease newLease(LockRequest request, LeaseEntry entry, long sent, long start) {
 		RedisLease lease = new RedisLease(this, entry, request.ttl(), sent);
 		Duration waited = Duration.ofNanos(sent - start);
 		this.listeners.forEach(listener -> listener.acquired(request, lease, waited));
@@ -281,6 +422,11 @@ public class RedisLockService implements LockService, AutoCloseable {
 		Duration waited = Duration.ofNanos(System.nanoTime() - start);
 		this.listeners.forEach(listener -> listener.notAcquired(request, waited, null));
 		return Optional.empty();
+	}
+
+	/** A fresh owner id: the client id, the acquiring thread, and a number never used before in this process. */
+	private String newOwner() {
+		return this.clientId + ":" + Thread.currentThread().getId() + ":" + this.ownerSequence.incrementAndGet();
 	}
 
 	void release(RedisLease lease) {
@@ -315,6 +461,11 @@ public class RedisLockService implements LockService, AutoCloseable {
 				}
 				this.subscriber.releasedLocally(entry.channel, entry.token);
 			}
+			else if (this.reconciler.discardNow(entry.key, entry.redisKey, entry.owner, entry.channel)) {
+				// Redis counted holds this process does not (re-entries whose replies were lost): the lease ends with
+				// the last hold this process knows
+				this.subscriber.releasedLocally(entry.channel, entry.token);
+			}
 		}
 		this.listeners.forEach(listener -> listener.released(lease, held, true));
 		LockLostEvent lost = entry.lostEvent();
@@ -338,6 +489,7 @@ public class RedisLockService implements LockService, AutoCloseable {
 				token = this.store.handOver(entry.redisKey, entry.owner, entry.token, next.owner, next.ttlMillis);
 			}
 			catch (RuntimeException ex) {
+				next.markHandOverUnanswered(); // the hand-over may yet run: the waiter's owner may get the lease
 				throw unreachableOnRelease(lease, entry, held, ex);
 			}
 			if (token == -2) {
@@ -367,11 +519,15 @@ public class RedisLockService implements LockService, AutoCloseable {
 		return true;
 	}
 
-	/** Redis did not answer a release: the hold ends here either way, so the lease expires on its own. */
+	/**
+	 * Redis did not answer a release: the hold ends here either way. When it was the last, whatever Redis still has of
+	 * the lease is discarded once Redis answers again, and expires at its lease time otherwise.
+	 */
 	private LockUnavailableException unreachableOnRelease(RedisLease lease, LeaseEntry entry, Duration held,
 			RuntimeException ex) {
 		if (entry.releaseHold(false)) {
 			ended(entry);
+			this.reconciler.discard(entry.key, entry.redisKey, entry.owner, entry.channel);
 		}
 		this.listeners.forEach(listener -> listener.released(lease, held, false));
 		return new LockUnavailableException(entry.key, "Could not release lock '" + entry.key
@@ -417,6 +573,7 @@ public class RedisLockService implements LockService, AutoCloseable {
 	 */
 	private void publishLost(LeaseEntry entry, LockLostEvent event) {
 		this.watchdog.unregister(entry);
+		this.heldByThread.remove(new ThreadKey(entry.redisKey, entry.ownerThreadId), entry);
 		logger.warn("Lock '" + event.key() + "' (fencing token " + event.fencingToken() + ", owner " + event.owner()
 				+ ") was lost: " + event.detection().description());
 		this.listeners.forEach(listener -> listener.lost(event));
@@ -441,6 +598,7 @@ public class RedisLockService implements LockService, AutoCloseable {
 
 	private void ended(LeaseEntry entry) {
 		this.entries.remove(new HoldKey(entry.redisKey, entry.owner), entry);
+		this.heldByThread.remove(new ThreadKey(entry.redisKey, entry.ownerThreadId), entry);
 		this.watchdog.unregister(entry);
 	}
 
@@ -605,6 +763,7 @@ public class RedisLockService implements LockService, AutoCloseable {
 		}
 		this.closed = true;
 		this.watchdog.close();
+		this.reconciler.close();
 		this.subscriber.close();
 		if (this.events != null) {
 			this.events.shutdown();
@@ -626,6 +785,49 @@ public class RedisLockService implements LockService, AutoCloseable {
 	}
 
 	private record HoldKey(String redisKey, String owner) {
+	}
+
+	private record ThreadKey(String redisKey, long threadId) {
+	}
+
+	/** One acquisition: its owner id, fresh and never used for another; whether a call of it went unanswered. */
+	private static final class Attempt {
+
+		final String redisKey;
+
+		final String channel;
+
+		final String owner;
+
+		final long ttlMillis;
+
+		/** Set on the acquiring thread only. */
+		boolean unanswered;
+
+		Attempt(String redisKey, String owner, long ttlMillis) {
+			this.redisKey = redisKey;
+			this.channel = channel(redisKey);
+			this.owner = owner;
+			this.ttlMillis = ttlMillis;
+		}
+
+	}
+
+	/** Exponential backoff with jitter between calls that Redis did not answer. */
+	private static final class Backoff {
+
+		private long next = MIN_BACKOFF_NANOS;
+
+		long nextNanos() {
+			long current = this.next;
+			this.next = Math.min(MAX_BACKOFF_NANOS, current * 2);
+			return current / 2 + ThreadLocalRandom.current().nextLong(current / 2 + 1);
+		}
+
+		void reset() {
+			this.next = MIN_BACKOFF_NANOS;
+		}
+
 	}
 
 	private final class WatchdogCallbacks implements LeaseWatchdog.Callbacks {

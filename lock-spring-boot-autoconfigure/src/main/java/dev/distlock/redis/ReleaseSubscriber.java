@@ -26,6 +26,7 @@ import org.springframework.data.redis.connection.RedisConnection;
 import org.springframework.data.redis.connection.RedisConnectionFactory;
 import org.springframework.data.redis.connection.Subscription;
 import org.springframework.data.redis.connection.SubscriptionListener;
+import org.springframework.util.ClassUtils;
 
 /**
  * Wakes waiters when a lock they wait for is released, through one pub/sub connection per service.
@@ -46,9 +47,22 @@ final class ReleaseSubscriber implements MessageListener, SubscriptionListener, 
 
 	private static final Log logger = LogFactory.getLog(ReleaseSubscriber.class);
 
+	private static final boolean LETTUCE_PRESENT = ClassUtils.isPresent("io.lettuce.core.RedisFuture",
+			ReleaseSubscriber.class.getClassLoader());
+
 	private static final long CONNECT_TIMEOUT_SECONDS = 10;
 
 	private static final int MAX_OWN_RELEASES = 16;
+
+	/** How often the connection and the channels that wait for a confirmation are looked after. */
+	private static final long HEAL_MILLIS = 100;
+
+	/** How long a subscription is waited for before it is sent again; doubled per failure up to the maximum. */
+	private static final long MIN_RESUBSCRIBE_NANOS = TimeUnit.SECONDS.toNanos(1);
+
+	private static final long MAX_RESUBSCRIBE_NANOS = TimeUnit.SECONDS.toNanos(8);
+
+	private static final long WARN_INTERVAL_NANOS = TimeUnit.SECONDS.toNanos(10);
 
 	private final RedisConnectionFactory connectionFactory;
 
@@ -67,6 +81,11 @@ final class ReleaseSubscriber implements MessageListener, SubscriptionListener, 
 
 	private volatile boolean closed;
 
+	/** Confined to the commands thread: the connection's transport was seen closed and not yet open again. */
+	private boolean transportLost;
+
+	private volatile long lastWarnNanos;
+
 	ReleaseSubscriber(RedisConnectionFactory connectionFactory, String keepAliveChannel, long idleNanos, String threadName) {
 		this.connectionFactory = connectionFactory;
 		this.keepAliveChannel = bytes(keepAliveChannel);
@@ -78,6 +97,9 @@ final class ReleaseSubscriber implements MessageListener, SubscriptionListener, 
 		});
 		long sweepMillis = Math.max(10, TimeUnit.NANOSECONDS.toMillis(idleNanos) / 2);
 		this.commands.scheduleWithFixedDelay(this::unsubscribeIdle, sweepMillis, sweepMillis, TimeUnit.MILLISECONDS);
+		this.commands.scheduleWithFixedDelay(this::heal, HEAL_MILLIS, HEAL_MILLIS, TimeUnit.MILLISECONDS);
+		// The first waiter of a fresh process would otherwise open the connection and wait for it.
+		this.commands.execute(this::connectQuietly);
 	}
 
 	/**
@@ -275,6 +297,7 @@ final class ReleaseSubscriber implements MessageListener, SubscriptionListener, 
 				return;
 			}
 			ch.state = ChannelState.SUBSCRIBED;
+			ch.resubscribeNanos = MIN_RESUBSCRIBE_NANOS;
 			subscribed = ch.subscribed;
 		}
 		subscribed.complete(null);
@@ -283,19 +306,94 @@ final class ReleaseSubscriber implements MessageListener, SubscriptionListener, 
 	// commands thread
 
 	private void subscribe(Channel ch) {
+		synchronized (ch) {
+			if (ch.state != ChannelState.SUBSCRIBING) {
+				return;
+			}
+			ch.subscribeSentNanos = System.nanoTime();
+		}
 		try {
 			subscription().subscribe(ch.raw);
 		}
 		catch (RuntimeException ex) {
-			logger.debug("Could not subscribe to " + ch.name + "; waiters fall back to the holder's lease time", ex);
-			CompletableFuture<Void> failed;
+			// The channel stays SUBSCRIBING: heal() sends it again, later each time, while it has waiters, and they
+			// poll meanwhile. The connection stays too: other channels may be subscribed on it.
 			synchronized (ch) {
-				failed = ch.subscribed;
-				ch.subscribed = new CompletableFuture<>();
-				ch.state = ChannelState.NEW;
+				ch.resubscribeNanos = Math.min(MAX_RESUBSCRIBE_NANOS, ch.resubscribeNanos * 2);
 			}
-			failed.completeExceptionally(ex);
-			dropConnection();
+			warn("Could not subscribe to " + ch.name + "; its waiters poll until it is subscribed", ex);
+		}
+	}
+
+	/**
+	 * The connection's upkeep, every {@value #HEAL_MILLIS} ms on the commands thread. A connection that lost its
+	 * transport (a restart, a failover) may miss release messages until the client has reconnected and subscribed
+	 * again: its channels are marked unconfirmed and their waiters woken, so that they try at once and poll until the
+	 * client's new subscriptions are confirmed. Channels still unconfirmed after a while are subscribed again, with
+	 * growing intervals, for as long as they have waiters.
+	 */
+	private void heal() {
+		try {
+			RedisConnection current = this.connection;
+			boolean open = current == null || LETTUCE_PRESENT && LettucePubSub.isOpen(current);
+			if (!open && !this.transportLost) {
+				this.transportLost = true;
+				unconfirmAll();
+			}
+			else if (open) {
+				this.transportLost = false;
+			}
+			long now = System.nanoTime();
+			for (Channel ch : this.channels.values()) {
+				boolean resend;
+				synchronized (ch) {
+					resend = ch.state == ChannelState.SUBSCRIBING && !ch.waiters.isEmpty()
+							&& now - ch.subscribeSentNanos - ch.resubscribeNanos >= 0;
+				}
+				if (resend && open) {
+					subscribe(ch);
+				}
+			}
+		}
+		catch (RuntimeException ex) {
+			logger.debug("Release subscription upkeep failed", ex);
+		}
+	}
+
+	/** Every subscribed channel must be confirmed again; its waiters try now and poll until then. */
+	private void unconfirmAll() {
+		for (Channel ch : this.channels.values()) {
+			synchronized (ch) {
+				if (ch.state == ChannelState.SUBSCRIBED) {
+					ch.state = ChannelState.SUBSCRIBING;
+					ch.subscribed = new CompletableFuture<>();
+					ch.subscribeSentNanos = System.nanoTime();
+					ch.resubscribeNanos = MIN_RESUBSCRIBE_NANOS;
+					for (Waiter waiter : ch.waiters) {
+						waiter.signal();
+					}
+				}
+			}
+		}
+	}
+
+	private void connectQuietly() {
+		try {
+			subscription();
+		}
+		catch (RuntimeException ex) {
+			logger.debug("Could not open the release subscription connection yet", ex);
+		}
+	}
+
+	private void warn(String message, Exception ex) {
+		long now = System.nanoTime();
+		if (now - this.lastWarnNanos > WARN_INTERVAL_NANOS) {
+			this.lastWarnNanos = now;
+			logger.warn(message + ": " + ex);
+		}
+		else {
+			logger.debug(message, ex);
 		}
 	}
 
@@ -344,9 +442,9 @@ final class ReleaseSubscriber implements MessageListener, SubscriptionListener, 
 		List<byte[]> idle = new ArrayList<>();
 		for (Channel ch : this.channels.values()) {
 			synchronized (ch) {
-				boolean settled = ch.state == ChannelState.SUBSCRIBED || ch.state == ChannelState.NEW;
-				if (ch.waiters.isEmpty() && settled && now - ch.idleSinceNanos >= this.idleNanos) {
-					if (ch.state == ChannelState.SUBSCRIBED) {
+				boolean live = ch.state != ChannelState.DEAD;
+				if (ch.waiters.isEmpty() && live && now - ch.idleSinceNanos >= this.idleNanos) {
+					if (ch.state != ChannelState.NEW) { // a subscription still unconfirmed may be confirmed yet
 						idle.add(ch.raw);
 					}
 					ch.state = ChannelState.DEAD;
@@ -360,8 +458,9 @@ final class ReleaseSubscriber implements MessageListener, SubscriptionListener, 
 				current.getSubscription().unsubscribe(idle.toArray(new byte[0][]));
 			}
 			catch (RuntimeException ex) {
+				// Harmless: their messages find no channel here. The connection stays, with the subscriptions the
+				// client re-establishes on its own after a reconnect.
 				logger.debug("Could not unsubscribe idle release channels", ex);
-				dropConnection();
 			}
 		}
 	}
@@ -438,6 +537,12 @@ final class ReleaseSubscriber implements MessageListener, SubscriptionListener, 
 		CompletableFuture<Void> subscribed = new CompletableFuture<>();
 
 		long idleSinceNanos = System.nanoTime();
+
+		/** When the last SUBSCRIBE for this channel was sent. */
+		long subscribeSentNanos;
+
+		/** How long after {@link #subscribeSentNanos} an unconfirmed subscription is sent again. */
+		long resubscribeNanos = MIN_RESUBSCRIBE_NANOS;
 
 		/** See {@link ReleaseSubscriber#yieldUntil}; 0 when not yielding. */
 		long yieldUntilNanos;
@@ -519,6 +624,9 @@ final class ReleaseSubscriber implements MessageListener, SubscriptionListener, 
 		private int grantedHandOvers;
 
 		volatile boolean signalled;
+
+		/** Set by a holder whose hand-over to this waiter got no answer: Redis may give this waiter's owner the lease. */
+		private volatile boolean handOverUnanswered;
 
 		Waiter(Channel channel, Thread thread, CompletableFuture<Void> subscribed, String owner, String name,
 				long ttlMillis) {
@@ -642,6 +750,14 @@ final class ReleaseSubscriber implements MessageListener, SubscriptionListener, 
 			this.grantedHandOvers = handOvers;
 			this.state.set(GRANTED);
 			signal();
+		}
+
+		void markHandOverUnanswered() {
+			this.handOverUnanswered = true;
+		}
+
+		boolean handOverUnanswered() {
+			return this.handOverUnanswered;
 		}
 
 		/** The hand-over did not happen: the waiter goes on waiting, and tries again at once. */

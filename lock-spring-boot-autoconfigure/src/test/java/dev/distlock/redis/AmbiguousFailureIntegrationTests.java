@@ -1,0 +1,123 @@
+package dev.distlock.redis;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
+
+import dev.distlock.core.Lease;
+import dev.distlock.core.LockListener;
+import dev.distlock.core.LockLostEvent;
+import dev.distlock.core.LockUnavailableException;
+import dev.distlock.test.redis.RedisServer;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
+import static org.awaitility.Awaitility.await;
+
+/**
+ * A command whose reply never came may still run on the server, later: the engine must not be left with a hold in
+ * Redis that it does not know about. The server is paused (SIGSTOP) so that the client gives up on a script that the
+ * server runs when it resumes.
+ */
+@Timeout(value = 120, unit = TimeUnit.SECONDS)
+class AmbiguousFailureIntegrationTests {
+
+	private static final Duration LONG_TTL = Duration.ofSeconds(30);
+
+	private RedisServer server;
+
+	private LockTestSupport support;
+
+	private final List<LockLostEvent> lost = new CopyOnWriteArrayList<>();
+
+	@BeforeEach
+	void start() {
+		this.server = RedisServer.start();
+		this.support = LockTestSupport.forServer(this.server);
+	}
+
+	@AfterEach
+	void stop() {
+		this.support.close();
+		this.server.close();
+	}
+
+	private RedisLockService service() {
+		return this.support.service(RedisLockService.builder(this.support.connectionFactory()).listener(new LockListener() {
+			@Override
+			public void lost(LockLostEvent event) {
+				AmbiguousFailureIntegrationTests.this.lost.add(event);
+			}
+		}));
+	}
+
+	/** The acquisition of {@code key} times out on a paused server, which runs the script once it resumes. */
+	private void acquisitionTimesOutAndRunsLater(RedisLockService service, String key) {
+		service.acquire("warm-up", Duration.ofSeconds(5), Duration.ZERO).release();
+		this.server.pause();
+		try {
+			assertThatExceptionOfType(LockUnavailableException.class)
+				.isThrownBy(() -> service.tryAcquire(key, LONG_TTL, Duration.ofMillis(500)))
+				.withMessageContaining(key);
+		}
+		finally {
+			this.server.resume();
+		}
+	}
+
+	@Test
+	void theSameThreadLocksAndUnlocksAgainAfterALostReplyAndLeavesNothingBehind() {
+		RedisLockService service = service();
+		acquisitionTimesOutAndRunsLater(service, "orphan");
+		// the defect: this acquisition re-entered the unknown hold (Redis 2, client 1), the release left 1 hold in
+		// Redis that nothing renews nor releases, and other instances were kept out for the whole lease time
+		Lease lease = service.acquire("orphan", LONG_TTL, Duration.ofSeconds(10));
+		assertThat(this.server.execute("HGET", service.redisKey("orphan"), lease.owner())).isEqualTo("1");
+		lease.release();
+		assertThat(this.server.execute("EXISTS", service.redisKey("orphan"))).isEqualTo(0L);
+		Optional<Lease> other = service().tryAcquire("orphan", LONG_TTL, Duration.ZERO);
+		assertThat(other).isPresent();
+		other.get().release();
+		assertThat(this.lost).isEmpty();
+	}
+
+	@Test
+	void aHoldCreatedByALateScriptIsDiscardedOnceRedisAnswersAgain() {
+		RedisLockService service = service();
+		acquisitionTimesOutAndRunsLater(service, "late");
+		// far sooner than the 30 s lease: the engine discards what the late script created
+		await().atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(20))
+			.until(() -> Long.valueOf(0).equals(this.server.execute("EXISTS", service.redisKey("late"))));
+		assertThat(service.activeLeases()).isEmpty();
+		Optional<Lease> other = service().tryAcquire("late", LONG_TTL, Duration.ZERO);
+		assertThat(other).isPresent();
+		other.get().release();
+	}
+
+	@Test
+	void aReentryWhoseReplyWasLostLeavesRedisCountingWhatTheClientCounts() {
+		RedisLockService service = service();
+		Lease outer = service.acquire("reentered", LONG_TTL, Duration.ZERO);
+		String key = service.redisKey("reentered");
+		this.server.pause();
+		try {
+			assertThatExceptionOfType(LockUnavailableException.class)
+				.isThrownBy(() -> service.tryAcquire("reentered", LONG_TTL, Duration.ofMillis(500)));
+		}
+		finally {
+			this.server.resume();
+		}
+		// the late re-entry may have counted a second hold in Redis; the holder's release must end the lease anyway
+		outer.release();
+		assertThat(this.server.execute("EXISTS", key)).isEqualTo(0L);
+		assertThat(service.activeLeases()).isEmpty();
+		assertThat(this.lost).isEmpty();
+	}
+
+}
