@@ -9,6 +9,7 @@ import java.util.Map;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Future;
+import java.util.function.Predicate;
 
 import dev.distlock.annotation.DistributedLock;
 import org.jspecify.annotations.Nullable;
@@ -20,6 +21,7 @@ import org.springframework.core.MethodClassKey;
 import org.springframework.core.ReactiveAdapterRegistry;
 import org.springframework.core.annotation.AnnotatedElementUtils;
 import org.springframework.expression.Expression;
+import org.springframework.util.Assert;
 import org.springframework.util.ClassUtils;
 import org.springframework.util.ReflectionUtils;
 import org.springframework.util.StringUtils;
@@ -52,11 +54,15 @@ public class LockOperationSource {
 	/**
 	 * @param beanFactory resolves {@code @bean} references in keys (checked at startup), or null
 	 * @param valueResolver resolves {@code ${...}} placeholders in durations, or null
-	 * @param defaultTtl the lease time of declarations that give none
-	 * @param defaultWaitTime the wait of declarations that give none
+	 * @param defaultTtl the lease time of declarations that give none, at least 1ms
+	 * @param defaultWaitTime the wait of declarations that give none, not negative
 	 */
 	public LockOperationSource(@Nullable BeanFactory beanFactory, @Nullable StringValueResolver valueResolver,
 			Duration defaultTtl, Duration defaultWaitTime) {
+		// checked here, once, so that a declaration that falls back to a default needs no range check of its own
+		Assert.isTrue(isValidTtl(defaultTtl), () -> "'defaultTtl' must be at least 1ms, but was " + defaultTtl);
+		Assert.isTrue(isValidWaitTime(defaultWaitTime),
+				() -> "'defaultWaitTime' must not be negative, but was " + defaultWaitTime);
 		this.evaluator = new LockKeyEvaluator(beanFactory);
 		this.valueResolver = valueResolver;
 		this.defaultTtl = defaultTtl;
@@ -133,16 +139,10 @@ public class LockOperationSource {
 			throw new InvalidLockDeclarationException(description + ": @DistributedLock needs a key expression (attribute 'key')");
 		}
 		Expression key = this.evaluator.parseAndValidate(keySource, method, targetClass, description);
-		Duration ttl = duration(annotation.ttl(), "ttl", this.defaultTtl, description);
-		if (ttl.isNegative() || ttl.isZero() || ttl.toMillis() < 1) {
-			throw new InvalidLockDeclarationException(description + ": @DistributedLock attribute 'ttl' must be at least 1ms, but was "
-					+ show(annotation.ttl(), ttl));
-		}
-		Duration waitTime = duration(annotation.waitTime(), "waitTime", this.defaultWaitTime, description);
-		if (waitTime.isNegative()) {
-			throw new InvalidLockDeclarationException(description + ": @DistributedLock attribute 'waitTime' must not be negative, but was "
-					+ show(annotation.waitTime(), waitTime));
-		}
+		Duration ttl = duration(annotation.ttl(), "ttl", this.defaultTtl, LockOperationSource::isValidTtl,
+				"must be at least 1ms", description);
+		Duration waitTime = duration(annotation.waitTime(), "waitTime", this.defaultWaitTime,
+				LockOperationSource::isValidWaitTime, "must not be negative", description);
 		String name = StringUtils.hasText(annotation.name()) ? annotation.name()
 				: ClassUtils.getShortName(targetClass) + "." + method.getName();
 		String failureHandler = StringUtils.hasText(annotation.failureHandler()) ? annotation.failureHandler() : null;
@@ -150,7 +150,12 @@ public class LockOperationSource {
 				annotation.onFailure(), failureHandler);
 	}
 
-	private Duration duration(String text, String attribute, Duration defaultValue, String description) {
+	/**
+	 * The duration {@code text} declares, after placeholder resolution, or {@code defaultValue} when it declares none.
+	 * @throws InvalidLockDeclarationException if it cannot be resolved or parsed, or fails {@code inRange}
+	 */
+	private Duration duration(String text, String attribute, Duration defaultValue, Predicate<Duration> inRange,
+			String range, String description) {
 		if (!StringUtils.hasText(text)) {
 			return defaultValue;
 		}
@@ -165,17 +170,35 @@ public class LockOperationSource {
 		if (!StringUtils.hasText(resolved)) {
 			return defaultValue;
 		}
+		Duration duration;
 		try {
-			return DurationStyle.detectAndParse(resolved.trim());
+			duration = DurationStyle.detectAndParse(resolved.trim());
 		}
 		catch (IllegalArgumentException ex) {
-			throw new InvalidLockDeclarationException(description + ": @DistributedLock attribute '" + attribute + "' is \""
-					+ show(text, resolved) + "\", which is not a duration (examples: \"30s\", \"500ms\", \"PT2S\")", ex);
+			throw new InvalidLockDeclarationException(description + ": @DistributedLock attribute '" + attribute + "' is "
+					+ quote(text, resolved) + ", which is not a duration (examples: \"30s\", \"500ms\", \"PT2S\")", ex);
 		}
+		if (!inRange.test(duration)) {
+			throw new InvalidLockDeclarationException(description + ": @DistributedLock attribute '" + attribute + "' "
+					+ range + ", but was " + quote(text, resolved));
+		}
+		return duration;
 	}
 
-	private static String show(String text, Object resolved) {
-		return text.equals(String.valueOf(resolved)) ? text : text + "\" resolved to \"" + resolved;
+	/**
+	 * The value as written, quoted, and the value it resolved to when a placeholder changed it: {@code "0s"}, or
+	 * {@code "${inventory.lock.ttl}" (resolved to "0s")}. A complete phrase, so callers never add quotes of their own.
+	 */
+	private static String quote(String text, String resolved) {
+		return text.equals(resolved) ? "\"" + text + "\"" : "\"" + text + "\" (resolved to \"" + resolved + "\")";
+	}
+
+	private static boolean isValidTtl(Duration ttl) {
+		return ttl.compareTo(Duration.ofMillis(1)) >= 0;
+	}
+
+	private static boolean isValidWaitTime(Duration waitTime) {
+		return !waitTime.isNegative();
 	}
 
 	private static void checkReturnType(Method method, String description) {

@@ -1,8 +1,10 @@
 package dev.distlock.interceptor;
 
+import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.Future;
+import java.util.function.Consumer;
 
 import dev.distlock.annotation.DistributedLock;
 import dev.distlock.test.redis.RedisServer;
@@ -16,10 +18,12 @@ import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 
 import org.springframework.boot.test.context.assertj.AssertableApplicationContext;
+import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException;
 
 /**
  * Every declaration that cannot work fails the application's start, with a message that names the class, the method
@@ -27,6 +31,8 @@ import static org.assertj.core.api.Assertions.assertThat;
  */
 @ExtendWith(RedisServerExtension.class)
 class StartupValidationTests {
+
+	private static final String[] NO_PROPERTIES = {};
 
 	private static RedisServer redis;
 
@@ -36,25 +42,37 @@ class StartupValidationTests {
 	}
 
 	private static void assertStartFails(Class<?> beanClass, String... messageParts) {
-		assertStartFails(beanClass, new String[0], messageParts);
+		assertStartFails(beanClass, NO_PROPERTIES, messageParts);
 	}
 
 	private static void assertStartFails(Class<?> beanClass, String[] properties, String... messageParts) {
-		DistributedLockInterceptorIntegrationTests.runner(redis)
-			.withBean(beanClass)
-			.withPropertyValues(properties)
-			.run((AssertableApplicationContext context) -> {
-				assertThat(context).hasFailed();
-				Throwable cause = context.getStartupFailure();
-				while (!(cause instanceof InvalidLockDeclarationException) && cause.getCause() != null) {
-					cause = cause.getCause();
-				}
-				assertThat(cause).isInstanceOf(InvalidLockDeclarationException.class)
-					.hasMessageContaining(beanClass.getName() + ".");
-				for (String part : messageParts) {
-					assertThat(cause).hasMessageContaining(part);
-				}
-			});
+		assertStartFails(DistributedLockInterceptorIntegrationTests.runner(redis).withPropertyValues(properties), beanClass,
+				(cause) -> {
+					for (String part : messageParts) {
+						assertThat(cause).hasMessageContaining(part);
+					}
+				});
+	}
+
+	/** The whole message: the method's description, then {@code message}. */
+	private static void assertStartFailsWithMessage(Class<?> beanClass, String[] properties, String method,
+			String message) {
+		assertStartFails(DistributedLockInterceptorIntegrationTests.runner(redis).withPropertyValues(properties), beanClass,
+				(cause) -> assertThat(cause).hasMessage(beanClass.getName() + "." + method + ": " + message));
+	}
+
+	private static void assertStartFails(ApplicationContextRunner runner, Class<?> beanClass,
+			Consumer<Throwable> failure) {
+		runner.withBean(beanClass).run((AssertableApplicationContext context) -> {
+			assertThat(context).hasFailed();
+			Throwable cause = context.getStartupFailure();
+			while (!(cause instanceof InvalidLockDeclarationException) && cause.getCause() != null) {
+				cause = cause.getCause();
+			}
+			assertThat(cause).isInstanceOf(InvalidLockDeclarationException.class)
+				.hasMessageContaining(beanClass.getName() + ".");
+			failure.accept(cause);
+		});
 	}
 
 	@Test
@@ -98,14 +116,43 @@ class StartupValidationTests {
 	}
 
 	@Test
+	void outOfRangeLiteralsAreQuoted() {
+		assertStartFailsWithMessage(ZeroTtl.class, NO_PROPERTIES, "buy(String)",
+				"@DistributedLock attribute 'ttl' must be at least 1ms, but was \"0s\"");
+		assertStartFailsWithMessage(NegativeWait.class, NO_PROPERTIES, "buy(String)",
+				"@DistributedLock attribute 'waitTime' must not be negative, but was \"-1s\"");
+	}
+
+	@Test
+	void outOfRangePlaceholdersShowTheDeclaredAndTheResolvedValue() {
+		assertStartFailsWithMessage(ResolvablePlaceholder.class, new String[] { "inventory.lock.ttl=0ms" }, "buy(String)",
+				"@DistributedLock attribute 'ttl' must be at least 1ms, but was \"${inventory.lock.ttl}\" "
+						+ "(resolved to \"0ms\")");
+		assertStartFailsWithMessage(PlaceholderWait.class, new String[] { "inventory.lock.wait=-1s" }, "buy(String)",
+				"@DistributedLock attribute 'waitTime' must not be negative, but was \"${inventory.lock.wait}\" "
+						+ "(resolved to \"-1s\")");
+	}
+
+	@Test
+	void outOfRangeDefaultsAreRejectedWhenTheSourceIsMade() {
+		assertThatIllegalArgumentException()
+			.isThrownBy(() -> new LockOperationSource(null, null, Duration.ZERO, Duration.ZERO))
+			.withMessageContaining("defaultTtl");
+		assertThatIllegalArgumentException()
+			.isThrownBy(() -> new LockOperationSource(null, null, Duration.ofSeconds(1), Duration.ofSeconds(-1)))
+			.withMessageContaining("defaultWaitTime");
+	}
+
+	@Test
 	void unresolvablePlaceholder() {
 		assertStartFails(UnresolvablePlaceholder.class, "buy(String)", "'ttl'", "inventory.lock.ttl");
 	}
 
 	@Test
 	void placeholderResolvingToNoDuration() {
-		assertStartFails(ResolvablePlaceholder.class, new String[] { "inventory.lock.ttl=soon" }, "buy(String)", "'ttl'",
-				"${inventory.lock.ttl}\" resolved to \"soon");
+		assertStartFailsWithMessage(ResolvablePlaceholder.class, new String[] { "inventory.lock.ttl=soon" }, "buy(String)",
+				"@DistributedLock attribute 'ttl' is \"${inventory.lock.ttl}\" (resolved to \"soon\"), which is not a "
+						+ "duration (examples: \"30s\", \"500ms\", \"PT2S\")");
 	}
 
 	@Test
@@ -225,6 +272,14 @@ class StartupValidationTests {
 	public static class ResolvablePlaceholder {
 
 		@DistributedLock(key = "#sku", ttl = "${inventory.lock.ttl}")
+		public void buy(String sku) {
+		}
+
+	}
+
+	public static class PlaceholderWait {
+
+		@DistributedLock(key = "#sku", waitTime = "${inventory.lock.wait}")
 		public void buy(String sku) {
 		}
 
