@@ -6,12 +6,15 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Queue;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.Future;
 import java.util.function.Predicate;
 
 import dev.distlock.annotation.DistributedLock;
+import dev.distlock.annotation.LockFailureHandler;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.aop.support.AopUtils;
@@ -30,8 +33,10 @@ import org.springframework.util.StringValueResolver;
 /**
  * Turns {@link DistributedLock @DistributedLock} declarations into {@link LockOperation}s: once per method and target
  * class, cached, with every check done at that moment so that a mistake fails the application's start rather than a
- * call. The annotation is looked up as a merged annotation (meta-annotations and {@code @AliasFor} work) on the most
- * specific method first, then on the method as invoked (an interface method).
+ * call. The one exception is the {@link DistributedLock#failureHandler() failure handler} bean, checked by
+ * {@link #validateFailureHandlers()} once every singleton exists, when the bean factory can tell its type. The
+ * annotation is looked up as a merged annotation (meta-annotations and {@code @AliasFor} work) on the most specific
+ * method first, then on the method as invoked (an interface method).
  *
  * @since 0.1.0
  */
@@ -44,6 +49,13 @@ public class LockOperationSource {
 	private final Map<MethodClassKey, Object> cache = new ConcurrentHashMap<>(256);
 
 	private final LockKeyEvaluator evaluator;
+
+	private final @Nullable BeanFactory beanFactory;
+
+	/** Operations parsed before {@link #validateFailureHandlers()} whose handler is still to be checked. */
+	private final Queue<LockOperation> uncheckedFailureHandlers = new ConcurrentLinkedQueue<>();
+
+	private volatile boolean failureHandlersCheckable;
 
 	private final @Nullable StringValueResolver valueResolver;
 
@@ -64,6 +76,7 @@ public class LockOperationSource {
 		Assert.isTrue(isValidWaitTime(defaultWaitTime),
 				() -> "'defaultWaitTime' must not be negative, but was " + defaultWaitTime);
 		this.evaluator = new LockKeyEvaluator(beanFactory);
+		this.beanFactory = beanFactory;
 		this.valueResolver = valueResolver;
 		this.defaultTtl = defaultTtl;
 		this.defaultWaitTime = defaultWaitTime;
@@ -118,6 +131,44 @@ public class LockOperationSource {
 		return !annotated.isEmpty();
 	}
 
+	/**
+	 * Check that the failure handler of every operation parsed so far names a {@link LockFailureHandler} bean, and
+	 * from now on check each operation's as it is parsed. Called once every singleton exists: while beans are still
+	 * being created, a handler defined later in the configuration, or by a factory bean, may not be known by its type
+	 * yet. A lazy handler is not created by the check.
+	 * @throws InvalidLockDeclarationException naming the method and the handler, for the first one that is missing or
+	 * of another type
+	 */
+	public void validateFailureHandlers() {
+		this.failureHandlersCheckable = true;
+		checkFailureHandlers();
+	}
+
+	private void checkFailureHandlers() {
+		LockOperation operation;
+		while ((operation = this.uncheckedFailureHandlers.poll()) != null) {
+			checkFailureHandler(operation);
+		}
+	}
+
+	private void checkFailureHandler(LockOperation operation) {
+		String name = operation.failureHandler();
+		if (name == null || this.beanFactory == null) {
+			return;
+		}
+		String problem = "@DistributedLock attribute 'failureHandler' names bean '" + name + "', which ";
+		if (!this.beanFactory.containsBean(name)) {
+			throw new InvalidLockDeclarationException(operation.description() + ": " + problem + "does not exist");
+		}
+		// a type that is a supertype of the handler's (a lazy bean declared as Object) is only known when it is made
+		Class<?> type = this.beanFactory.getType(name, false);
+		if (type != null && !LockFailureHandler.class.isAssignableFrom(type)
+				&& !type.isAssignableFrom(LockFailureHandler.class)) {
+			throw new InvalidLockDeclarationException(operation.description() + ": " + problem + "is a " + type.getName()
+					+ ", not a " + LockFailureHandler.class.getName());
+		}
+	}
+
 	private @Nullable LockOperation compute(Method method, @Nullable Class<?> targetClass) {
 		Method specific = (targetClass != null) ? AopUtils.getMostSpecificMethod(method, targetClass) : method;
 		DistributedLock annotation = AnnotatedElementUtils.findMergedAnnotation(specific, DistributedLock.class);
@@ -146,8 +197,16 @@ public class LockOperationSource {
 		String name = StringUtils.hasText(annotation.name()) ? annotation.name()
 				: ClassUtils.getShortName(targetClass) + "." + method.getName();
 		String failureHandler = StringUtils.hasText(annotation.failureHandler()) ? annotation.failureHandler() : null;
-		return new LockOperation(method, description, key, keySource, name, ttl, waitTime, annotation.fixedLease(),
-				annotation.onFailure(), failureHandler);
+		LockOperation operation = new LockOperation(method, description, key, keySource, name, ttl, waitTime,
+				annotation.fixedLease(), annotation.onFailure(), failureHandler);
+		if (failureHandler != null) {
+			// queued first, then checked if the check is due: a concurrent validateFailureHandlers() cannot miss it
+			this.uncheckedFailureHandlers.add(operation);
+			if (this.failureHandlersCheckable) {
+				checkFailureHandlers();
+			}
+		}
+		return operation;
 	}
 
 	/**

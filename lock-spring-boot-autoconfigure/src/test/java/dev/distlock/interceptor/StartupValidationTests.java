@@ -7,9 +7,13 @@ import java.util.concurrent.Future;
 import java.util.function.Consumer;
 
 import dev.distlock.annotation.DistributedLock;
+import dev.distlock.annotation.LockFailureHandler;
+import dev.distlock.core.Lease;
+import dev.distlock.core.LockService;
 import dev.distlock.test.redis.RedisServer;
 import dev.distlock.test.redis.RedisServerExtension;
 import kotlin.coroutines.Continuation;
+import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
@@ -17,12 +21,15 @@ import org.reactivestreams.Publisher;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 
+import org.springframework.beans.factory.BeanCreationException;
 import org.springframework.boot.test.context.assertj.AssertableApplicationContext;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
+import org.springframework.context.annotation.Lazy;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
 import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException;
 
 /**
@@ -190,6 +197,69 @@ class StartupValidationTests {
 	}
 
 	@Test
+	void unknownFailureHandler() {
+		assertStartFailsWithMessage(UnknownHandler.class, NO_PROPERTIES, "buy(String)",
+				"@DistributedLock attribute 'failureHandler' names bean 'busyHandler', which does not exist");
+	}
+
+	@Test
+	void failureHandlerThatIsNotALockFailureHandler() {
+		assertStartFails(DistributedLockInterceptorIntegrationTests.runner(redis)
+			.withUserConfiguration(PricingConfiguration.class), NotAHandler.class,
+				(cause) -> assertThat(cause).hasMessage(NotAHandler.class.getName() + ".buy(String): @DistributedLock "
+						+ "attribute 'failureHandler' names bean 'pricing', which is a " + LockedBeans.Regions.class.getName()
+						+ ", not a " + LockFailureHandler.class.getName()));
+	}
+
+	@Test
+	void aFailureHandlerDefinedAfterTheBeanThatNamesItIsAccepted() {
+		DistributedLockInterceptorIntegrationTests.runner(redis)
+			.withUserConfiguration(HandlerDefinedAfterItsUser.class)
+			.run((context) -> {
+				assertThat(context).hasNotFailed();
+				assertThat(callWhileBusy(context)).isEqualTo("busy");
+			});
+	}
+
+	@Test
+	void aLazyFailureHandlerIsAcceptedAndStaysLazy() {
+		DistributedLockInterceptorIntegrationTests.runner(redis)
+			.withUserConfiguration(LazyHandler.class)
+			.run((context) -> {
+				assertThat(context).hasNotFailed();
+				assertThat(context.getBeanFactory().containsSingleton("busyHandler")).isFalse();
+				assertThat(callWhileBusy(context)).isEqualTo("busy");
+			});
+	}
+
+	@Test
+	void aLazyBeanNamingAnUnknownFailureHandlerFailsWhenItIsCreated() {
+		DistributedLockInterceptorIntegrationTests.runner(redis)
+			.withUserConfiguration(LazyUserOfUnknownHandler.class)
+			.run((context) -> {
+				assertThat(context).hasNotFailed();
+				assertThatExceptionOfType(BeanCreationException.class).isThrownBy(() -> context.getBean(UnknownHandler.class))
+					.havingRootCause()
+					.isInstanceOf(InvalidLockDeclarationException.class)
+					.withMessage(UnknownHandler.class.getName() + ".buy(String): @DistributedLock attribute "
+							+ "'failureHandler' names bean 'busyHandler', which does not exist");
+			});
+	}
+
+	/** Calls {@link HandledBuy#buy} while another thread holds its key, so that it goes to its failure handler. */
+	private static @Nullable String callWhileBusy(AssertableApplicationContext context) {
+		LockService locks = context.getBean(LockService.class);
+		Lease held = CompletableFuture.supplyAsync(() -> locks.acquire("sku-1", Duration.ofSeconds(30), Duration.ZERO))
+			.join();
+		try {
+			return context.getBean(HandledBuy.class).buy("sku-1");
+		}
+		finally {
+			held.release();
+		}
+	}
+
+	@Test
 	void aValidDeclarationStarts() {
 		DistributedLockInterceptorIntegrationTests.runner(redis).withBean(Valid.class)
 			.withUserConfiguration(PricingConfiguration.class)
@@ -281,6 +351,73 @@ class StartupValidationTests {
 
 		@DistributedLock(key = "#sku", waitTime = "${inventory.lock.wait}")
 		public void buy(String sku) {
+		}
+
+	}
+
+	public static class UnknownHandler {
+
+		@DistributedLock(key = "#sku", failureHandler = "busyHandler")
+		public void buy(String sku) {
+		}
+
+	}
+
+	public static class NotAHandler {
+
+		@DistributedLock(key = "#sku", failureHandler = "pricing")
+		public void buy(String sku) {
+		}
+
+	}
+
+	public static class HandledBuy {
+
+		@DistributedLock(key = "#sku", waitTime = "0", failureHandler = "busyHandler")
+		public @Nullable String buy(String sku) {
+			return "bought " + sku;
+		}
+
+	}
+
+	@Configuration(proxyBeanMethods = false)
+	static class HandlerDefinedAfterItsUser {
+
+		@Bean
+		HandledBuy handledBuy() {
+			return new HandledBuy();
+		}
+
+		@Bean
+		LockFailureHandler busyHandler() {
+			return (failure) -> "busy";
+		}
+
+	}
+
+	@Configuration(proxyBeanMethods = false)
+	static class LazyHandler {
+
+		@Bean
+		HandledBuy handledBuy() {
+			return new HandledBuy();
+		}
+
+		@Bean
+		@Lazy
+		LockFailureHandler busyHandler() {
+			return (failure) -> "busy";
+		}
+
+	}
+
+	@Configuration(proxyBeanMethods = false)
+	static class LazyUserOfUnknownHandler {
+
+		@Bean
+		@Lazy
+		UnknownHandler unknownHandler() {
+			return new UnknownHandler();
 		}
 
 	}
