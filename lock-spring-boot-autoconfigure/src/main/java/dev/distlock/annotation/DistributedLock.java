@@ -72,14 +72,18 @@ public @interface DistributedLock {
 	 */
 	boolean fixedLease() default false;
 
-	/** What to do when the lock is not acquired within the wait. Ignored when {@link #failureHandler()} is set. */
+	/**
+	 * What to do when the lock is not acquired within the wait. Leave it at {@code THROW} when a
+	 * {@link #failureHandler()} is set: the handler decides alone, and a declaration that sets both fails the start.
+	 */
 	OnLockFailure onFailure() default OnLockFailure.THROW;
 
 	/**
 	 * The name of a {@link LockFailureHandler} bean that decides what a call that did not get the lock returns or
 	 * throws. Checked when the application context starts, once every singleton exists: a name that is no bean, or a
 	 * bean that is not a {@code LockFailureHandler}, fails the start. The handler may be defined anywhere in the
-	 * configuration, and may be lazy: it is looked up on the first failure.
+	 * configuration, and may be lazy: it is looked up on the first failure. Exclusive with {@link #onFailure()}: set
+	 * one or the other.
 	 */
 	String failureHandler() default "";
 

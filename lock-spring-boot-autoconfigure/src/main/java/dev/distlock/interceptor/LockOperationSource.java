@@ -15,6 +15,7 @@ import java.util.function.Predicate;
 
 import dev.distlock.annotation.DistributedLock;
 import dev.distlock.annotation.LockFailureHandler;
+import dev.distlock.annotation.OnLockFailure;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.aop.support.AopUtils;
@@ -197,6 +198,12 @@ public class LockOperationSource {
 		String name = StringUtils.hasText(annotation.name()) ? annotation.name()
 				: ClassUtils.getShortName(targetClass) + "." + method.getName();
 		String failureHandler = StringUtils.hasText(annotation.failureHandler()) ? annotation.failureHandler() : null;
+		if (failureHandler != null && annotation.onFailure() != OnLockFailure.THROW) {
+			// the handler decides alone: an onFailure beside it would be silently ignored
+			throw new InvalidLockDeclarationException(description + ": @DistributedLock sets both 'failureHandler' (\""
+					+ failureHandler + "\") and 'onFailure' (" + annotation.onFailure()
+					+ "): choose one, the handler or onFailure");
+		}
 		LockOperation operation = new LockOperation(method, description, key, keySource, name, ttl, waitTime,
 				annotation.fixedLease(), annotation.onFailure(), failureHandler);
 		if (failureHandler != null) {

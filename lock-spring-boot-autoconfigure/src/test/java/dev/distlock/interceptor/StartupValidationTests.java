@@ -8,6 +8,7 @@ import java.util.function.Consumer;
 
 import dev.distlock.annotation.DistributedLock;
 import dev.distlock.annotation.LockFailureHandler;
+import dev.distlock.annotation.OnLockFailure;
 import dev.distlock.core.Lease;
 import dev.distlock.core.LockService;
 import dev.distlock.test.redis.RedisServer;
@@ -246,6 +247,15 @@ class StartupValidationTests {
 			});
 	}
 
+	@Test
+	void failureHandlerTogetherWithOnFailure() {
+		assertStartFails(DistributedLockInterceptorIntegrationTests.runner(redis)
+			.withUserConfiguration(BusyHandlerConfiguration.class), HandlerAndSkip.class,
+				(cause) -> assertThat(cause).hasMessage(HandlerAndSkip.class.getName() + ".buy(String): @DistributedLock "
+						+ "sets both 'failureHandler' (\"busyHandler\") and 'onFailure' (SKIP): choose one, the handler "
+						+ "or onFailure"));
+	}
+
 	/** Calls {@link HandledBuy#buy} while another thread holds its key, so that it goes to its failure handler. */
 	private static @Nullable String callWhileBusy(AssertableApplicationContext context) {
 		LockService locks = context.getBean(LockService.class);
@@ -371,6 +381,14 @@ class StartupValidationTests {
 
 	}
 
+	public static class HandlerAndSkip {
+
+		@DistributedLock(key = "#sku", failureHandler = "busyHandler", onFailure = OnLockFailure.SKIP)
+		public void buy(String sku) {
+		}
+
+	}
+
 	public static class HandledBuy {
 
 		@DistributedLock(key = "#sku", waitTime = "0", failureHandler = "busyHandler")
@@ -387,6 +405,16 @@ class StartupValidationTests {
 		HandledBuy handledBuy() {
 			return new HandledBuy();
 		}
+
+		@Bean
+		LockFailureHandler busyHandler() {
+			return (failure) -> "busy";
+		}
+
+	}
+
+	@Configuration(proxyBeanMethods = false)
+	static class BusyHandlerConfiguration {
 
 		@Bean
 		LockFailureHandler busyHandler() {
