@@ -22,8 +22,8 @@ import org.springframework.core.annotation.AliasFor;
  * Usable as a meta-annotation: a team may declare {@code @InventoryLock} annotated with {@code @DistributedLock}, and
  * redeclare attributes with {@link AliasFor}.
  * <p>
- * The expressions and durations are checked when the application context starts; a mistake fails the start with a
- * message naming the method and the attribute.
+ * The expressions, durations and failure handler are checked when the application context starts; a mistake fails the
+ * start with a message naming the method and the attribute.
  *
  * @since 0.1.0
  */
@@ -72,12 +72,18 @@ public @interface DistributedLock {
 	 */
 	boolean fixedLease() default false;
 
-	/** What to do when the lock is not acquired within the wait. Ignored when {@link #failureHandler()} is set. */
+	/**
+	 * What to do when the lock is not acquired within the wait. Leave it at {@code THROW} when a
+	 * {@link #failureHandler()} is set: the handler decides alone, and a declaration that sets both fails the start.
+	 */
 	OnLockFailure onFailure() default OnLockFailure.THROW;
 
 	/**
 	 * The name of a {@link LockFailureHandler} bean that decides what a call that did not get the lock returns or
-	 * throws.
+	 * throws. Checked when the application context starts, once every singleton exists: a name that is no bean, or a
+	 * bean that is not a {@code LockFailureHandler}, fails the start. The handler may be defined anywhere in the
+	 * configuration, and may be lazy: it is looked up on the first failure. Exclusive with {@link #onFailure()}: set
+	 * one or the other.
 	 */
 	String failureHandler() default "";
 

@@ -8,6 +8,7 @@ import org.springframework.aop.framework.Advised;
 import org.springframework.aop.framework.AopInfrastructureBean;
 import org.springframework.aop.framework.autoproxy.AbstractBeanFactoryAwareAdvisingPostProcessor;
 import org.springframework.aop.support.AopUtils;
+import org.springframework.beans.factory.SmartInitializingSingleton;
 import org.springframework.core.OrderComparator;
 
 /**
@@ -20,11 +21,13 @@ import org.springframework.core.OrderComparator;
  * lock is taken before the transaction begins and released after it has committed or rolled back, so the next holder
  * sees the committed data.
  * <p>
- * Annotated methods of every bean are validated when the bean is created: a bad declaration fails the start.
+ * Annotated methods of every bean are validated when the bean is created, and the failure handlers they name once
+ * every singleton exists: a bad declaration fails the start.
  *
  * @since 0.1.0
  */
-public class DistributedLockBeanPostProcessor extends AbstractBeanFactoryAwareAdvisingPostProcessor {
+public class DistributedLockBeanPostProcessor extends AbstractBeanFactoryAwareAdvisingPostProcessor
+		implements SmartInitializingSingleton {
 
 	private final LockOperationSource operationSource;
 
@@ -45,6 +48,12 @@ public class DistributedLockBeanPostProcessor extends AbstractBeanFactoryAwareAd
 			return bean;
 		}
 		return super.postProcessAfterInitialization(bean, beanName);
+	}
+
+	/** Now that every singleton exists, the bean factory can tell whether each named failure handler is one. */
+	@Override
+	public void afterSingletonsInstantiated() {
+		this.operationSource.validateFailureHandlers();
 	}
 
 	/** Before the first advisor that orders after ours; after those that order before or the same. */

@@ -19,7 +19,7 @@ import org.springframework.expression.Expression;
  * @param ttl the lease time
  * @param waitTime how long to wait for the lock
  * @param fixedLease whether the lease is never renewed
- * @param onFailure what to do when the lock is not acquired in time
+ * @param onFailure what to do when the lock is not acquired in time ({@code THROW} when there is a failure handler)
  * @param failureHandler the name of the {@code LockFailureHandler} bean, if any
  * @since 0.1.0
  */

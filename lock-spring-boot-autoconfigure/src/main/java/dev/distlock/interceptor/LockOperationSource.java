@@ -6,11 +6,16 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Queue;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.Future;
+import java.util.function.Predicate;
 
 import dev.distlock.annotation.DistributedLock;
+import dev.distlock.annotation.LockFailureHandler;
+import dev.distlock.annotation.OnLockFailure;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.aop.support.AopUtils;
@@ -20,6 +25,7 @@ import org.springframework.core.MethodClassKey;
 import org.springframework.core.ReactiveAdapterRegistry;
 import org.springframework.core.annotation.AnnotatedElementUtils;
 import org.springframework.expression.Expression;
+import org.springframework.util.Assert;
 import org.springframework.util.ClassUtils;
 import org.springframework.util.ReflectionUtils;
 import org.springframework.util.StringUtils;
@@ -28,8 +34,10 @@ import org.springframework.util.StringValueResolver;
 /**
  * Turns {@link DistributedLock @DistributedLock} declarations into {@link LockOperation}s: once per method and target
  * class, cached, with every check done at that moment so that a mistake fails the application's start rather than a
- * call. The annotation is looked up as a merged annotation (meta-annotations and {@code @AliasFor} work) on the most
- * specific method first, then on the method as invoked (an interface method).
+ * call. The one exception is the {@link DistributedLock#failureHandler() failure handler} bean, checked by
+ * {@link #validateFailureHandlers()} once every singleton exists, when the bean factory can tell its type. The
+ * annotation is looked up as a merged annotation (meta-annotations and {@code @AliasFor} work) on the most specific
+ * method first, then on the method as invoked (an interface method).
  *
  * @since 0.1.0
  */
@@ -43,6 +51,13 @@ public class LockOperationSource {
 
 	private final LockKeyEvaluator evaluator;
 
+	private final @Nullable BeanFactory beanFactory;
+
+	/** Operations parsed before {@link #validateFailureHandlers()} whose handler is still to be checked. */
+	private final Queue<LockOperation> uncheckedFailureHandlers = new ConcurrentLinkedQueue<>();
+
+	private volatile boolean failureHandlersCheckable;
+
 	private final @Nullable StringValueResolver valueResolver;
 
 	private final Duration defaultTtl;
@@ -52,12 +67,17 @@ public class LockOperationSource {
 	/**
 	 * @param beanFactory resolves {@code @bean} references in keys (checked at startup), or null
 	 * @param valueResolver resolves {@code ${...}} placeholders in durations, or null
-	 * @param defaultTtl the lease time of declarations that give none
-	 * @param defaultWaitTime the wait of declarations that give none
+	 * @param defaultTtl the lease time of declarations that give none, at least 1ms
+	 * @param defaultWaitTime the wait of declarations that give none, not negative
 	 */
 	public LockOperationSource(@Nullable BeanFactory beanFactory, @Nullable StringValueResolver valueResolver,
 			Duration defaultTtl, Duration defaultWaitTime) {
+		// checked here, once, so that a declaration that falls back to a default needs no range check of its own
+		Assert.isTrue(isValidTtl(defaultTtl), () -> "'defaultTtl' must be at least 1ms, but was " + defaultTtl);
+		Assert.isTrue(isValidWaitTime(defaultWaitTime),
+				() -> "'defaultWaitTime' must not be negative, but was " + defaultWaitTime);
 		this.evaluator = new LockKeyEvaluator(beanFactory);
+		this.beanFactory = beanFactory;
 		this.valueResolver = valueResolver;
 		this.defaultTtl = defaultTtl;
 		this.defaultWaitTime = defaultWaitTime;
@@ -112,6 +132,44 @@ public class LockOperationSource {
 		return !annotated.isEmpty();
 	}
 
+	/**
+	 * Check that the failure handler of every operation parsed so far names a {@link LockFailureHandler} bean, and
+	 * from now on check each operation's as it is parsed. Called once every singleton exists: while beans are still
+	 * being created, a handler defined later in the configuration, or by a factory bean, may not be known by its type
+	 * yet. A lazy handler is not created by the check.
+	 * @throws InvalidLockDeclarationException naming the method and the handler, for the first one that is missing or
+	 * of another type
+	 */
+	public void validateFailureHandlers() {
+		this.failureHandlersCheckable = true;
+		checkFailureHandlers();
+	}
+
+	private void checkFailureHandlers() {
+		LockOperation operation;
+		while ((operation = this.uncheckedFailureHandlers.poll()) != null) {
+			checkFailureHandler(operation);
+		}
+	}
+
+	private void checkFailureHandler(LockOperation operation) {
+		String name = operation.failureHandler();
+		if (name == null || this.beanFactory == null) {
+			return;
+		}
+		String problem = "@DistributedLock attribute 'failureHandler' names bean '" + name + "', which ";
+		if (!this.beanFactory.containsBean(name)) {
+			throw new InvalidLockDeclarationException(operation.description() + ": " + problem + "does not exist");
+		}
+		// a type that is a supertype of the handler's (a lazy bean declared as Object) is only known when it is made
+		Class<?> type = this.beanFactory.getType(name, false);
+		if (type != null && !LockFailureHandler.class.isAssignableFrom(type)
+				&& !type.isAssignableFrom(LockFailureHandler.class)) {
+			throw new InvalidLockDeclarationException(operation.description() + ": " + problem + "is a " + type.getName()
+					+ ", not a " + LockFailureHandler.class.getName());
+		}
+	}
+
 	private @Nullable LockOperation compute(Method method, @Nullable Class<?> targetClass) {
 		Method specific = (targetClass != null) ? AopUtils.getMostSpecificMethod(method, targetClass) : method;
 		DistributedLock annotation = AnnotatedElementUtils.findMergedAnnotation(specific, DistributedLock.class);
@@ -133,24 +191,37 @@ public class LockOperationSource {
 			throw new InvalidLockDeclarationException(description + ": @DistributedLock needs a key expression (attribute 'key')");
 		}
 		Expression key = this.evaluator.parseAndValidate(keySource, method, targetClass, description);
-		Duration ttl = duration(annotation.ttl(), "ttl", this.defaultTtl, description);
-		if (ttl.isNegative() || ttl.isZero() || ttl.toMillis() < 1) {
-			throw new InvalidLockDeclarationException(description + ": @DistributedLock attribute 'ttl' must be at least 1ms, but was "
-					+ show(annotation.ttl(), ttl));
-		}
-		Duration waitTime = duration(annotation.waitTime(), "waitTime", this.defaultWaitTime, description);
-		if (waitTime.isNegative()) {
-			throw new InvalidLockDeclarationException(description + ": @DistributedLock attribute 'waitTime' must not be negative, but was "
-					+ show(annotation.waitTime(), waitTime));
-		}
+		Duration ttl = duration(annotation.ttl(), "ttl", this.defaultTtl, LockOperationSource::isValidTtl,
+				"must be at least 1ms", description);
+		Duration waitTime = duration(annotation.waitTime(), "waitTime", this.defaultWaitTime,
+				LockOperationSource::isValidWaitTime, "must not be negative", description);
 		String name = StringUtils.hasText(annotation.name()) ? annotation.name()
 				: ClassUtils.getShortName(targetClass) + "." + method.getName();
 		String failureHandler = StringUtils.hasText(annotation.failureHandler()) ? annotation.failureHandler() : null;
-		return new LockOperation(method, description, key, keySource, name, ttl, waitTime, annotation.fixedLease(),
-				annotation.onFailure(), failureHandler);
+		if (failureHandler != null && annotation.onFailure() != OnLockFailure.THROW) {
+			// the handler decides alone: an onFailure beside it would be silently ignored
+			throw new InvalidLockDeclarationException(description + ": @DistributedLock sets both 'failureHandler' (\""
+					+ failureHandler + "\") and 'onFailure' (" + annotation.onFailure()
+					+ "): choose one, the handler or onFailure");
+		}
+		LockOperation operation = new LockOperation(method, description, key, keySource, name, ttl, waitTime,
+				annotation.fixedLease(), annotation.onFailure(), failureHandler);
+		if (failureHandler != null) {
+			// queued first, then checked if the check is due: a concurrent validateFailureHandlers() cannot miss it
+			this.uncheckedFailureHandlers.add(operation);
+			if (this.failureHandlersCheckable) {
+				checkFailureHandlers();
+			}
+		}
+		return operation;
 	}
 
-	private Duration duration(String text, String attribute, Duration defaultValue, String description) {
+	/**
+	 * The duration {@code text} declares, after placeholder resolution, or {@code defaultValue} when it declares none.
+	 * @throws InvalidLockDeclarationException if it cannot be resolved or parsed, or fails {@code inRange}
+	 */
+	private Duration duration(String text, String attribute, Duration defaultValue, Predicate<Duration> inRange,
+			String range, String description) {
 		if (!StringUtils.hasText(text)) {
 			return defaultValue;
 		}
@@ -165,17 +236,35 @@ public class LockOperationSource {
 		if (!StringUtils.hasText(resolved)) {
 			return defaultValue;
 		}
+		Duration duration;
 		try {
-			return DurationStyle.detectAndParse(resolved.trim());
+			duration = DurationStyle.detectAndParse(resolved.trim());
 		}
 		catch (IllegalArgumentException ex) {
-			throw new InvalidLockDeclarationException(description + ": @DistributedLock attribute '" + attribute + "' is \""
-					+ show(text, resolved) + "\", which is not a duration (examples: \"30s\", \"500ms\", \"PT2S\")", ex);
+			throw new InvalidLockDeclarationException(description + ": @DistributedLock attribute '" + attribute + "' is "
+					+ quote(text, resolved) + ", which is not a duration (examples: \"30s\", \"500ms\", \"PT2S\")", ex);
 		}
+		if (!inRange.test(duration)) {
+			throw new InvalidLockDeclarationException(description + ": @DistributedLock attribute '" + attribute + "' "
+					+ range + ", but was " + quote(text, resolved));
+		}
+		return duration;
 	}
 
-	private static String show(String text, Object resolved) {
-		return text.equals(String.valueOf(resolved)) ? text : text + "\" resolved to \"" + resolved;
+	/**
+	 * The value as written, quoted, and the value it resolved to when a placeholder changed it: {@code "0s"}, or
+	 * {@code "${inventory.lock.ttl}" (resolved to "0s")}. A complete phrase, so callers never add quotes of their own.
+	 */
+	private static String quote(String text, String resolved) {
+		return text.equals(resolved) ? "\"" + text + "\"" : "\"" + text + "\" (resolved to \"" + resolved + "\")";
+	}
+
+	private static boolean isValidTtl(Duration ttl) {
+		return ttl.compareTo(Duration.ofMillis(1)) >= 0;
+	}
+
+	private static boolean isValidWaitTime(Duration waitTime) {
+		return !waitTime.isNegative();
 	}
 
 	private static void checkReturnType(Method method, String description) {

@@ -1,13 +1,20 @@
 package dev.distlock.interceptor;
 
+import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.Future;
+import java.util.function.Consumer;
 
 import dev.distlock.annotation.DistributedLock;
+import dev.distlock.annotation.LockFailureHandler;
+import dev.distlock.annotation.OnLockFailure;
+import dev.distlock.core.Lease;
+import dev.distlock.core.LockService;
 import dev.distlock.test.redis.RedisServer;
 import dev.distlock.test.redis.RedisServerExtension;
 import kotlin.coroutines.Continuation;
+import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
@@ -15,11 +22,16 @@ import org.reactivestreams.Publisher;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 
+import org.springframework.beans.factory.BeanCreationException;
 import org.springframework.boot.test.context.assertj.AssertableApplicationContext;
+import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
+import org.springframework.context.annotation.Lazy;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
+import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException;
 
 /**
  * Every declaration that cannot work fails the application's start, with a message that names the class, the method
@@ -27,6 +39,8 @@ import static org.assertj.core.api.Assertions.assertThat;
  */
 @ExtendWith(RedisServerExtension.class)
 class StartupValidationTests {
+
+	private static final String[] NO_PROPERTIES = {};
 
 	private static RedisServer redis;
 
@@ -36,25 +50,37 @@ class StartupValidationTests {
 	}
 
 	private static void assertStartFails(Class<?> beanClass, String... messageParts) {
-		assertStartFails(beanClass, new String[0], messageParts);
+		assertStartFails(beanClass, NO_PROPERTIES, messageParts);
 	}
 
 	private static void assertStartFails(Class<?> beanClass, String[] properties, String... messageParts) {
-		DistributedLockInterceptorIntegrationTests.runner(redis)
-			.withBean(beanClass)
-			.withPropertyValues(properties)
-			.run((AssertableApplicationContext context) -> {
-				assertThat(context).hasFailed();
-				Throwable cause = context.getStartupFailure();
-				while (!(cause instanceof InvalidLockDeclarationException) && cause.getCause() != null) {
-					cause = cause.getCause();
-				}
-				assertThat(cause).isInstanceOf(InvalidLockDeclarationException.class)
-					.hasMessageContaining(beanClass.getName() + ".");
-				for (String part : messageParts) {
-					assertThat(cause).hasMessageContaining(part);
-				}
-			});
+		assertStartFails(DistributedLockInterceptorIntegrationTests.runner(redis).withPropertyValues(properties), beanClass,
+				(cause) -> {
+					for (String part : messageParts) {
+						assertThat(cause).hasMessageContaining(part);
+					}
+				});
+	}
+
+	/** The whole message: the method's description, then {@code message}. */
+	private static void assertStartFailsWithMessage(Class<?> beanClass, String[] properties, String method,
+			String message) {
+		assertStartFails(DistributedLockInterceptorIntegrationTests.runner(redis).withPropertyValues(properties), beanClass,
+				(cause) -> assertThat(cause).hasMessage(beanClass.getName() + "." + method + ": " + message));
+	}
+
+	private static void assertStartFails(ApplicationContextRunner runner, Class<?> beanClass,
+			Consumer<Throwable> failure) {
+		runner.withBean(beanClass).run((AssertableApplicationContext context) -> {
+			assertThat(context).hasFailed();
+			Throwable cause = context.getStartupFailure();
+			while (!(cause instanceof InvalidLockDeclarationException) && cause.getCause() != null) {
+				cause = cause.getCause();
+			}
+			assertThat(cause).isInstanceOf(InvalidLockDeclarationException.class)
+				.hasMessageContaining(beanClass.getName() + ".");
+			failure.accept(cause);
+		});
 	}
 
 	@Test
@@ -98,14 +124,43 @@ class StartupValidationTests {
 	}
 
 	@Test
+	void outOfRangeLiteralsAreQuoted() {
+		assertStartFailsWithMessage(ZeroTtl.class, NO_PROPERTIES, "buy(String)",
+				"@DistributedLock attribute 'ttl' must be at least 1ms, but was \"0s\"");
+		assertStartFailsWithMessage(NegativeWait.class, NO_PROPERTIES, "buy(String)",
+				"@DistributedLock attribute 'waitTime' must not be negative, but was \"-1s\"");
+	}
+
+	@Test
+	void outOfRangePlaceholdersShowTheDeclaredAndTheResolvedValue() {
+		assertStartFailsWithMessage(ResolvablePlaceholder.class, new String[] { "inventory.lock.ttl=0ms" }, "buy(String)",
+				"@DistributedLock attribute 'ttl' must be at least 1ms, but was \"${inventory.lock.ttl}\" "
+						+ "(resolved to \"0ms\")");
+		assertStartFailsWithMessage(PlaceholderWait.class, new String[] { "inventory.lock.wait=-1s" }, "buy(String)",
+				"@DistributedLock attribute 'waitTime' must not be negative, but was \"${inventory.lock.wait}\" "
+						+ "(resolved to \"-1s\")");
+	}
+
+	@Test
+	void outOfRangeDefaultsAreRejectedWhenTheSourceIsMade() {
+		assertThatIllegalArgumentException()
+			.isThrownBy(() -> new LockOperationSource(null, null, Duration.ZERO, Duration.ZERO))
+			.withMessageContaining("defaultTtl");
+		assertThatIllegalArgumentException()
+			.isThrownBy(() -> new LockOperationSource(null, null, Duration.ofSeconds(1), Duration.ofSeconds(-1)))
+			.withMessageContaining("defaultWaitTime");
+	}
+
+	@Test
 	void unresolvablePlaceholder() {
 		assertStartFails(UnresolvablePlaceholder.class, "buy(String)", "'ttl'", "inventory.lock.ttl");
 	}
 
 	@Test
 	void placeholderResolvingToNoDuration() {
-		assertStartFails(ResolvablePlaceholder.class, new String[] { "inventory.lock.ttl=soon" }, "buy(String)", "'ttl'",
-				"${inventory.lock.ttl}\" resolved to \"soon");
+		assertStartFailsWithMessage(ResolvablePlaceholder.class, new String[] { "inventory.lock.ttl=soon" }, "buy(String)",
+				"@DistributedLock attribute 'ttl' is \"${inventory.lock.ttl}\" (resolved to \"soon\"), which is not a "
+						+ "duration (examples: \"30s\", \"500ms\", \"PT2S\")");
 	}
 
 	@Test
@@ -140,6 +195,78 @@ class StartupValidationTests {
 	@Test
 	void kotlinSuspendFunction() {
 		assertStartFails(SuspendFunction.class, "buy(String, Continuation)", "Kotlin suspend function");
+	}
+
+	@Test
+	void unknownFailureHandler() {
+		assertStartFailsWithMessage(UnknownHandler.class, NO_PROPERTIES, "buy(String)",
+				"@DistributedLock attribute 'failureHandler' names bean 'busyHandler', which does not exist");
+	}
+
+	@Test
+	void failureHandlerThatIsNotALockFailureHandler() {
+		assertStartFails(DistributedLockInterceptorIntegrationTests.runner(redis)
+			.withUserConfiguration(PricingConfiguration.class), NotAHandler.class,
+				(cause) -> assertThat(cause).hasMessage(NotAHandler.class.getName() + ".buy(String): @DistributedLock "
+						+ "attribute 'failureHandler' names bean 'pricing', which is a " + LockedBeans.Regions.class.getName()
+						+ ", not a " + LockFailureHandler.class.getName()));
+	}
+
+	@Test
+	void aFailureHandlerDefinedAfterTheBeanThatNamesItIsAccepted() {
+		DistributedLockInterceptorIntegrationTests.runner(redis)
+			.withUserConfiguration(HandlerDefinedAfterItsUser.class)
+			.run((context) -> {
+				assertThat(context).hasNotFailed();
+				assertThat(callWhileBusy(context)).isEqualTo("busy");
+			});
+	}
+
+	@Test
+	void aLazyFailureHandlerIsAcceptedAndStaysLazy() {
+		DistributedLockInterceptorIntegrationTests.runner(redis)
+			.withUserConfiguration(LazyHandler.class)
+			.run((context) -> {
+				assertThat(context).hasNotFailed();
+				assertThat(context.getBeanFactory().containsSingleton("busyHandler")).isFalse();
+				assertThat(callWhileBusy(context)).isEqualTo("busy");
+			});
+	}
+
+	@Test
+	void aLazyBeanNamingAnUnknownFailureHandlerFailsWhenItIsCreated() {
+		DistributedLockInterceptorIntegrationTests.runner(redis)
+			.withUserConfiguration(LazyUserOfUnknownHandler.class)
+			.run((context) -> {
+				assertThat(context).hasNotFailed();
+				assertThatExceptionOfType(BeanCreationException.class).isThrownBy(() -> context.getBean(UnknownHandler.class))
+					.havingRootCause()
+					.isInstanceOf(InvalidLockDeclarationException.class)
+					.withMessage(UnknownHandler.class.getName() + ".buy(String): @DistributedLock attribute "
+							+ "'failureHandler' names bean 'busyHandler', which does not exist");
+			});
+	}
+
+	@Test
+	void failureHandlerTogetherWithOnFailure() {
+		assertStartFails(DistributedLockInterceptorIntegrationTests.runner(redis)
+			.withUserConfiguration(BusyHandlerConfiguration.class), HandlerAndSkip.class,
+				(cause) -> assertThat(cause).hasMessage(HandlerAndSkip.class.getName() + ".buy(String): @DistributedLock "
+						+ "sets both 'failureHandler' (\"busyHandler\") and 'onFailure' (SKIP): choose one, the handler "
+						+ "or onFailure"));
+	}
+
+	/** Calls {@link HandledBuy#buy} while another thread holds its key, so that it goes to its failure handler. */
+	private static @Nullable String callWhileBusy(AssertableApplicationContext context) {
+		LockService locks = context.getBean(LockService.class);
+		Lease held = CompletableFuture.supplyAsync(() -> locks.acquire("sku-1", Duration.ofSeconds(30), Duration.ZERO))
+			.join();
+		try {
+			return context.getBean(HandledBuy.class).buy("sku-1");
+		}
+		finally {
+			held.release();
+		}
 	}
 
 	@Test
@@ -226,6 +353,99 @@ class StartupValidationTests {
 
 		@DistributedLock(key = "#sku", ttl = "${inventory.lock.ttl}")
 		public void buy(String sku) {
+		}
+
+	}
+
+	public static class PlaceholderWait {
+
+		@DistributedLock(key = "#sku", waitTime = "${inventory.lock.wait}")
+		public void buy(String sku) {
+		}
+
+	}
+
+	public static class UnknownHandler {
+
+		@DistributedLock(key = "#sku", failureHandler = "busyHandler")
+		public void buy(String sku) {
+		}
+
+	}
+
+	public static class NotAHandler {
+
+		@DistributedLock(key = "#sku", failureHandler = "pricing")
+		public void buy(String sku) {
+		}
+
+	}
+
+	public static class HandlerAndSkip {
+
+		@DistributedLock(key = "#sku", failureHandler = "busyHandler", onFailure = OnLockFailure.SKIP)
+		public void buy(String sku) {
+		}
+
+	}
+
+	public static class HandledBuy {
+
+		@DistributedLock(key = "#sku", waitTime = "0", failureHandler = "busyHandler")
+		public @Nullable String buy(String sku) {
+			return "bought " + sku;
+		}
+
+	}
+
+	@Configuration(proxyBeanMethods = false)
+	static class HandlerDefinedAfterItsUser {
+
+		@Bean
+		HandledBuy handledBuy() {
+			return new HandledBuy();
+		}
+
+		@Bean
+		LockFailureHandler busyHandler() {
+			return (failure) -> "busy";
+		}
+
+	}
+
+	@Configuration(proxyBeanMethods = false)
+	static class BusyHandlerConfiguration {
+
+		@Bean
+		LockFailureHandler busyHandler() {
+			return (failure) -> "busy";
+		}
+
+	}
+
+	@Configuration(proxyBeanMethods = false)
+	static class LazyHandler {
+
+		@Bean
+		HandledBuy handledBuy() {
+			return new HandledBuy();
+		}
+
+		@Bean
+		@Lazy
+		LockFailureHandler busyHandler() {
+			return (failure) -> "busy";
+		}
+
+	}
+
+	@Configuration(proxyBeanMethods = false)
+	static class LazyUserOfUnknownHandler {
+
+		@Bean
+		@Lazy
+		UnknownHandler unknownHandler() {
+			return new UnknownHandler();
 		}
 
 	}
