@@ -38,7 +38,8 @@ final class Resp {
 		}
 	}
 
-	private static void write(OutputStream out, String... command) throws IOException {
+	/** Encodes one command as a RESP array of bulk strings; the caller flushes. */
+	static void write(OutputStream out, String... command) throws IOException {
 		out.write(("*" + command.length + "\r\n").getBytes(StandardCharsets.US_ASCII));
 		for (String part : command) {
 			byte[] bytes = part.getBytes(StandardCharsets.UTF_8);
@@ -49,7 +50,8 @@ final class Resp {
 		}
 	}
 
-	private static @Nullable Object read(InputStream in) throws IOException {
+	/** Decodes one reply, as described in {@link RedisServer#execute(String...)}. */
+	static @Nullable Object read(InputStream in) throws IOException {
 		int type = in.read();
 		if (type < 0) {
 			throw new EOFException("Connection closed by server");
