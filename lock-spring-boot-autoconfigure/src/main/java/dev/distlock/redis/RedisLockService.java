@@ -35,6 +35,7 @@ import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.context.ApplicationEventPublisher;
+import org.springframework.context.SmartLifecycle;
 import org.springframework.data.redis.connection.RedisConnectionFactory;
 import org.springframework.util.Assert;
 
@@ -48,7 +49,7 @@ import org.springframework.util.Assert;
  *
  * @since 0.1.0
  */
-public class RedisLockService implements LockService, AutoCloseable {
+public class RedisLockService implements LockService, SmartLifecycle, AutoCloseable {
 
 	private static final Log logger = LogFactory.getLog(RedisLockService.class);
 
@@ -176,8 +177,11 @@ public class RedisLockService implements LockService, AutoCloseable {
 				// A re-entry that runs unanswered counts a hold in Redis that this process does not count: the release
 				// of the last hold this process knows ends the lease all the same (see release).
 				LockUnavailableException failure = unanswered(request, ex);
-				if (System.nanoTime() - deadline >= 0) {
+				if (request.waitTime().isZero()) {
 					throw failure;
+				}
+				if (System.nanoTime() - deadline >= 0) {
+					throw unansweredWithin(request, failure);
 				}
 				TimeUnit.NANOSECONDS.sleep(Math.min(backoff.nextNanos(), Math.max(0, deadline - System.nanoTime())));
 				continue;
@@ -233,8 +237,11 @@ public class RedisLockService implements LockService, AutoCloseable {
 			reply = callAcquire(request, attempt, mayWait);
 		}
 		catch (LockUnavailableException ex) {
-			if (!mayWait || System.nanoTime() - deadline >= 0) {
+			if (!mayWait) {
 				throw ex;
+			}
+			if (System.nanoTime() - deadline >= 0) {
+				throw unansweredWithin(request, ex);
 			}
 			return awaitRelease(request, attempt, -1, ex, start, deadline);
 		}
@@ -325,9 +332,7 @@ public class RedisLockService implements LockService, AutoCloseable {
 				return Optional.of(handedOver(request, attempt, waiter, start));
 			}
 			if (failure != null) {
-				throw new LockUnavailableException(request.key(), "Could not acquire lock '" + request.key()
-						+ "' within " + request.waitTime() + ": Redis did not answer (" + failure.getCause() + ")",
-						failure.getCause());
+				throw unansweredWithin(request, failure);
 			}
 			return notAcquired(request, start);
 		}
@@ -394,6 +399,12 @@ public class RedisLockService implements LockService, AutoCloseable {
 			}
 			throw unanswered(request, ex);
 		}
+	}
+
+	private static LockUnavailableException unansweredWithin(LockRequest request, LockUnavailableException last) {
+		Throwable cause = (last.getCause() != null) ? last.getCause() : last;
+		return new LockUnavailableException(request.key(), "Could not acquire lock '" + request.key() + "' within "
+				+ request.waitTime() + ": Redis did not answer (" + cause.getMessage() + ")", cause);
 	}
 
 	private static LockUnavailableException unanswered(LockRequest request, RuntimeException ex) {
@@ -754,6 +765,34 @@ public class RedisLockService implements LockService, AutoCloseable {
 
 	private static String channel(String redisKey) {
 		return redisKey + ":released";
+	}
+
+	/**
+	 * The phase in which a Spring context stops the service: after the web server and the task schedulers (higher
+	 * phases), so that their calls still release their leases, and before the connection factory (phase 0 by default),
+	 * whose connections the service still uses while it stops.
+	 */
+	public static final int LIFECYCLE_PHASE = SmartLifecycle.DEFAULT_PHASE - 4096;
+
+	/** The service runs from construction; a context's start has nothing to do. */
+	@Override
+	public void start() {
+	}
+
+	/** Stop renewing and close the pub/sub connection: as {@link #close()}. */
+	@Override
+	public void stop() {
+		close();
+	}
+
+	@Override
+	public boolean isRunning() {
+		return !this.closed;
+	}
+
+	@Override
+	public int getPhase() {
+		return LIFECYCLE_PHASE;
 	}
 
 	@Override

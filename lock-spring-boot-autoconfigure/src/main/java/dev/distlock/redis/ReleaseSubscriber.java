@@ -284,7 +284,11 @@ final class ReleaseSubscriber implements MessageListener, SubscriptionListener, 
 	@Override
 	public void onChannelSubscribed(byte[] channel, long count) {
 		if (java.util.Arrays.equals(channel, this.keepAliveChannel)) {
-			this.connected.complete(null);
+			if (!this.connected.complete(null)) {
+				// confirmed again: the client reconnected and subscribed anew, and releases published meanwhile are
+				// lost; every waiter tries once more now rather than at its holder's lease time
+				wakeAll();
+			}
 			return;
 		}
 		Channel ch = this.channels.get(new String(channel, StandardCharsets.UTF_8));
@@ -293,6 +297,10 @@ final class ReleaseSubscriber implements MessageListener, SubscriptionListener, 
 		}
 		CompletableFuture<Void> subscribed;
 		synchronized (ch) {
+			if (ch.state == ChannelState.SUBSCRIBED) {
+				ch.waiters.forEach(Waiter::signal); // a reconnect's subscription: see above
+				return;
+			}
 			if (ch.state != ChannelState.SUBSCRIBING) {
 				return;
 			}
@@ -357,6 +365,14 @@ final class ReleaseSubscriber implements MessageListener, SubscriptionListener, 
 		}
 		catch (RuntimeException ex) {
 			logger.debug("Release subscription upkeep failed", ex);
+		}
+	}
+
+	private void wakeAll() {
+		for (Channel ch : this.channels.values()) {
+			synchronized (ch) {
+				ch.waiters.forEach(Waiter::signal);
+			}
 		}
 	}
 

@@ -5,6 +5,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
 
 import com.jayway.jsonpath.JsonPath;
 import dev.distlock.core.Lease;
@@ -22,15 +23,18 @@ import org.junit.jupiter.api.extension.ExtendWith;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.data.redis.autoconfigure.DataRedisAutoConfiguration;
 import org.springframework.boot.test.context.FilteredClassLoader;
+import org.springframework.boot.test.system.CapturedOutput;
+import org.springframework.boot.test.system.OutputCaptureExtension;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.data.redis.connection.RedisConnectionFactory;
+import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
 /** The auto-configuration's conditions, back-off and properties, with a real Redis behind the connection factory. */
-@ExtendWith(RedisServerExtension.class)
+@ExtendWith({ RedisServerExtension.class, OutputCaptureExtension.class })
 class DistributedLockAutoConfigurationTests {
 
 	private static RedisServer redis;
@@ -55,6 +59,22 @@ class DistributedLockAutoConfigurationTests {
 				assertThat(redis.execute("HGET", "lock:{auto-configured}", lease.owner())).isEqualTo("1");
 			}
 		});
+	}
+
+	@Test
+	void theServiceStopsBeforeTheConnectionFactoryAndItsCloseLogsNoClientWarning(CapturedOutput output) {
+		runner().run(context -> {
+			RedisLockService locks = context.getBean(RedisLockService.class);
+			// a wait opens a release channel on the pub/sub connection, which the service closes when it stops
+			locks.acquire("stopping", Duration.ofSeconds(10), Duration.ZERO);
+			assertThat(CompletableFuture.supplyAsync(
+					() -> locks.tryAcquire("stopping", Duration.ofSeconds(10), Duration.ofMillis(200))).get()).isEmpty();
+			LettuceConnectionFactory factory = context.getBean(LettuceConnectionFactory.class);
+			assertThat(locks.getPhase()).isGreaterThan(factory.getPhase());
+			context.close();
+			assertThat(locks.isRunning()).isFalse();
+		});
+		assertThat(output).doesNotContain("Connection is already closed").doesNotContain("WARN io.lettuce");
 	}
 
 	@Test

@@ -1,0 +1,170 @@
+package dev.distlock.redis;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.IntStream;
+
+import dev.distlock.test.redis.RedisServer;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+import org.springframework.data.redis.connection.ClusterSlotHashUtil;
+import org.springframework.data.redis.connection.RedisClusterConfiguration;
+import org.springframework.data.redis.connection.RedisClusterConnection;
+import org.springframework.data.redis.connection.RedisConnection;
+import org.springframework.data.redis.connection.RedisConnectionFactory;
+import org.springframework.data.redis.connection.RedisSentinelConnection;
+import org.springframework.data.redis.connection.lettuce.LettuceClientConfiguration;
+import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
+import org.springframework.dao.DataAccessException;
+import org.springframework.dao.support.PersistenceExceptionTranslator;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+/** Renewal rounds against real servers: each batch is judged on its own, and cluster batches follow the connection. */
+@Timeout(value = 60, unit = TimeUnit.SECONDS)
+class LeaseStoreRenewalIntegrationTests {
+
+	private static final long TTL_MILLIS = 30_000;
+
+	@Test
+	void aFailingBatchFailsOnlyItsOwnLeases() {
+		try (RedisServer server = RedisServer.start(); LockTestSupport support = LockTestSupport.forServer(server)) {
+			LeaseStore store = new LeaseStore(support.connectionFactory());
+			List<LeaseEntry> entries = leases(server, LeaseStore.BATCH_SIZE + 1, 2_000);
+			// the first batch's script fails on a key of the wrong type; the second batch is a healthy lease
+			server.execute("DEL", entries.get(0).redisKey);
+			server.execute("SET", entries.get(0).redisKey, "not a lease");
+
+			LeaseStore.Renewals result = store.renewAll(entries, ttls(entries.size()), TimeUnit.SECONDS.toNanos(5));
+
+			assertThat(IntStream.range(0, LeaseStore.BATCH_SIZE)).allSatisfy(i -> assertThat(result.failures[i])
+				.as("lease %d shares the failing batch", i).isNotNull().hasMessageContaining("WRONGTYPE"));
+			LeaseEntry healthy = entries.get(LeaseStore.BATCH_SIZE);
+			assertThat(result.failures[LeaseStore.BATCH_SIZE]).isNull();
+			assertThat(result.ours[LeaseStore.BATCH_SIZE]).isTrue();
+			assertThat((Long) server.execute("PTTL", healthy.redisKey)).isGreaterThan(TTL_MILLIS - 5_000);
+		}
+	}
+
+	@Test
+	void aWatchdogRoundWithAFailingBatchKeepsRenewingAndReportingTheHealthyLeases() {
+		try (RedisServer server = RedisServer.start(); LockTestSupport support = LockTestSupport.forServer(server)) {
+			RedisLockService service = support.service();
+			List<dev.distlock.core.Lease> leases = new ArrayList<>();
+			for (int i = 0; i < LeaseStore.BATCH_SIZE + 20; i++) {
+				leases.add(service.acquire("many-" + i, Duration.ofSeconds(3), Duration.ZERO));
+			}
+			// one lease's key turned into a string: the batch it is renewed in fails, every other lease stays ours
+			String broken = service.redisKey("many-0");
+			server.execute("DEL", broken);
+			server.execute("SET", broken, "not a lease");
+			await().atMost(Duration.ofSeconds(5)).until(() -> service.renewalStatus().failingLeases() > 0);
+			RenewalStatus status = service.renewalStatus();
+			assertThat(status.failingLeases()).isLessThanOrEqualTo(LeaseStore.BATCH_SIZE);
+			assertThat(status.lastError()).contains("WRONGTYPE");
+			// the failing batch's leases are lost once their lease time passes unrenewed; those of the healthy batch
+			// are renewed throughout and stay in Redis with their tokens
+			await().atMost(Duration.ofSeconds(10)).until(() -> service.renewalStatus().failingLeases() == 0);
+			List<dev.distlock.core.Lease> kept = leases.stream().filter(lease -> !lease.isLost()).toList();
+			assertThat(kept).hasSizeGreaterThanOrEqualTo(20);
+			for (dev.distlock.core.Lease lease : kept) {
+				String redisKey = service.redisKey(lease.key());
+				assertThat(server.execute("HGET", redisKey, "~t")).isEqualTo(Long.toString(lease.fencingToken()));
+				assertThat((Long) server.execute("PTTL", redisKey)).isGreaterThan(0L);
+			}
+			assertThat(leases).filteredOn(dev.distlock.core.Lease::isLost).hasSizeLessThanOrEqualTo(LeaseStore.BATCH_SIZE);
+			server.execute("DEL", broken);
+		}
+	}
+
+	@Test
+	void renewalsOnAClusterConnectionGoOneSlotABatchEvenBehindAWrappedFactory() {
+		try (RedisServer server = RedisServer.builder().config("cluster-enabled", "yes")
+			.config("cluster-config-file", "nodes.conf").start()) {
+			String[] addSlots = new String[16386];
+			addSlots[0] = "CLUSTER";
+			addSlots[1] = "ADDSLOTS";
+			for (int slot = 0; slot < 16384; slot++) {
+				addSlots[slot + 2] = Integer.toString(slot);
+			}
+			server.execute(addSlots);
+			await().atMost(Duration.ofSeconds(10))
+				.until(() -> String.valueOf(server.execute("CLUSTER", "INFO")).contains("cluster_state:ok"));
+			LettuceConnectionFactory cluster = new LettuceConnectionFactory(
+					new RedisClusterConfiguration(List.of(server.host() + ":" + server.port())),
+					LettuceClientConfiguration.builder().commandTimeout(LockTestSupport.COMMAND_TIMEOUT).build());
+			cluster.afterPropertiesSet();
+			cluster.start();
+			try {
+				// an application's wrapper: neither Lettuce's type nor its cluster flag is visible
+				LeaseStore store = new LeaseStore(new Wrapped(cluster));
+				List<LeaseEntry> entries = leases(server, 3, 0);
+				assertThat(entries.stream().map(entry -> ClusterSlotHashUtil.calculateSlot(entry.redisKey)).distinct())
+					.hasSize(3);
+				LeaseStore.Renewals result = store.renewAll(entries, ttls(3), TimeUnit.SECONDS.toNanos(5));
+				assertThat(result.failures).containsOnlyNulls();
+				assertThat(result.ours).containsOnly(true);
+			}
+			finally {
+				cluster.destroy();
+			}
+		}
+	}
+
+	/** Leases written straight into Redis, as the acquire script writes them, and the entries that know them. */
+	private static List<LeaseEntry> leases(RedisServer server, int count, long pttlMillis) {
+		List<LeaseEntry> entries = new ArrayList<>();
+		for (int i = 0; i < count; i++) {
+			String key = "renewed-" + i;
+			String redisKey = "lock:{" + key + "}";
+			String owner = "client:1:" + i;
+			long token = 1_000 + i;
+			server.execute("HSET", redisKey, owner, "1", "~t", Long.toString(token));
+			server.execute("PEXPIRE", redisKey, Long.toString((pttlMillis > 0) ? pttlMillis : TTL_MILLIS));
+			entries.add(new LeaseEntry(key, redisKey, redisKey + ":released", owner, key, token, TTL_MILLIS, true,
+					System.nanoTime(), 0));
+		}
+		return entries;
+	}
+
+	private static long[] ttls(int count) {
+		long[] ttls = new long[count];
+		java.util.Arrays.fill(ttls, TTL_MILLIS);
+		return ttls;
+	}
+
+	/** A factory that only delegates, as applications wrap theirs for metrics or tracing. */
+	private record Wrapped(RedisConnectionFactory delegate) implements RedisConnectionFactory {
+
+		@Override
+		public boolean getConvertPipelineAndTxResults() {
+			return this.delegate.getConvertPipelineAndTxResults();
+		}
+
+		@Override
+		public RedisConnection getConnection() {
+			return this.delegate.getConnection();
+		}
+
+		@Override
+		public RedisClusterConnection getClusterConnection() {
+			return this.delegate.getClusterConnection();
+		}
+
+		@Override
+		public RedisSentinelConnection getSentinelConnection() {
+			return this.delegate.getSentinelConnection();
+		}
+
+		@Override
+		public DataAccessException translateExceptionIfPossible(RuntimeException ex) {
+			return ((PersistenceExceptionTranslator) this.delegate).translateExceptionIfPossible(ex);
+		}
+
+	}
+
+}
