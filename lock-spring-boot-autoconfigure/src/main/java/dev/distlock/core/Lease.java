@@ -20,7 +20,10 @@ public interface Lease extends AutoCloseable {
 	/** The name that groups this lock in metrics and logs. */
 	String name();
 
-	/** The owner id stored in the store for this hold: the service's random client id and the acquiring thread. */
+	/**
+	 * The owner id stored in the store for this hold: the service's random client id, the acquiring thread and a
+	 * number, fresh for each acquisition (re-entries share it).
+	 */
 	String owner();
 
 	/** A number that is the same across re-entries of one lease and strictly greater for every later holder of the key. */

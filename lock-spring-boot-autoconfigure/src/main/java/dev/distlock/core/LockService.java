@@ -20,7 +20,8 @@ public interface LockService {
 	 * Try to acquire {@code request.key()}, waiting up to {@code request.waitTime()} for the current holder to release it.
 	 * @return the lease, or empty when the key was not free within the wait
 	 * @throws LockInterruptedException if the thread was interrupted while waiting (its interrupt status is kept)
-	 * @throws LockUnavailableException if the store could not be reached
+	 * @throws LockUnavailableException if the store could not be reached until the wait's deadline (attempts that
+	 * get no answer are retried within the wait)
 	 */
 	Optional<Lease> tryAcquire(LockRequest request);
 

@@ -1,8 +1,9 @@
 package dev.distlock.core;
 
 /**
- * The lock store could not be reached or answered with an error, so the lock's state is unknown. Nothing was
- * acquired; an operation on a held lease may or may not have taken effect.
+ * The lock store could not be reached or answered with an error, so the lock's state is unknown. The caller holds
+ * nothing: a lock call that got no answer may still run in the store, and the engine adopts or deletes what it leaves
+ * there. An operation on a held lease may or may not have taken effect.
  *
  * @since 0.1.0
  */

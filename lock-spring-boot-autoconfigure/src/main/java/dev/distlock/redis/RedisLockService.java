@@ -604,6 +604,9 @@ public class RedisLockService implements LockService, SmartLifecycle, AutoClosea
 	private void releasedLost(LeaseEntry entry) {
 		if (entry.releaseHold(false)) {
 			ended(entry);
+			// Redis may yet hold something of this owner under another token (a script of its acquisition that ran
+			// late and adopted the hold): the owner id is done with, so whatever it holds can go
+			this.reconciler.discard(entry.key, entry.redisKey, entry.owner, entry.channel);
 		}
 	}
 

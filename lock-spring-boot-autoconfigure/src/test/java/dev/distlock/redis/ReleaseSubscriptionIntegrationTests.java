@@ -82,6 +82,20 @@ class ReleaseSubscriptionIntegrationTests {
 				// polling, not the holder's 30 s lease time, ended the wait
 				assertThat(Duration.ofNanos(System.nanoTime() - released)).isLessThan(Duration.ofSeconds(3));
 				// (its release's PUBLISH is refused for this user: the lease is left to expire)
+
+				// a refused subscription is sent again while its channel has waiters: once the channels are granted,
+				// it is confirmed, and the waiter hears the release message rather than polling
+				Lease again = holder.acquire("granted", HOLDER_TTL, Duration.ZERO);
+				CompletableFuture<Optional<Lease>> next = CompletableFuture
+					.supplyAsync(() -> waiter.tryAcquire("granted", Duration.ofSeconds(5), Duration.ofSeconds(25)));
+				await().atMost(Duration.ofSeconds(5)).until(() -> waiter.waitingThreads() == 1);
+				assertThat(this.server.execute("PUBSUB", "NUMSUB", "lock:{granted}:released"))
+					.isEqualTo(List.of("lock:{granted}:released", 0L));
+				this.server.execute("ACL", "SETUSER", "nochannels", "allchannels");
+				await().atMost(Duration.ofSeconds(15)).until(() -> List.of("lock:{granted}:released", 1L)
+					.equals(this.server.execute("PUBSUB", "NUMSUB", "lock:{granted}:released")));
+				again.release();
+				assertThat(next.get(20, TimeUnit.SECONDS)).isPresent();
 			}
 			finally {
 				waiter.close();
