@@ -265,7 +265,7 @@ public class RedisLockService implements LockService, SmartLifecycle, AutoClosea
 	private Optional<Lease> awaitRelease(LockRequest request, Attempt attempt, long holderTtl,
 			@Nullable LockUnavailableException failure, long start, long deadline) throws InterruptedException {
 		String channel = attempt.channel;
-		ReleaseSubscriber.Waiter waiter = this.subscriber.register(channel, attempt.owner, request.effectiveName(),
+		Waiter waiter = this.subscriber.register(channel, attempt.owner, request.effectiveName(),
 				attempt.ttlMillis);
 		boolean acquired = false;
 		Backoff backoff = new Backoff();
@@ -356,7 +356,7 @@ public class RedisLockService implements LockService, SmartLifecycle, AutoClosea
 		}
 	}
 
-	private Lease handedOver(LockRequest request, Attempt attempt, ReleaseSubscriber.Waiter waiter, long start) {
+	private Lease handedOver(LockRequest request, Attempt attempt, Waiter waiter, long start) {
 		LeaseEntry entry = newEntry(request, attempt, waiter.grantedToken(), waiter.grantedAtNanos(),
 				waiter.grantedHandOvers());
 		return newLease(request, entry, waiter.grantedAtNanos(), start);
@@ -444,7 +444,7 @@ public class RedisLockService implements LockService, SmartLifecycle, AutoClosea
 		LeaseEntry entry = lease.entry;
 		Duration held = Duration.ofNanos(System.nanoTime() - lease.acquiredAtNanos);
 		if (entry.handOvers < this.localHandOvers && entry.holds() == 1 && entry.state() == LeaseEntry.State.HELD) {
-			ReleaseSubscriber.Waiter next = this.subscriber.reserveForHandOver(entry.channel, entry.owner);
+			Waiter next = this.subscriber.reserveForHandOver(entry.channel, entry.owner);
 			if (next != null && handOver(lease, entry, next, held)) {
 				return;
 			}
@@ -490,7 +490,7 @@ public class RedisLockService implements LockService, SmartLifecycle, AutoClosea
 	 * message, no race with other processes' waiters. At most {@link Builder#localHandOvers} times in a row, so that
 	 * other processes get their turn. Returns false when the lease has to be released the normal way.
 	 */
-	private boolean handOver(RedisLease lease, LeaseEntry entry, ReleaseSubscriber.Waiter next, Duration held) {
+	private boolean handOver(RedisLease lease, LeaseEntry entry, Waiter next, Duration held) {
 		boolean granted = false;
 		try {
 			long sent = System.nanoTime();

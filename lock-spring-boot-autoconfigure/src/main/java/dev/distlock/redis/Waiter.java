@@ -1,0 +1,213 @@
+package dev.distlock.redis;
+
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.locks.LockSupport;
+
+/**
+ * One thread waiting for one lock. Besides being woken, a waiter can be handed the lease by a holder in this
+ * process. Its state says who may act:
+ * <ul>
+ * <li>WAITING: between attempts; a holder may reserve it (to RESERVED), the waiter may start an attempt (to
+ * ATTEMPTING) or leave (to LEFT).</li>
+ * <li>ATTEMPTING: its own attempt is on its way to Redis; no holder may hand it the lease meanwhile, which could
+ * otherwise make that attempt a re-entry of the handed lease.</li>
+ * <li>RESERVED: a holder is handing the lease over; the waiter may neither attempt nor leave until the holder
+ * either grants it (to GRANTED, the waiter then owns the lease in Redis and must take it) or reverts (to
+ * WAITING). This is what makes sure a handed lease always has a thread that holds it.</li>
+ * </ul>
+ */
+final class Waiter {
+
+	private static final int WAITING = 0;
+
+	private static final int ATTEMPTING = 1;
+
+	private static final int RESERVED = 2;
+
+	private static final int GRANTED = 3;
+
+	private static final int LEFT = 4;
+
+	/** How long a waiter waits for a holder to finish a hand-over before it stops waiting for it. */
+	private static final long HAND_OVER_PATIENCE_NANOS = TimeUnit.MINUTES.toNanos(2);
+
+	final ReleaseSubscriber.Channel channel;
+
+	final String owner;
+
+	/** The lock's name, for the per-name gauges. */
+	final String name;
+
+	final long ttlMillis;
+
+	private final Thread thread;
+
+	private final CompletableFuture<Void> subscribed;
+
+	private final AtomicInteger state = new AtomicInteger(WAITING);
+
+	/** Written by the granting holder before the state becomes GRANTED, read by the waiter after it sees it. */
+	private long grantedToken;
+
+	private long grantedAtNanos;
+
+	private int grantedHandOvers;
+
+	volatile boolean signalled;
+
+	/** Set by a holder whose hand-over to this waiter got no answer: Redis may give this waiter's owner the lease. */
+	private volatile boolean handOverUnanswered;
+
+	Waiter(ReleaseSubscriber.Channel channel, Thread thread, CompletableFuture<Void> subscribed, String owner, String name,
+			long ttlMillis) {
+		this.channel = channel;
+		this.thread = thread;
+		this.subscribed = subscribed;
+		this.owner = owner;
+		this.name = name;
+		this.ttlMillis = ttlMillis;
+	}
+
+	void signal() {
+		this.signalled = true;
+		LockSupport.unpark(this.thread);
+	}
+
+	/**
+	 * Wait until the subscription is confirmed, the waiter is woken (by a release in this process or a hand-over:
+	 * the wake-up is left for {@link #await}), or the deadline; true if the subscription is confirmed.
+	 */
+	boolean awaitSubscribed(long deadlineNanos) throws InterruptedException {
+		this.subscribed.whenComplete((result, failure) -> LockSupport.unpark(this.thread));
+		while (!this.subscribed.isDone() && !this.signalled) {
+			long remaining = deadlineNanos - System.nanoTime();
+			if (remaining <= 0) {
+				return false;
+			}
+			LockSupport.parkNanos(this, remaining);
+			if (Thread.interrupted()) {
+				throw new InterruptedException();
+			}
+		}
+		return this.subscribed.isDone() && !this.subscribed.isCompletedExceptionally();
+	}
+
+	/**
+	 * Park until woken, handed the lease, or {@code untilNanos}; true if woken (by a release or a hand-over).
+	 * Consumes the wake-up.
+	 */
+	boolean await(long untilNanos) throws InterruptedException {
+		while (!this.signalled) {
+			long remaining = untilNanos - System.nanoTime();
+			if (remaining <= 0) {
+				return false;
+			}
+			LockSupport.parkNanos(this, remaining);
+			if (Thread.interrupted()) {
+				throw new InterruptedException();
+			}
+		}
+		this.signalled = false;
+		return true;
+	}
+
+	/** Before an attempt: false when a hand-over to this waiter is under way or done (see {@link #handedOver}). */
+	boolean startAttempt() {
+		return this.state.compareAndSet(WAITING, ATTEMPTING);
+	}
+
+	/** After an attempt that did not acquire. */
+	void endAttempt() {
+		this.state.compareAndSet(ATTEMPTING, WAITING);
+	}
+
+	/**
+	 * Wait out a hand-over to this waiter, if one is under way; true when this waiter was granted the lease (see
+	 * {@link #grantedToken()}), false when there was none or it was reverted. Not interruptible: a granted lease
+	 * must find its holder (an interrupt is kept for the caller).
+	 */
+	boolean handedOver() {
+		boolean interrupted = false;
+		long deadline = System.nanoTime() + HAND_OVER_PATIENCE_NANOS;
+		while (this.state.get() == RESERVED && deadline - System.nanoTime() > 0) {
+			LockSupport.parkNanos(this, TimeUnit.MILLISECONDS.toNanos(10));
+			interrupted |= Thread.interrupted();
+		}
+		if (interrupted) {
+			Thread.currentThread().interrupt();
+		}
+		return this.state.get() == GRANTED;
+	}
+
+	/**
+	 * Stop taking hand-overs. Returns true when a hand-over was granted first (the caller then owns the lease and
+	 * must take or release it), false otherwise.
+	 */
+	boolean leave() {
+		for (;;) {
+			int current = this.state.get();
+			if (current == GRANTED) {
+				return true;
+			}
+			if (current == LEFT) {
+				return false;
+			}
+			if (current == RESERVED) {
+				if (handedOver()) {
+					return true;
+				}
+				if (this.state.get() == RESERVED) {
+					return false; // the holder never finished; its lease expires at its ttl
+				}
+				continue;
+			}
+			if (this.state.compareAndSet(current, LEFT)) {
+				return false;
+			}
+		}
+	}
+
+	// holder side
+
+	boolean reserve() {
+		return this.state.compareAndSet(WAITING, RESERVED);
+	}
+
+	/** The lease is this waiter's now, with {@code token}; wake it. */
+	void grant(long token, long sentAtNanos, int handOvers) {
+		this.grantedToken = token;
+		this.grantedAtNanos = sentAtNanos;
+		this.grantedHandOvers = handOvers;
+		this.state.set(GRANTED);
+		signal();
+	}
+
+	void markHandOverUnanswered() {
+		this.handOverUnanswered = true;
+	}
+
+	boolean handOverUnanswered() {
+		return this.handOverUnanswered;
+	}
+
+	/** The hand-over did not happen: the waiter goes on waiting, and tries again at once. */
+	void revert() {
+		this.state.compareAndSet(RESERVED, WAITING);
+		signal();
+	}
+
+	long grantedToken() {
+		return this.grantedToken;
+	}
+
+	long grantedAtNanos() {
+		return this.grantedAtNanos;
+	}
+
+	int grantedHandOvers() {
+		return this.grantedHandOvers;
+	}
+
+}
