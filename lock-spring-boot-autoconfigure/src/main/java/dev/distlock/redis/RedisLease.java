@@ -9,7 +9,7 @@ import dev.distlock.core.LockNotOwnedException;
 /** One hold of a Redis lease; re-entries of the same lease share its {@link LeaseEntry}. */
 final class RedisLease implements Lease {
 
-	private final RedisLockService service;
+	private final LeaseReleaser releaser;
 
 	final LeaseEntry entry;
 
@@ -19,8 +19,8 @@ final class RedisLease implements Lease {
 
 	private final AtomicBoolean released = new AtomicBoolean();
 
-	RedisLease(RedisLockService service, LeaseEntry entry, Duration ttl, long acquiredAtNanos) {
-		this.service = service;
+	RedisLease(LeaseReleaser releaser, LeaseEntry entry, Duration ttl, long acquiredAtNanos) {
+		this.releaser = releaser;
 		this.entry = entry;
 		this.ttl = ttl;
 		this.acquiredAtNanos = acquiredAtNanos;
@@ -72,13 +72,13 @@ final class RedisLease implements Lease {
 			throw new IllegalArgumentException("Lease extension must be positive, but was " + extra + " for lock '" + key() + "'");
 		}
 		checkNotReleased("extend");
-		this.service.extend(this, extra.toMillis(), true);
+		this.releaser.extend(this, extra.toMillis(), true);
 	}
 
 	@Override
 	public void renew() {
 		checkNotReleased("renew");
-		this.service.extend(this, this.ttl.toMillis(), false);
+		this.releaser.extend(this, this.ttl.toMillis(), false);
 	}
 
 	@Override
@@ -86,13 +86,13 @@ final class RedisLease implements Lease {
 		if (!this.released.compareAndSet(false, true)) {
 			throw new LockNotOwnedException(key(), owner(), "Cannot release lock '" + key() + "': this lease was already released");
 		}
-		this.service.release(this);
+		this.releaser.release(this);
 	}
 
 	@Override
 	public void close() {
 		if (this.released.compareAndSet(false, true)) {
-			this.service.release(this);
+			this.releaser.release(this);
 		}
 	}
 

@@ -8,28 +8,20 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
-import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.locks.LockSupport;
 
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
 
-import org.springframework.data.redis.connection.Message;
-import org.springframework.data.redis.connection.MessageListener;
-import org.springframework.data.redis.connection.RedisConnection;
 import org.springframework.data.redis.connection.RedisConnectionFactory;
-import org.springframework.data.redis.connection.Subscription;
-import org.springframework.data.redis.connection.SubscriptionListener;
-import org.springframework.util.ClassUtils;
 
 /**
- * Wakes waiters when a lock they wait for is released, through one pub/sub connection per service.
+ * The waiter bookkeeping of release messages: which threads of this process wait on which release channel, whom a
+ * message or a local release wakes, which waiter a holder may hand its lease to, and which channels to subscribe or
+ * drop. The connection itself is {@link SubscriptionConnection}'s; one waiting thread is a {@link Waiter}.
  * <p>
  * A waiter {@linkplain #register registers} for its lock's release channel <em>before</em> its next attempt and waits
  * for the subscription to be confirmed, so a release after that attempt cannot go unnoticed. Each release message (or
@@ -41,16 +33,11 @@ import org.springframework.util.ClassUtils;
  * <p>
  * All subscribe and unsubscribe commands run on one thread, in order, so the confirmations Redis sends back arrive in
  * the order of the state changes below. Waiters never wait for that thread; they wait for a future, up to their own
- * deadline, and fall back to waking at the holder's remaining lease time if pub/sub is unavailable.
+ * deadline, and poll while their channel is not confirmed (see the fault model in docs/architecture.md).
  */
-final class ReleaseSubscriber implements MessageListener, SubscriptionListener, AutoCloseable {
+final class ReleaseSubscriber implements SubscriptionConnection.Events, AutoCloseable {
 
 	private static final Log logger = LogFactory.getLog(ReleaseSubscriber.class);
-
-	private static final boolean LETTUCE_PRESENT = ClassUtils.isPresent("io.lettuce.core.RedisFuture",
-			ReleaseSubscriber.class.getClassLoader());
-
-	private static final long CONNECT_TIMEOUT_SECONDS = 10;
 
 	private static final int MAX_OWN_RELEASES = 16;
 
@@ -64,20 +51,13 @@ final class ReleaseSubscriber implements MessageListener, SubscriptionListener, 
 
 	private static final long WARN_INTERVAL_NANOS = TimeUnit.SECONDS.toNanos(10);
 
-	private final RedisConnectionFactory connectionFactory;
-
-	private final byte[] keepAliveChannel;
+	private final SubscriptionConnection connection;
 
 	private final long idleNanos;
 
 	private final ConcurrentHashMap<String, Channel> channels = new ConcurrentHashMap<>();
 
 	private final ScheduledExecutorService commands;
-
-	/** Confined to the commands thread. */
-	private @Nullable RedisConnection connection;
-
-	private volatile CompletableFuture<Void> connected = new CompletableFuture<>();
 
 	private volatile boolean closed;
 
@@ -87,8 +67,7 @@ final class ReleaseSubscriber implements MessageListener, SubscriptionListener, 
 	private volatile long lastWarnNanos;
 
 	ReleaseSubscriber(RedisConnectionFactory connectionFactory, String keepAliveChannel, long idleNanos, String threadName) {
-		this.connectionFactory = connectionFactory;
-		this.keepAliveChannel = bytes(keepAliveChannel);
+		this.connection = new SubscriptionConnection(connectionFactory, keepAliveChannel, this);
 		this.idleNanos = idleNanos;
 		this.commands = Executors.newSingleThreadScheduledExecutor(runnable -> {
 			Thread thread = new Thread(runnable, threadName);
@@ -99,7 +78,7 @@ final class ReleaseSubscriber implements MessageListener, SubscriptionListener, 
 		this.commands.scheduleWithFixedDelay(this::unsubscribeIdle, sweepMillis, sweepMillis, TimeUnit.MILLISECONDS);
 		this.commands.scheduleWithFixedDelay(this::heal, HEAL_MILLIS, HEAL_MILLIS, TimeUnit.MILLISECONDS);
 		// The first waiter of a fresh process would otherwise open the connection and wait for it.
-		this.commands.execute(this::connectQuietly);
+		this.commands.execute(this.connection::connectQuietly);
 	}
 
 	/**
@@ -270,11 +249,11 @@ final class ReleaseSubscriber implements MessageListener, SubscriptionListener, 
 
 	/** A release message: its body is the released lease's token. Wakes one waiter, unless this process released it. */
 	@Override
-	public void onMessage(Message message, byte @Nullable [] pattern) {
-		Channel ch = this.channels.get(new String(message.getChannel(), StandardCharsets.UTF_8));
+	public void message(String channel, String body) {
+		Channel ch = this.channels.get(channel);
 		if (ch != null) {
 			synchronized (ch) {
-				if (!ch.ownMessageArrived(new String(message.getBody(), StandardCharsets.UTF_8))) {
+				if (!ch.ownMessageArrived(body)) {
 					wakeOne(ch);
 				}
 			}
@@ -282,16 +261,15 @@ final class ReleaseSubscriber implements MessageListener, SubscriptionListener, 
 	}
 
 	@Override
-	public void onChannelSubscribed(byte[] channel, long count) {
-		if (java.util.Arrays.equals(channel, this.keepAliveChannel)) {
-			if (!this.connected.complete(null)) {
-				// confirmed again: the client reconnected and subscribed anew, and releases published meanwhile are
-				// lost; every waiter tries once more now rather than at its holder's lease time
-				wakeAll();
-			}
-			return;
-		}
-		Channel ch = this.channels.get(new String(channel, StandardCharsets.UTF_8));
+	public void resubscribed() {
+		// releases published while the client reconnected are lost: every waiter tries once more now rather than at
+		// its holder's lease time
+		wakeAll();
+	}
+
+	@Override
+	public void subscribed(String channel) {
+		Channel ch = this.channels.get(channel);
 		if (ch == null) {
 			return;
 		}
@@ -321,7 +299,7 @@ final class ReleaseSubscriber implements MessageListener, SubscriptionListener, 
 			ch.subscribeSentNanos = System.nanoTime();
 		}
 		try {
-			subscription().subscribe(ch.raw);
+			this.connection.subscribe(ch.raw);
 		}
 		catch (RuntimeException ex) {
 			// The channel stays SUBSCRIBING: heal() sends it again, later each time, while it has waiters, and they
@@ -342,8 +320,7 @@ final class ReleaseSubscriber implements MessageListener, SubscriptionListener, 
 	 */
 	private void heal() {
 		try {
-			RedisConnection current = this.connection;
-			boolean open = current == null || LETTUCE_PRESENT && LettucePubSub.isOpen(current);
+			boolean open = this.connection.isTransportOpen();
 			if (!open && !this.transportLost) {
 				this.transportLost = true;
 				unconfirmAll();
@@ -393,15 +370,6 @@ final class ReleaseSubscriber implements MessageListener, SubscriptionListener, 
 		}
 	}
 
-	private void connectQuietly() {
-		try {
-			subscription();
-		}
-		catch (RuntimeException ex) {
-			logger.debug("Could not open the release subscription connection yet", ex);
-		}
-	}
-
 	private void warn(String message, Exception ex) {
 		long now = System.nanoTime();
 		if (now - this.lastWarnNanos > WARN_INTERVAL_NANOS) {
@@ -411,46 +379,6 @@ final class ReleaseSubscriber implements MessageListener, SubscriptionListener, 
 		else {
 			logger.debug(message, ex);
 		}
-	}
-
-	private Subscription subscription() {
-		RedisConnection current = this.connection;
-		if (current != null && current.isSubscribed() && current.getSubscription() != null) {
-			return current.getSubscription();
-		}
-		dropConnection();
-		RedisConnection fresh = this.connectionFactory.getConnection();
-		CompletableFuture<Void> ready = new CompletableFuture<>();
-		this.connected = ready;
-		// Some clients (Jedis) block the subscribing thread for the life of the subscription; Lettuce returns at once.
-		Thread subscriber = new Thread(() -> {
-			try {
-				fresh.subscribe(this, this.keepAliveChannel);
-			}
-			catch (RuntimeException ex) {
-				ready.completeExceptionally(ex);
-			}
-		}, Thread.currentThread().getName() + "-connection");
-		subscriber.setDaemon(true);
-		subscriber.start();
-		try {
-			ready.get(CONNECT_TIMEOUT_SECONDS, TimeUnit.SECONDS);
-		}
-		catch (InterruptedException ex) {
-			Thread.currentThread().interrupt();
-			closeQuietly(fresh);
-			throw new IllegalStateException("Interrupted while connecting for release messages", ex);
-		}
-		catch (ExecutionException | TimeoutException ex) {
-			closeQuietly(fresh);
-			throw new IllegalStateException("Could not subscribe for release messages", ex);
-		}
-		this.connection = fresh;
-		Subscription subscription = fresh.getSubscription();
-		if (subscription == null) {
-			throw new IllegalStateException("Connection has no subscription after subscribing");
-		}
-		return subscription;
 	}
 
 	private void unsubscribeIdle() {
@@ -468,26 +396,12 @@ final class ReleaseSubscriber implements MessageListener, SubscriptionListener, 
 				}
 			}
 		}
-		RedisConnection current = this.connection;
-		if (!idle.isEmpty() && current != null && current.isSubscribed() && current.getSubscription() != null) {
-			try {
-				current.getSubscription().unsubscribe(idle.toArray(new byte[0][]));
-			}
-			catch (RuntimeException ex) {
-				// Harmless: their messages find no channel here. The connection stays, with the subscriptions the
-				// client re-establishes on its own after a reconnect.
-				logger.debug("Could not unsubscribe idle release channels", ex);
-			}
-		}
+		this.connection.unsubscribe(idle.toArray(new byte[0][]));
 	}
 
-	private void dropConnection() {
-		RedisConnection current = this.connection;
-		this.connection = null;
-		if (current != null) {
-			closeQuietly(current);
-		}
-		// Every channel must be subscribed again on the next connection.
+	/** A new connection replaced a closed one: every channel must be subscribed again on it. */
+	@Override
+	public void replaced() {
 		for (Channel ch : this.channels.values()) {
 			CompletableFuture<Void> failed = null;
 			synchronized (ch) {
@@ -506,19 +420,10 @@ final class ReleaseSubscriber implements MessageListener, SubscriptionListener, 
 		}
 	}
 
-	private static void closeQuietly(RedisConnection connection) {
-		try {
-			connection.close();
-		}
-		catch (RuntimeException ex) {
-			logger.debug("Could not close the release subscription connection", ex);
-		}
-	}
-
 	@Override
 	public void close() {
 		this.closed = true;
-		this.commands.execute(this::dropConnection);
+		this.commands.execute(this.connection::close);
 		this.commands.shutdown();
 		try {
 			if (!this.commands.awaitTermination(5, TimeUnit.SECONDS)) {

@@ -1,0 +1,372 @@
+package dev.distlock.redis;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+
+import dev.distlock.core.Lease;
+import dev.distlock.core.LockInterruptedException;
+import dev.distlock.core.LockListener;
+import dev.distlock.core.LockRequest;
+import dev.distlock.core.LockUnavailableException;
+
+import org.jspecify.annotations.Nullable;
+
+/**
+ * Acquisition and waiting: one role, getting a lease. It re-enters the lease the calling thread holds, or acquires
+ * the lock with a fresh owner id; it waits on release messages (joining other waiting threads of this process, taking
+ * a lease a holder hands over), polls while no message can come, and retries through failures until the wait's
+ * deadline. An acquisition that ends without a lease after a call that got no answer hands its owner id to the
+ * {@link HoldReconciler} (see the fault model in docs/architecture.md).
+ */
+final class LeaseAcquirer {
+
+	/** How long the holder's remaining lease time is trusted when it has none (a key without expiry). */
+	private static final long NO_EXPIRY_RECHECK_NANOS = TimeUnit.SECONDS.toNanos(1);
+
+	private static final long MAX_JITTER_NANOS = TimeUnit.MILLISECONDS.toNanos(10);
+
+	/** How often a waiter retries while no release message can reach it (its channel is not subscribed). */
+	private static final long POLL_NANOS = TimeUnit.MILLISECONDS.toNanos(20);
+
+	private final LeaseStore store;
+
+	private final ReleaseSubscriber subscriber;
+
+	private final LeaseWatchdog watchdog;
+
+	private final LeaseRegistry registry;
+
+	private final HoldReconciler reconciler;
+
+	private final LeaseReleaser releaser;
+
+	private final List<LockListener> listeners;
+
+	private final String clientId;
+
+	private final AtomicLong ownerSequence = new AtomicLong();
+
+	LeaseAcquirer(LeaseStore store, ReleaseSubscriber subscriber, LeaseWatchdog watchdog, LeaseRegistry registry,
+			HoldReconciler reconciler, LeaseReleaser releaser, List<LockListener> listeners, String clientId) {
+		this.store = store;
+		this.subscriber = subscriber;
+		this.watchdog = watchdog;
+		this.registry = registry;
+		this.reconciler = reconciler;
+		this.releaser = releaser;
+		this.listeners = listeners;
+		this.clientId = clientId;
+	}
+
+	/** See {@link dev.distlock.core.LockService#tryAcquire(LockRequest)}; {@code redisKey} is the request's key in Redis. */
+	Optional<Lease> tryAcquire(LockRequest request, String redisKey) {
+		long start = System.nanoTime();
+		long deadline = start + request.waitTime().toNanos();
+		try {
+			LeaseEntry held = this.registry.heldByCurrentThread(redisKey);
+			if (held != null) {
+				Lease reentered = reenter(request, held, start, deadline);
+				if (reentered != null) {
+					return Optional.of(reentered);
+				}
+			}
+			return acquireNew(request, new Attempt(redisKey, newOwner(), request.ttl().toMillis()), start, deadline);
+		}
+		catch (InterruptedException ex) {
+			Thread.currentThread().interrupt();
+			LockInterruptedException failure = new LockInterruptedException(request.key(), ex);
+			this.listeners.forEach(listener -> listener.notAcquired(request, Duration.ofNanos(System.nanoTime() - start), failure));
+			throw failure;
+		}
+		catch (LockUnavailableException ex) {
+			this.listeners.forEach(listener -> listener.notAcquired(request, Duration.ofNanos(System.nanoTime() - start), ex));
+			throw ex;
+		}
+	}
+
+	/**
+	 * Count one more hold of the lease this thread holds on the key. Returns null when Redis no longer has that lease
+	 * (it is then reported lost) or this process ended it meanwhile; the caller then acquires the lock anew.
+	 */
+	private @Nullable Lease reenter(LockRequest request, LeaseEntry entry, long start, long deadline)
+			throws InterruptedException {
+		long ttlMillis = request.ttl().toMillis();
+		Backoff backoff = new Backoff();
+		for (;;) {
+			long sent = System.nanoTime();
+			long[] reply;
+			try {
+				reply = this.store.acquire(entry.redisKey, entry.owner, ttlMillis, "", entry.token);
+			}
+			catch (RuntimeException ex) {
+				// A re-entry that runs unanswered counts a hold in Redis that this process does not count: the release
+				// of the last hold this process knows ends the lease all the same (see release).
+				LockUnavailableException failure = unanswered(request, ex);
+				if (request.waitTime().isZero()) {
+					throw failure;
+				}
+				if (System.nanoTime() - deadline >= 0) {
+					throw unansweredWithin(request, failure);
+				}
+				TimeUnit.NANOSECONDS.sleep(Math.min(backoff.nextNanos(), Math.max(0, deadline - System.nanoTime())));
+				continue;
+			}
+			if (reply[0] < 0) {
+				this.registry.lostOnHolderCheck(entry);
+				this.watchdog.unregister(entry);
+				return null;
+			}
+			if (!entry.reenter(ttlMillis, request.autoRenew(), sent)) {
+				// Ended here meanwhile (released from another thread, or found lost): the hold just counted is one that
+				// nothing in this process knows. Its owner id is not used again, so it can go.
+				this.reconciler.discard(entry.key, entry.redisKey, entry.owner, entry.channel);
+				return null;
+			}
+			if (request.autoRenew()) {
+				this.watchdog.wakeUp();
+			}
+			return newLease(request, entry, sent, start);
+		}
+	}
+
+	/**
+	 * Acquire the lock with the fresh owner id of {@code attempt}. When the acquisition ends without a lease after a
+	 * call that went unanswered, whatever that call may yet create in Redis is discarded (the owner id is not used
+	 * again).
+	 */
+	private Optional<Lease> acquireNew(LockRequest request, Attempt attempt, long start, long deadline)
+			throws InterruptedException {
+		Optional<Lease> lease = Optional.empty();
+		try {
+			lease = firstAttempt(request, attempt, start, deadline);
+			return lease;
+		}
+		finally {
+			if (lease.isEmpty() && attempt.unanswered) {
+				this.reconciler.discard(request.key(), attempt.redisKey, attempt.owner, attempt.channel);
+			}
+		}
+	}
+
+	private Optional<Lease> firstAttempt(LockRequest request, Attempt attempt, long start, long deadline)
+			throws InterruptedException {
+		boolean mayWait = !request.waitTime().isZero();
+		// Where other threads of this process wait for the key already, join them before the first attempt: it saves
+		// the attempt a new waiter otherwise makes once subscribed, and makes this thread one a holder can hand the
+		// lease to.
+		if (mayWait && (this.subscriber.isSubscribed(attempt.channel) || this.subscriber.yieldingUntil(attempt.channel) != 0)) {
+			return awaitRelease(request, attempt, -1, null, start, deadline);
+		}
+		long sent = System.nanoTime();
+		long[] reply;
+		try {
+			reply = callAcquire(request, attempt, mayWait);
+		}
+		catch (LockUnavailableException ex) {
+			if (!mayWait) {
+				throw ex;
+			}
+			if (System.nanoTime() - deadline >= 0) {
+				throw unansweredWithin(request, ex);
+			}
+			return awaitRelease(request, attempt, -1, ex, start, deadline);
+		}
+		if (reply[0] > 0) {
+			return Optional.of(newLease(request, newEntry(request, attempt, reply[1], sent, 0), sent, start));
+		}
+		if (!mayWait) {
+			return notAcquired(request, start);
+		}
+		return awaitRelease(request, attempt, reply[1], null, start, deadline);
+	}
+
+	/**
+	 * Wait for the lock, retrying when a release message (or a release in this process) wakes this thread, when the
+	 * holder's lease would run out, or not at all if a holder in this process hands the lease over. While the release
+	 * channel is not subscribed, and while Redis does not answer, it retries at short intervals instead, until the
+	 * deadline.
+	 * @param holderTtl the holder's remaining ttl in ms from the last attempt, or -1 if it is not known
+	 * @param failure why the last attempt got no answer, or null
+	 */
+	private Optional<Lease> awaitRelease(LockRequest request, Attempt attempt, long holderTtl,
+			@Nullable LockUnavailableException failure, long start, long deadline) throws InterruptedException {
+		String channel = attempt.channel;
+		Waiter waiter = this.subscriber.register(channel, attempt.owner, request.effectiveName(),
+				attempt.ttlMillis);
+		boolean acquired = false;
+		Backoff backoff = new Backoff();
+		try {
+			// Only attempts made after the subscription is confirmed are sure to hear of a later release; one that is
+			// slow to come is not waited for longer than a short poll, nor past the holder's lease.
+			long now = System.nanoTime();
+			long subscribedBy = now + ((failure != null) ? backoff.nextNanos() : pollNanos());
+			if (holderTtl >= 0) {
+				subscribedBy = earlier(subscribedBy, now + holderTtlNanos(holderTtl));
+			}
+			waiter.awaitSubscribed(earlier(subscribedBy, deadline));
+			for (;;) {
+				if (!waiter.startAttempt()) {
+					if (waiter.handedOver()) {
+						acquired = true;
+						return Optional.of(handedOver(request, attempt, waiter, start));
+					}
+					continue;
+				}
+				long yieldUntil = this.subscriber.yieldingUntil(channel);
+				if (yieldUntil != 0) {
+					waiter.endAttempt();
+					if (!waiter.await(earlier(yieldUntil, deadline)) && System.nanoTime() - deadline >= 0) {
+						break;
+					}
+					continue;
+				}
+				long sent = System.nanoTime();
+				long[] reply;
+				try {
+					reply = callAcquire(request, attempt, true);
+				}
+				catch (LockUnavailableException ex) {
+					waiter.endAttempt();
+					failure = ex;
+					if (!waiter.await(earlier(System.nanoTime() + backoff.nextNanos(), deadline))
+							&& System.nanoTime() - deadline >= 0) {
+						break;
+					}
+					continue;
+				}
+				failure = null;
+				backoff.reset();
+				if (reply[0] > 0) {
+					acquired = true;
+					return Optional.of(newLease(request, newEntry(request, attempt, reply[1], sent, 0), sent, start));
+				}
+				waiter.endAttempt();
+				now = System.nanoTime();
+				if (now - deadline >= 0) {
+					break;
+				}
+				long wakeAt = now + holderTtlNanos(reply[1]);
+				if (!this.subscriber.isSubscribed(channel)) {
+					wakeAt = earlier(wakeAt, now + pollNanos()); // no release message can come: poll
+				}
+				if (!waiter.await(earlier(wakeAt, deadline)) && System.nanoTime() - deadline >= 0) {
+					break;
+				}
+			}
+			if (waiter.leave()) { // handed the lease just as the wait ended: take it
+				acquired = true;
+				return Optional.of(handedOver(request, attempt, waiter, start));
+			}
+			if (failure != null) {
+				throw unansweredWithin(request, failure);
+			}
+			return notAcquired(request, start);
+		}
+		catch (InterruptedException | RuntimeException ex) {
+			if (!acquired && waiter.leave()) {
+				// Handed the lease while failing: give it back now rather than leave it to expire.
+				try {
+					handedOver(request, attempt, waiter, start).release();
+				}
+				catch (RuntimeException releaseFailure) {
+					ex.addSuppressed(releaseFailure);
+				}
+			}
+			throw ex;
+		}
+		finally {
+			if (waiter.handOverUnanswered()) {
+				attempt.unanswered = true; // a holder's hand-over to this owner may yet run in Redis
+			}
+			this.subscriber.unregister(waiter, acquired);
+		}
+	}
+
+	private Lease handedOver(LockRequest request, Attempt attempt, Waiter waiter, long start) {
+		LeaseEntry entry = newEntry(request, attempt, waiter.grantedToken(), waiter.grantedAtNanos(),
+				waiter.grantedHandOvers());
+		return newLease(request, entry, waiter.grantedAtNanos(), start);
+	}
+
+	/** When to retry if no release message comes: when the holder's lease runs out, plus jitter against herds. */
+	private static long holderTtlNanos(long holderTtlMillis) {
+		if (holderTtlMillis < 0) {
+			return NO_EXPIRY_RECHECK_NANOS;
+		}
+		long ttl = TimeUnit.MILLISECONDS.toNanos(holderTtlMillis);
+		return ttl + ThreadLocalRandom.current().nextLong(Math.min(MAX_JITTER_NANOS, ttl / 10) + 1);
+	}
+
+	/** The interval of a waiter that cannot count on a release message, with jitter. */
+	private static long pollNanos() {
+		return POLL_NANOS + ThreadLocalRandom.current().nextLong(POLL_NANOS / 2 + 1);
+	}
+
+	private static long earlier(long a, long b) {
+		return (a - b < 0) ? a : b;
+	}
+
+	private long[] callAcquire(LockRequest request, Attempt attempt, boolean willWait) throws InterruptedException {
+		try {
+			long[] reply = this.store.acquire(attempt.redisKey, attempt.owner, attempt.ttlMillis,
+					willWait ? this.clientId : "", 0);
+			if (reply[0] < 0) {
+				throw new IllegalStateException("The acquire script refused a new owner of '" + request.key() + "'");
+			}
+			return reply;
+		}
+		catch (RuntimeException ex) {
+			// sent, no answer: Redis may run it yet
+			attempt.unanswered = true;
+			if (Thread.interrupted()) { // the client gave up waiting for Redis because this thread was interrupted
+				InterruptedException interrupted = new InterruptedException();
+				interrupted.initCause(ex);
+				throw interrupted;
+			}
+			throw unanswered(request, ex);
+		}
+	}
+
+	private static LockUnavailableException unansweredWithin(LockRequest request, LockUnavailableException last) {
+		Throwable cause = (last.getCause() != null) ? last.getCause() : last;
+		return new LockUnavailableException(request.key(), "Could not acquire lock '" + request.key() + "' within "
+				+ request.waitTime() + ": Redis did not answer (" + cause.getMessage() + ")", cause);
+	}
+
+	private static LockUnavailableException unanswered(LockRequest request, RuntimeException ex) {
+		return new LockUnavailableException(request.key(),
+				"Could not acquire lock '" + request.key() + "': Redis did not answer (" + ex.getMessage() + ")", ex);
+	}
+
+	/** A new lease of this process, held once by the calling thread. */
+	private LeaseEntry newEntry(LockRequest request, Attempt attempt, long token, long sent, int handOvers) {
+		LeaseEntry entry = new LeaseEntry(request.key(), attempt.redisKey, attempt.channel, attempt.owner,
+				request.effectiveName(), token, attempt.ttlMillis, request.autoRenew(), sent, handOvers);
+		this.registry.add(entry);
+		this.watchdog.register(entry);
+		return entry;
+	}
+
+	private Lease newLease(LockRequest request, LeaseEntry entry, long sent, long start) {
+		RedisLease lease = new RedisLease(this.releaser, entry, request.ttl(), sent);
+		Duration waited = Duration.ofNanos(sent - start);
+		this.listeners.forEach(listener -> listener.acquired(request, lease, waited));
+		return lease;
+	}
+
+	private Optional<Lease> notAcquired(LockRequest request, long start) {
+		Duration waited = Duration.ofNanos(System.nanoTime() - start);
+		this.listeners.forEach(listener -> listener.notAcquired(request, waited, null));
+		return Optional.empty();
+	}
+
+	/** A fresh owner id: the client id, the acquiring thread, and a number never used before in this process. */
+	private String newOwner() {
+		return this.clientId + ":" + Thread.currentThread().getId() + ":" + this.ownerSequence.incrementAndGet();
+	}
+
+}

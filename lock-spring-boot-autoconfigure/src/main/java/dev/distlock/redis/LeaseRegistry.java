@@ -1,0 +1,113 @@
+package dev.distlock.redis;
+
+import java.util.Collection;
+import java.util.List;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutorService;
+
+import dev.distlock.core.LockListener;
+import dev.distlock.core.LockLostEvent;
+
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
+import org.jspecify.annotations.Nullable;
+
+import org.springframework.context.ApplicationEventPublisher;
+import org.springframework.util.Assert;
+
+/**
+ * The leases this process holds, and their losses: one role, the process's picture of its leases. It finds the lease a
+ * thread re-enters, lists leases for operators (a lost one stays listed until its holder releases it), and announces a
+ * loss once: a WARN log, the {@link LockListener}s, and the application's event publisher (on its own thread, so a slow
+ * listener cannot delay renewals). It calls nobody back: whoever ends or loses a lease also stops its renewal.
+ */
+final class LeaseRegistry {
+
+	private static final Log logger = LogFactory.getLog(RedisLockService.class);
+
+	/** Every lease this process lists, by key and owner: held ones and lost ones not yet released. */
+	private final ConcurrentHashMap<HoldKey, LeaseEntry> entries = new ConcurrentHashMap<>();
+
+	/** The held (neither lost nor ended) lease of each thread and key: what a re-entry re-enters. */
+	private final ConcurrentHashMap<ThreadKey, LeaseEntry> heldByThread = new ConcurrentHashMap<>();
+
+	private final List<LockListener> listeners;
+
+	private final @Nullable ApplicationEventPublisher eventPublisher;
+
+	private final @Nullable ExecutorService events;
+
+	LeaseRegistry(List<LockListener> listeners, @Nullable ApplicationEventPublisher eventPublisher,
+			@Nullable ExecutorService events) {
+		this.listeners = listeners;
+		this.eventPublisher = eventPublisher;
+		this.events = events;
+	}
+
+	/** The lease the calling thread holds on {@code redisKey}, or null. */
+	@Nullable LeaseEntry heldByCurrentThread(String redisKey) {
+		return this.heldByThread.get(new ThreadKey(redisKey, Thread.currentThread().getId()));
+	}
+
+	void add(LeaseEntry entry) {
+		this.entries.put(new HoldKey(entry.redisKey, entry.owner), entry);
+		this.heldByThread.put(new ThreadKey(entry.redisKey, entry.ownerThreadId), entry);
+	}
+
+	/** The lease ended (released, handed over or expired): no longer listed nor re-entered. */
+	void forget(LeaseEntry entry) {
+		this.entries.remove(new HoldKey(entry.redisKey, entry.owner), entry);
+		this.heldByThread.remove(new ThreadKey(entry.redisKey, entry.ownerThreadId), entry);
+	}
+
+	Collection<LeaseEntry> entries() {
+		return this.entries.values();
+	}
+
+	/** The holder found its lease gone: record the loss (announcing it once) and return its event. */
+	LockLostEvent lostOnHolderCheck(LeaseEntry entry) {
+		LockLostEvent event = entry.markLostByHolder();
+		if (event != null) {
+			announceLost(entry, event);
+			return event;
+		}
+		LockLostEvent earlier = entry.lostEvent();
+		Assert.state(earlier != null, "A lost lease has an event");
+		return earlier;
+	}
+
+	/**
+	 * A lease was found lost: it is no longer re-entered, and the log, the listeners and the application hear of it.
+	 * It stays listed, as lost, until its holder releases it, so that an operator sees a holder running without its
+	 * lock.
+	 */
+	void announceLost(LeaseEntry entry, LockLostEvent event) {
+		this.heldByThread.remove(new ThreadKey(entry.redisKey, entry.ownerThreadId), entry);
+		logger.warn("Lock '" + event.key() + "' (fencing token " + event.fencingToken() + ", owner " + event.owner()
+				+ ") was lost: " + event.detection().description());
+		this.listeners.forEach(listener -> listener.lost(event));
+		ApplicationEventPublisher publisher = this.eventPublisher;
+		ExecutorService executor = this.events;
+		if (publisher != null && executor != null) {
+			try {
+				executor.execute(() -> publisher.publishEvent(event));
+			}
+			catch (RuntimeException ex) {
+				logger.debug("Could not publish " + event, ex);
+			}
+		}
+	}
+
+	void close() {
+		if (this.events != null) {
+			this.events.shutdown();
+		}
+	}
+
+	private record HoldKey(String redisKey, String owner) {
+	}
+
+	private record ThreadKey(String redisKey, long threadId) {
+	}
+
+}

@@ -1,0 +1,196 @@
+package dev.distlock.redis;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+
+import dev.distlock.core.LockListener;
+import dev.distlock.core.LockLostEvent;
+import dev.distlock.core.LockLostException;
+import dev.distlock.core.LockUnavailableException;
+
+/**
+ * What a holder does with its lease: release a hold, hand the lease straight to a waiting thread of this process, or
+ * extend it. One role: the end of a hold, in Redis and in this process's picture, kept in step (see the fault model in
+ * docs/architecture.md for each reply that is lost).
+ */
+final class LeaseReleaser {
+
+	/**
+	 * How long this process's threads hold back after it released a lock that other processes were waiting for: long
+	 * enough for the release message to reach them and their attempt to reach Redis on a loaded machine.
+	 */
+	private static final long YIELD_NANOS = TimeUnit.MILLISECONDS.toNanos(3);
+
+	private final LeaseStore store;
+
+	private final ReleaseSubscriber subscriber;
+
+	private final LeaseWatchdog watchdog;
+
+	private final LeaseRegistry registry;
+
+	private final HoldReconciler reconciler;
+
+	private final List<LockListener> listeners;
+
+	private final String clientId;
+
+	private final int localHandOvers;
+
+	LeaseReleaser(LeaseStore store, ReleaseSubscriber subscriber, LeaseWatchdog watchdog, LeaseRegistry registry,
+			HoldReconciler reconciler, List<LockListener> listeners, String clientId, int localHandOvers) {
+		this.store = store;
+		this.subscriber = subscriber;
+		this.watchdog = watchdog;
+		this.registry = registry;
+		this.reconciler = reconciler;
+		this.listeners = listeners;
+		this.clientId = clientId;
+		this.localHandOvers = localHandOvers;
+	}
+
+	void release(RedisLease lease) {
+		LeaseEntry entry = lease.entry;
+		Duration held = Duration.ofNanos(System.nanoTime() - lease.acquiredAtNanos);
+		if (entry.handOvers < this.localHandOvers && entry.holds() == 1 && entry.state() == LeaseEntry.State.HELD) {
+			Waiter next = this.subscriber.reserveForHandOver(entry.channel, entry.owner);
+			if (next != null && handOver(lease, entry, next, held)) {
+				return;
+			}
+		}
+		long[] reply;
+		entry.releaseStarting();
+		try {
+			reply = this.store.release(entry.redisKey, entry.owner, entry.token, entry.channel, this.clientId);
+		}
+		catch (RuntimeException ex) {
+			throw unreachable(lease, entry, held, ex);
+		}
+		long left = reply[0];
+		if (left < 0) {
+			throw foundGone(lease, entry, held);
+		}
+		if (entry.releaseHold(left == 0)) {
+			ended(entry);
+			if (left == 0) {
+				if (reply[1] == 1) {
+					this.subscriber.yieldUntil(entry.channel, System.nanoTime() + YIELD_NANOS);
+				}
+				this.subscriber.releasedLocally(entry.channel, entry.token);
+			}
+			else if (this.reconciler.discardNow(entry.key, entry.redisKey, entry.owner, entry.channel)) {
+				// Redis counted holds this process does not (re-entries whose replies were lost): the lease ends with
+				// the last hold this process knows
+				this.subscriber.releasedLocally(entry.channel, entry.token);
+			}
+		}
+		released(lease, entry, held);
+	}
+
+	/**
+	 * Hand the lease straight to {@code next}, a thread of this process waiting for it: one round trip, no release
+	 * message, no race with other processes' waiters. At most {@code localHandOvers} times in a row, so that other
+	 * processes get their turn. Returns false when the lease has to be released the normal way.
+	 */
+	private boolean handOver(RedisLease lease, LeaseEntry entry, Waiter next, Duration held) {
+		boolean granted = false;
+		try {
+			long sent = System.nanoTime();
+			long token;
+			entry.releaseStarting();
+			try {
+				token = this.store.handOver(entry.redisKey, entry.owner, entry.token, next.owner, next.ttlMillis);
+			}
+			catch (RuntimeException ex) {
+				next.markHandOverUnanswered(); // the hand-over may yet run: the waiter's owner may get the lease
+				throw unreachable(lease, entry, held, ex);
+			}
+			if (token == -2) {
+				return false;
+			}
+			if (token < 0) {
+				throw foundGone(lease, entry, held);
+			}
+			entry.releaseHold(true);
+			ended(entry);
+			next.grant(token, sent, entry.handOvers + 1);
+			granted = true;
+		}
+		finally {
+			if (!granted) {
+				next.revert();
+			}
+		}
+		released(lease, entry, held);
+		return true;
+	}
+
+	private void released(RedisLease lease, LeaseEntry entry, Duration held) {
+		this.listeners.forEach(listener -> listener.released(lease, held, true));
+		LockLostEvent lost = entry.lostEvent();
+		if (lost != null) {
+			throw new LockLostException(lost);
+		}
+	}
+
+	/**
+	 * The release found the lease gone from Redis: a loss (announced once), and the hold ends here. Redis may yet hold
+	 * something of this owner under another token (a script of its acquisition that ran late and adopted the hold):
+	 * the owner id is done with, so whatever it holds can go.
+	 */
+	private LockLostException foundGone(RedisLease lease, LeaseEntry entry, Duration held) {
+		LockLostEvent event = this.registry.lostOnHolderCheck(entry);
+		this.watchdog.unregister(entry);
+		if (entry.releaseHold(false)) {
+			ended(entry);
+			this.reconciler.discard(entry.key, entry.redisKey, entry.owner, entry.channel);
+		}
+		this.listeners.forEach(listener -> listener.released(lease, held, false));
+		return new LockLostException(event);
+	}
+
+	/**
+	 * Redis did not answer a release: the hold ends here either way. When it was the last, whatever Redis still has of
+	 * the lease is discarded once Redis answers again, and expires at its lease time otherwise.
+	 */
+	private LockUnavailableException unreachable(RedisLease lease, LeaseEntry entry, Duration held, RuntimeException ex) {
+		if (entry.releaseHold(false)) {
+			ended(entry);
+			this.reconciler.discard(entry.key, entry.redisKey, entry.owner, entry.channel);
+		}
+		this.listeners.forEach(listener -> listener.released(lease, held, false));
+		return new LockUnavailableException(entry.key, "Could not release lock '" + entry.key
+				+ "': Redis did not answer; the lease expires within " + entry.ttlMillis() + "ms (" + ex.getMessage() + ")", ex);
+	}
+
+	/** Add {@code millis} to the lease's remaining time ({@code add}), or set it to {@code millis}. */
+	void extend(RedisLease lease, long millis, boolean add) {
+		LeaseEntry entry = lease.entry;
+		LockLostEvent lost = entry.lostEvent();
+		if (lost != null) {
+			throw new LockLostException(lost);
+		}
+		long sent = System.nanoTime();
+		long remaining;
+		try {
+			remaining = this.store.extend(entry.redisKey, entry.owner, entry.token, millis, add);
+		}
+		catch (RuntimeException ex) {
+			throw new LockUnavailableException(entry.key,
+					"Could not " + (add ? "extend" : "renew") + " lock '" + entry.key + "': Redis did not answer (" + ex.getMessage() + ")", ex);
+		}
+		if (remaining < 0) {
+			LockLostEvent event = this.registry.lostOnHolderCheck(entry);
+			this.watchdog.unregister(entry);
+			throw new LockLostException(event);
+		}
+		entry.confirmed(sent, remaining);
+	}
+
+	private void ended(LeaseEntry entry) {
+		this.registry.forget(entry);
+		this.watchdog.unregister(entry);
+	}
+
+}
