@@ -42,14 +42,10 @@ final class HoldReconciler implements AutoCloseable {
 
 	private final AtomicLong discarded = new AtomicLong();
 
-	HoldReconciler(LeaseStore store, long confirmDelayMillis, String threadName) {
+	HoldReconciler(LeaseStore store, long confirmDelayMillis, EngineThreads threads, String threadName) {
 		this.store = store;
 		this.confirmDelayMillis = confirmDelayMillis;
-		this.executor = Executors.newSingleThreadScheduledExecutor(runnable -> {
-			Thread thread = new Thread(runnable, threadName);
-			thread.setDaemon(true);
-			return thread;
-		});
+		this.executor = Executors.newSingleThreadScheduledExecutor(threads.named(threadName));
 	}
 
 	/**

@@ -76,17 +76,13 @@ final class LeaseWatchdog implements AutoCloseable {
 
 	private volatile long lastFailureLogNanos;
 
-	LeaseWatchdog(LeaseStore store, double renewalRatio, Callbacks callbacks, String threadName) {
+	LeaseWatchdog(LeaseStore store, double renewalRatio, Callbacks callbacks, EngineThreads threads, String threadName) {
 		this.store = store;
 		this.renewalRatio = renewalRatio;
 		this.callbacks = callbacks;
-		this.renewals = new ThreadPoolExecutor(1, 1, 0, TimeUnit.MILLISECONDS, new LinkedBlockingQueue<>(), runnable -> {
-			Thread thread = new Thread(runnable, threadName + "-renewal");
-			thread.setDaemon(true);
-			return thread;
-		});
-		this.scheduler = new Thread(this::run, threadName);
-		this.scheduler.setDaemon(true);
+		this.renewals = new ThreadPoolExecutor(1, 1, 0, TimeUnit.MILLISECONDS, new LinkedBlockingQueue<>(),
+				threads.named(threadName + "-renewal"));
+		this.scheduler = threads.newThread(threadName, this::run);
 		this.plannedWakeNanos = System.nanoTime() + MAX_SLEEP_NANOS;
 		this.scheduler.start();
 	}

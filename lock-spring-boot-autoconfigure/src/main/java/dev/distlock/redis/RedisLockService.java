@@ -7,6 +7,7 @@ import java.util.Base64;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.ExecutorService;
+import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
@@ -20,6 +21,8 @@ import dev.distlock.core.LockRequest;
 import dev.distlock.core.LockService;
 import dev.distlock.core.LockUnavailableException;
 
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.context.ApplicationEventPublisher;
@@ -54,6 +57,8 @@ public class RedisLockService implements LockService, SmartLifecycle, AutoClosea
 	 */
 	public static final int LIFECYCLE_PHASE = SmartLifecycle.DEFAULT_PHASE - 4096;
 
+	private static final Log logger = LogFactory.getLog(RedisLockService.class);
+
 	private final String keyPrefix;
 
 	private final String clientId;
@@ -81,14 +86,15 @@ public class RedisLockService implements LockService, SmartLifecycle, AutoClosea
 		LeaseStore store = new LeaseStore(builder.connectionFactory);
 		String threadName = builder.threadNamePrefix + "-" + this.clientId.substring(0, 6);
 		ApplicationEventPublisher eventPublisher = builder.eventPublisher;
+		EngineThreads threads = new EngineThreads(builder.threadFactory);
 		this.registry = new LeaseRegistry(listeners, eventPublisher,
-				(eventPublisher != null) ? singleThread(threadName + "-events") : null);
+				(eventPublisher != null) ? singleThread(threads, threadName + "-events") : null);
 		this.subscriber = new ReleaseSubscriber(builder.connectionFactory, this.keyPrefix + ":__subscriber__",
-				builder.idleUnsubscribe.toNanos(), threadName + "-pubsub");
+				builder.idleUnsubscribe.toNanos(), threads, threadName + "-pubsub");
 		this.watchdog = new LeaseWatchdog(store, builder.renewalRatio, new WatchdogCallbacks(listeners, this.registry),
-				threadName + "-watchdog");
+				threads, threadName + "-watchdog");
 		long timeout = store.commandTimeoutMillis();
-		this.reconciler = new HoldReconciler(store, (timeout > 0) ? Math.min(timeout, 5_000) : 2_000,
+		this.reconciler = new HoldReconciler(store, (timeout > 0) ? Math.min(timeout, 5_000) : 2_000, threads,
 				threadName + "-reconcile");
 		LeaseReleaser releaser = new LeaseReleaser(store, this.subscriber, this.watchdog, this.registry,
 				this.reconciler, listeners, this.clientId, builder.localHandOvers);
@@ -212,6 +218,14 @@ public class RedisLockService implements LockService, SmartLifecycle, AutoClosea
 			return;
 		}
 		this.closed = true;
+		List<LeaseSnapshot> held = this.view.activeLeases().stream().filter(lease -> !lease.lost()).toList();
+		if (!held.isEmpty()) {
+			// Releasing them would end the mutual exclusion of threads still inside their critical sections; they
+			// expire at their lease times instead, as a crashed process's would.
+			logger.warn("Lock service stops with " + held.size() + " lease(s) held, no longer renewed; they expire within"
+					+ " their lease times: " + held.stream().map(lease -> "'" + lease.key() + "' (token "
+							+ lease.fencingToken() + ", " + lease.ttl() + ")").limit(20).toList());
+		}
 		this.watchdog.close();
 		this.reconciler.close();
 		this.subscriber.close();
@@ -224,12 +238,8 @@ public class RedisLockService implements LockService, SmartLifecycle, AutoClosea
 		return Base64.getUrlEncoder().withoutPadding().encodeToString(bytes);
 	}
 
-	private static ExecutorService singleThread(String name) {
-		return new ThreadPoolExecutor(1, 1, 0, TimeUnit.MILLISECONDS, new LinkedBlockingQueue<>(), runnable -> {
-			Thread thread = new Thread(runnable, name);
-			thread.setDaemon(true);
-			return thread;
-		});
+	private static ExecutorService singleThread(EngineThreads threads, String name) {
+		return new ThreadPoolExecutor(1, 1, 0, TimeUnit.MILLISECONDS, new LinkedBlockingQueue<>(), threads.named(name));
 	}
 
 	/** The watchdog's news: renewals for the listeners, losses and expiries for the registry. Calls nothing back. */
@@ -268,6 +278,8 @@ public class RedisLockService implements LockService, SmartLifecycle, AutoClosea
 		private int localHandOvers = 4;
 
 		private @Nullable ApplicationEventPublisher eventPublisher;
+
+		private @Nullable ThreadFactory threadFactory;
 
 		private final List<LockListener> listeners = new ArrayList<>();
 
@@ -327,6 +339,15 @@ public class RedisLockService implements LockService, SmartLifecycle, AutoClosea
 				throw new IllegalArgumentException("Local hand-overs must not be negative, but was " + localHandOvers);
 			}
 			this.localHandOvers = localHandOvers;
+			return this;
+		}
+
+		/**
+		 * Where the service's threads come from (e.g. a virtual thread factory); they are renamed by their role. By
+		 * default platform daemon threads.
+		 */
+		public Builder threadFactory(@Nullable ThreadFactory threadFactory) {
+			this.threadFactory = threadFactory;
 			return this;
 		}
 

@@ -66,14 +66,12 @@ final class ReleaseSubscriber implements SubscriptionConnection.Events, AutoClos
 
 	private volatile long lastWarnNanos;
 
-	ReleaseSubscriber(RedisConnectionFactory connectionFactory, String keepAliveChannel, long idleNanos, String threadName) {
-		this.connection = new SubscriptionConnection(connectionFactory, keepAliveChannel, this);
+	ReleaseSubscriber(RedisConnectionFactory connectionFactory, String keepAliveChannel, long idleNanos,
+			EngineThreads threads, String threadName) {
+		this.connection = new SubscriptionConnection(connectionFactory, keepAliveChannel, this, threads,
+				threadName + "-connection");
 		this.idleNanos = idleNanos;
-		this.commands = Executors.newSingleThreadScheduledExecutor(runnable -> {
-			Thread thread = new Thread(runnable, threadName);
-			thread.setDaemon(true);
-			return thread;
-		});
+		this.commands = Executors.newSingleThreadScheduledExecutor(threads.named(threadName));
 		long sweepMillis = Math.max(10, TimeUnit.NANOSECONDS.toMillis(idleNanos) / 2);
 		this.commands.scheduleWithFixedDelay(this::unsubscribeIdle, sweepMillis, sweepMillis, TimeUnit.MILLISECONDS);
 		this.commands.scheduleWithFixedDelay(this::heal, HEAL_MILLIS, HEAL_MILLIS, TimeUnit.MILLISECONDS);

@@ -59,11 +59,18 @@ final class SubscriptionConnection implements MessageListener, SubscriptionListe
 
 	private final Events events;
 
+	private final EngineThreads threads;
+
+	private final String threadName;
+
 	private @Nullable RedisConnection connection;
 
 	private volatile CompletableFuture<Void> connected = new CompletableFuture<>();
 
-	SubscriptionConnection(RedisConnectionFactory connectionFactory, String keepAliveChannel, Events events) {
+	SubscriptionConnection(RedisConnectionFactory connectionFactory, String keepAliveChannel, Events events,
+			EngineThreads threads, String threadName) {
+		this.threads = threads;
+		this.threadName = threadName;
 		this.connectionFactory = connectionFactory;
 		this.keepAliveChannel = keepAliveChannel.getBytes(StandardCharsets.UTF_8);
 		this.events = events;
@@ -119,15 +126,14 @@ final class SubscriptionConnection implements MessageListener, SubscriptionListe
 		CompletableFuture<Void> ready = new CompletableFuture<>();
 		this.connected = ready;
 		// Some clients (Jedis) block the subscribing thread for the life of the subscription; Lettuce returns at once.
-		Thread subscriber = new Thread(() -> {
+		Thread subscriber = this.threads.newThread(this.threadName, () -> {
 			try {
 				fresh.subscribe(this, this.keepAliveChannel);
 			}
 			catch (RuntimeException ex) {
 				ready.completeExceptionally(ex);
 			}
-		}, Thread.currentThread().getName() + "-connection");
-		subscriber.setDaemon(true);
+		});
 		subscriber.start();
 		try {
 			ready.get(CONNECT_TIMEOUT_SECONDS, TimeUnit.SECONDS);
