@@ -22,6 +22,7 @@ import java.util.function.Consumer;
 
 import dev.distlock.core.Lease;
 import dev.distlock.core.LeaseSnapshot;
+import dev.distlock.core.LockException;
 import dev.distlock.core.LockInterruptedException;
 import dev.distlock.core.LockListener;
 import dev.distlock.core.LockLostEvent;
@@ -521,15 +522,22 @@ public class RedisLockService implements LockService, AutoCloseable {
 
 	/**
 	 * Redis did not answer a release: the hold ends here either way. When it was the last, whatever Redis still has of
-	 * the lease is discarded once Redis answers again, and expires at its lease time otherwise.
+	 * the lease is discarded once Redis answers again, and expires at its lease time otherwise. A lease already found
+	 * lost (before the release, or by the watchdog while it went unanswered) fails with its {@link LockLostException},
+	 * as every release of a lost lease does: its holder must hear of the loss whether Redis answers or not.
 	 */
-	private LockUnavailableException unreachableOnRelease(RedisLease lease, LeaseEntry entry, Duration held,
-			RuntimeException ex) {
+	private LockException unreachableOnRelease(RedisLease lease, LeaseEntry entry, Duration held, RuntimeException ex) {
 		if (entry.releaseHold(false)) {
 			ended(entry);
 			this.reconciler.discard(entry.key, entry.redisKey, entry.owner, entry.channel);
 		}
 		this.listeners.forEach(listener -> listener.released(lease, held, false));
+		LockLostEvent lost = entry.lostEvent();
+		if (lost != null) {
+			LockLostException failure = new LockLostException(lost);
+			failure.addSuppressed(ex);
+			return failure;
+		}
 		return new LockUnavailableException(entry.key, "Could not release lock '" + entry.key
 				+ "': Redis did not answer; the lease expires within " + entry.ttlMillis() + "ms (" + ex.getMessage() + ")", ex);
 	}
