@@ -61,7 +61,10 @@ public interface Lease extends AutoCloseable {
 	/**
 	 * Release this hold; the key is freed when its last hold is released.
 	 * @throws LockNotOwnedException if the lease was no longer ours ({@link LockLostException} when the watchdog
-	 * had already found it lost), also when this hold was already released; the hold counts as released either way
+	 * had already found it lost, whether or not the store answers the release), also when this hold was already
+	 * released; the hold counts as released either way
+	 * @throws LockUnavailableException if the store did not answer and the lease was not known to be lost; the hold
+	 * counts as released, and what the store may still have of the lease expires at its lease time
 	 */
 	void release();
 

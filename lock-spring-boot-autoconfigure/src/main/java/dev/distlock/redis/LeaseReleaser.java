@@ -4,6 +4,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 
+import dev.distlock.core.LockException;
 import dev.distlock.core.LockListener;
 import dev.distlock.core.LockLostEvent;
 import dev.distlock.core.LockLostException;
@@ -152,14 +153,22 @@ final class LeaseReleaser {
 
 	/**
 	 * Redis did not answer a release: the hold ends here either way. When it was the last, whatever Redis still has of
-	 * the lease is discarded once Redis answers again, and expires at its lease time otherwise.
+	 * the lease is discarded once Redis answers again, and expires at its lease time otherwise. A lease already found
+	 * lost (before the release, or by the watchdog while it went unanswered) fails with its {@link LockLostException},
+	 * as every release of a lost lease does: its holder must hear of the loss whether Redis answers or not.
 	 */
-	private LockUnavailableException unreachable(RedisLease lease, LeaseEntry entry, Duration held, RuntimeException ex) {
+	private LockException unreachable(RedisLease lease, LeaseEntry entry, Duration held, RuntimeException ex) {
 		if (entry.releaseHold(false)) {
 			ended(entry);
 			this.reconciler.discard(entry.key, entry.redisKey, entry.owner, entry.channel);
 		}
 		this.listeners.forEach(listener -> listener.released(lease, held, false));
+		LockLostEvent lost = entry.lostEvent();
+		if (lost != null) {
+			LockLostException failure = new LockLostException(lost);
+			failure.addSuppressed(ex);
+			return failure;
+		}
 		return new LockUnavailableException(entry.key, "Could not release lock '" + entry.key
 				+ "': Redis did not answer; the lease expires within " + entry.ttlMillis() + "ms (" + ex.getMessage() + ")", ex);
 	}

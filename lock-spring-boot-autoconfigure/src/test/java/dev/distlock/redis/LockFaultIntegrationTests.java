@@ -98,6 +98,30 @@ class LockFaultIntegrationTests {
 			.satisfies(ex -> assertThat(ex.getDetection()).isEqualTo(LockLostEvent.Detection.RENEWAL_FAILED));
 	}
 
+	/** Found by LockChaosIntegrationTests: the holder of a lost lease must hear of the loss whether Redis answers or not. */
+	@Test
+	void aLostLeaseWhoseReleaseGoesUnansweredThrowsLockLostException() {
+		Duration ttl = Duration.ofMillis(900);
+		RedisLockService service = service();
+		Lease lease = service.acquire("lost-unanswered", ttl, Duration.ZERO);
+		this.server.pause();
+		try {
+			await().atMost(ttl.plusSeconds(2)).until(lease::isLost);
+			assertThatExceptionOfType(LockLostException.class).isThrownBy(lease::release).satisfies(ex -> {
+				assertThat(ex.getOwner()).isEqualTo(lease.owner());
+				assertThat(ex.getDetection()).isEqualTo(LockLostEvent.Detection.RENEWAL_FAILED);
+				assertThat(ex.getSuppressed()).hasSize(1); // why the release itself failed
+			});
+		}
+		finally {
+			this.server.resume();
+		}
+		assertThat(service.activeLeases()).isEmpty();
+		await().atMost(ttl.plusSeconds(2))
+			.until(() -> Long.valueOf(0).equals(this.server.execute("EXISTS", service.redisKey("lost-unanswered"))));
+		assertThat(this.lost).singleElement().satisfies(event -> assertThat(event.owner()).isEqualTo(lease.owner()));
+	}
+
 	@Test
 	void anUnreachableServerFailsTheAcquisitionWithinTheWaitPlusTheCommandTimeoutAndLockingResumesAfterwards() {
 		RedisLockService service = service();
