@@ -8,6 +8,8 @@ import dev.distlock.test.redis.RedisServer;
 
 import org.springframework.data.redis.connection.RedisConnectionFactory;
 import org.springframework.data.redis.connection.RedisStandaloneConfiguration;
+import org.springframework.data.redis.connection.jedis.JedisClientConfiguration;
+import org.springframework.data.redis.connection.jedis.JedisConnectionFactory;
 import org.springframework.data.redis.connection.lettuce.LettuceClientConfiguration;
 import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
 import org.springframework.data.redis.core.StringRedisTemplate;
@@ -27,16 +29,36 @@ public final class LockTestSupport implements AutoCloseable {
 
 	private final List<AutoCloseable> opened = new ArrayList<>();
 
+	private final boolean jedis;
+
 	public LockTestSupport(String host, int port) {
+		this(host, port, false);
+	}
+
+	private LockTestSupport(String host, int port, boolean jedis) {
 		this.host = host;
 		this.port = port;
+		this.jedis = jedis;
+	}
+
+	/** Connection factories on Jedis instead of Lettuce. */
+	public static LockTestSupport jedis(RedisServer server) {
+		return new LockTestSupport(server.host(), server.port(), true);
 	}
 
 	public static LockTestSupport forServer(RedisServer server) {
 		return new LockTestSupport(server.host(), server.port());
 	}
 
-	public synchronized LettuceConnectionFactory connectionFactory() {
+	public synchronized RedisConnectionFactory connectionFactory() {
+		if (this.jedis) {
+			JedisConnectionFactory factory = new JedisConnectionFactory(new RedisStandaloneConfiguration(this.host, this.port),
+					JedisClientConfiguration.builder().connectTimeout(COMMAND_TIMEOUT).readTimeout(COMMAND_TIMEOUT).build());
+			factory.afterPropertiesSet();
+			factory.start();
+			this.opened.add(factory::destroy);
+			return factory;
+		}
 		LettuceConnectionFactory factory = new LettuceConnectionFactory(new RedisStandaloneConfiguration(this.host, this.port),
 				LettuceClientConfiguration.builder().commandTimeout(COMMAND_TIMEOUT).build());
 		factory.afterPropertiesSet();
