@@ -7,7 +7,8 @@ import org.springframework.boot.SpringApplication;
 /**
  * The main class of each app instance the demo starts: the application exactly as it is, plus
  * {@link DemoInstanceSupport} (its port for the demo, and an exit when the demo is gone), which the application itself
- * does not carry.
+ * does not carry. Named here rather than left to the application's component scan, which would find it on this class
+ * path too: its package lies under the application's.
  */
 public final class DemoInstance {
 
