@@ -10,8 +10,7 @@ set -euo pipefail
 cd "$(dirname "$0")"
 
 echo "Building the sample app (the first run downloads Maven and the dependencies)..." >&2
-./mvnw -q -B -pl sample-inventory-app -am package -DskipTests
+./mvnw -q -B -pl sample-inventory-demo -am package -DskipTests
 
 JAVA="${JAVA_HOME:+$JAVA_HOME/bin/}java"
-exec "$JAVA" -Dloader.main=dev.distlock.sample.inventory.demo.InventoryDemo \
-  -jar sample-inventory-app/target/sample-inventory-app.jar "$@"
+exec "$JAVA" -jar sample-inventory-demo/target/sample-inventory-demo.jar "$@"

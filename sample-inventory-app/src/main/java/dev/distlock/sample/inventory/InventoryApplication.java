@@ -7,9 +7,6 @@ import org.springframework.boot.context.properties.ConfigurationPropertiesScan;
 /**
  * The inventory service. Run several instances against one Redis and they sell the same stock without overselling,
  * because every purchase of a SKU holds that SKU's distributed lock.
- * <p>
- * With no Redis address configured it starts its own {@code redis-server} on a free loopback port (see
- * {@link dev.distlock.sample.inventory.redis.EmbeddedRedisAutoConfiguration}), so it runs on a bare machine.
  */
 @SpringBootApplication
 @ConfigurationPropertiesScan

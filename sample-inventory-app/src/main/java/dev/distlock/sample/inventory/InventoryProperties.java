@@ -16,11 +16,10 @@ import org.springframework.boot.context.properties.bind.DefaultValue;
  * call, a database round trip). A demo knob: it widens the window in which unlocked purchases overlap
  * @param lock the distributed lock around a purchase (also used for the wait of the JVM-local lock)
  * @param store where stock and orders live
- * @param embeddedRedis the private Redis started when no address is configured
  */
 @ConfigurationProperties("inventory")
 public record InventoryProperties(@Nullable String instanceId, @DefaultValue("0ms") Duration processingDelay,
-		@DefaultValue Lock lock, @DefaultValue Store store, @DefaultValue EmbeddedRedis embeddedRedis) {
+		@DefaultValue Lock lock, @DefaultValue Store store) {
 
 	public InventoryProperties {
 		if (processingDelay.isNegative()) {
@@ -53,15 +52,6 @@ public record InventoryProperties(@Nullable String instanceId, @DefaultValue("0m
 	 * the same server as the locks ({@code spring.data.redis.*})
 	 */
 	public record Store(@DefaultValue("inventory") String keyPrefix, @Nullable URI redisUrl) {
-	}
-
-	/**
-	 * The private Redis of a sample run.
-	 *
-	 * @param enabled whether to start a private {@code redis-server} on a free loopback port; unset means only when no
-	 * Redis address ({@code spring.data.redis.host}, {@code url}, {@code port}, sentinel, cluster) is configured
-	 */
-	public record EmbeddedRedis(@Nullable Boolean enabled) {
 	}
 
 }

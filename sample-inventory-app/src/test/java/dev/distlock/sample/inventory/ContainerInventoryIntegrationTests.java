@@ -12,6 +12,7 @@ import org.springframework.boot.test.context.SpringBootTest;
 import org.springframework.boot.test.context.SpringBootTest.WebEnvironment;
 import org.springframework.boot.test.web.server.LocalServerPort;
 import org.springframework.context.annotation.Import;
+import org.springframework.test.context.ActiveProfiles;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -23,18 +24,19 @@ import static org.assertj.core.api.Assertions.assertThat;
 @EnabledIf("dev.distlock.sample.inventory.DockerAvailability#isAvailable")
 @Testcontainers(disabledWithoutDocker = true)
 @SpringBootTest(webEnvironment = WebEnvironment.RANDOM_PORT)
-@Import(ContainersConfig.class)
+@Import({ DevRedisConfiguration.class, ContainersConfig.class })
+@ActiveProfiles(ContainersConfig.PROFILE)
 class ContainerInventoryIntegrationTests {
 
 	@LocalServerPort
 	int port;
 
 	@Autowired
-	ObjectProvider<RedisServer> embeddedRedis;
+	ObjectProvider<RedisServer> devRedis;
 
 	@Test
-	void sellsOnTheContainerInsteadOfAnEmbeddedRedis() {
-		assertThat(this.embeddedRedis.getIfAvailable()).isNull();
+	void sellsOnTheContainerInsteadOfAPrivateRedisServer() {
+		assertThat(this.devRedis.getIfAvailable()).isNull();
 		InventoryHttp http = new InventoryHttp(this.port);
 		assertThat(http.setStock("container-sku", 2).status()).isEqualTo(200);
 

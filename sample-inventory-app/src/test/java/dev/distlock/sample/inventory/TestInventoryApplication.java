@@ -3,13 +3,21 @@ package dev.distlock.sample.inventory;
 import org.springframework.boot.SpringApplication;
 
 /**
- * Runs the sample against a Redis container, for developers with Docker:
- * {@code ./mvnw -pl sample-inventory-app -am spring-boot:test-run}. Not a test.
+ * Runs the sample for development on a machine without Redis:
+ * {@code ./mvnw -pl sample-inventory-app -am spring-boot:test-run} starts a private {@code redis-server} for it
+ * ({@link DevRedisConfiguration}), or with {@code -Dspring-boot.run.profiles=container} a Redis container (Docker,
+ * {@link ContainersConfig}). Not a test, and not part of the application: that one connects where
+ * {@code spring.data.redis.*} says.
  */
 public class TestInventoryApplication {
 
 	public static void main(String[] args) {
-		SpringApplication.from(InventoryApplication::main).with(ContainersConfig.class).run(args);
+		application().run(args);
+	}
+
+	/** The application with its dev-time Redis, as {@link #main} runs it. */
+	static SpringApplication.Augmented application() {
+		return SpringApplication.from(InventoryApplication::main).with(DevRedisConfiguration.class, ContainersConfig.class);
 	}
 
 }

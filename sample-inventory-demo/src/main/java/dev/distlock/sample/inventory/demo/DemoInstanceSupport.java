@@ -21,7 +21,8 @@ import org.springframework.context.annotation.Configuration;
 /**
  * What an app instance does for the demo that started it, and nothing unless the demo asked: report the port it
  * listens on ({@code inventory.demo.port-file}), and exit when the demo's JVM is gone
- * ({@code inventory.demo.parent-pid}), so that no instance outlives a demo that was killed.
+ * ({@code inventory.demo.parent-pid}), so that no instance outlives a demo that was killed. {@link DemoInstance} adds
+ * it to the application.
  */
 @Configuration(proxyBeanMethods = false)
 class DemoInstanceSupport {

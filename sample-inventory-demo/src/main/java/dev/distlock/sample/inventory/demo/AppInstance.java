@@ -18,7 +18,6 @@ import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.jar.JarFile;
 
-import dev.distlock.sample.inventory.InventoryApplication;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -199,38 +198,49 @@ final class AppInstance implements AutoCloseable {
 		}
 	}
 
-	/** How to start the application: {@code -jar} a Spring Boot jar, or a main class on a class path. */
+	/**
+	 * How to start an instance: {@link DemoInstance} from a jar built by this module ({@code -Dloader.main} picks it in
+	 * the jar's PropertiesLauncher), or from a class path.
+	 */
 	record Launcher(List<String> arguments, String description) {
+
+		/** Where the jar of this module keeps {@link DemoInstance}. */
+		private static final String ENTRY = "BOOT-INF/classes/" + DemoInstance.class.getName().replace('.', '/') + ".class";
 
 		/**
 		 * The explicit jar if given; else the Spring Boot jar this JVM runs from; else this JVM's class path (an IDE,
-		 * a test) with {@link InventoryApplication} as the main class.
+		 * a test) with {@link DemoInstance} as the main class.
 		 */
 		static Launcher detect(@Nullable Path appJar) {
 			if (appJar != null) {
 				if (!Files.isRegularFile(appJar)) {
 					throw new IllegalArgumentException("Option --app-jar: no such file " + appJar);
 				}
+				if (!hasDemoInstance(appJar)) {
+					throw new IllegalArgumentException("Option --app-jar: " + appJar + " is not a jar of "
+							+ "sample-inventory-demo (it has no " + DemoInstance.class.getName() + ")");
+				}
 				return jar(appJar);
 			}
 			String classPath = System.getProperty("java.class.path", "");
 			String[] entries = classPath.split(File.pathSeparator);
-			if (entries.length == 1 && entries[0].endsWith(".jar") && isBootJar(Path.of(entries[0]))) {
+			if (entries.length == 1 && entries[0].endsWith(".jar") && hasDemoInstance(Path.of(entries[0]))) {
 				return jar(Path.of(entries[0]));
 			}
-			List<String> arguments = List.of("-cp", classPath, InventoryApplication.class.getName());
+			List<String> arguments = List.of("-cp", classPath, DemoInstance.class.getName());
 			return new Launcher(arguments, "class path of this JVM (" + Arrays.stream(entries).filter((e) -> !e.isBlank())
-				.count() + " entries), main class " + InventoryApplication.class.getSimpleName());
+				.count() + " entries), main class " + DemoInstance.class.getSimpleName());
 		}
 
 		private static Launcher jar(Path jar) {
 			Path absolute = jar.toAbsolutePath().normalize();
-			return new Launcher(List.of("-jar", absolute.toString()), absolute.toString());
+			return new Launcher(List.of("-Dloader.main=" + DemoInstance.class.getName(), "-jar", absolute.toString()),
+					absolute.toString());
 		}
 
-		private static boolean isBootJar(Path jar) {
+		private static boolean hasDemoInstance(Path jar) {
 			try (JarFile file = new JarFile(jar.toFile())) {
-				return file.getManifest() != null && file.getManifest().getMainAttributes().getValue("Start-Class") != null;
+				return file.getEntry(ENTRY) != null;
 			}
 			catch (IOException ex) {
 				return false;

@@ -255,9 +255,8 @@ public final class InventoryDemo implements AutoCloseable {
 			String name = "app-" + i;
 			List<String> arguments = List.of("--server.port=0", "--server.address=127.0.0.1",
 					"--spring.data.redis.host=" + redis.host(), "--spring.data.redis.port=" + redis.port(),
-					"--inventory.embedded-redis.enabled=false", "--inventory.instance-id=" + name,
-					"--inventory.processing-delay=" + this.options.processingDelay().toMillis() + "ms",
-					"--spring.main.banner-mode=off");
+					"--inventory.instance-id=" + name, "--inventory.processing-delay="
+							+ this.options.processingDelay().toMillis() + "ms", "--spring.main.banner-mode=off");
 			synchronized (this) {
 				if (this.closed) {
 					throw new IllegalStateException("Interrupted");

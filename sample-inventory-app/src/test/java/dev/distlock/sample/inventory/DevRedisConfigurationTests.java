@@ -1,4 +1,4 @@
-package dev.distlock.sample.inventory.redis;
+package dev.distlock.sample.inventory;
 
 import dev.distlock.test.redis.RedisServer;
 import org.junit.jupiter.api.Test;
@@ -7,20 +7,19 @@ import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.data.redis.autoconfigure.DataRedisAutoConfiguration;
 import org.springframework.boot.data.redis.autoconfigure.DataRedisConnectionDetails;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
-import org.springframework.context.annotation.Bean;
-import org.springframework.context.annotation.Configuration;
 import org.springframework.data.redis.core.StringRedisTemplate;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * When the sample starts its own Redis: only without a configured address, never on 6379, and stopped with the
- * context.
+ * When the dev launcher starts its own Redis: only without a configured address and outside the container profile,
+ * never on 6379, and stopped with the context.
  */
-class EmbeddedRedisAutoConfigurationTests {
+class DevRedisConfigurationTests {
 
-	private final ApplicationContextRunner runner = new ApplicationContextRunner().withConfiguration(
-			AutoConfigurations.of(EmbeddedRedisAutoConfiguration.class, DataRedisAutoConfiguration.class));
+	private final ApplicationContextRunner runner = new ApplicationContextRunner()
+		.withUserConfiguration(DevRedisConfiguration.class)
+		.withConfiguration(AutoConfigurations.of(DataRedisAutoConfiguration.class));
 
 	@Test
 	void startsAPrivateRedisWhenNoAddressIsConfiguredAndStopsItWithTheContext() {
@@ -59,42 +58,12 @@ class EmbeddedRedisAutoConfigurationTests {
 			.run((context) -> assertThat(context).doesNotHaveBean(RedisServer.class));
 	}
 
+	/** There the Redis container's {@code @ServiceConnection} provides the connection details. */
 	@Test
-	void backsOffWhenDisabled() {
-		this.runner.withPropertyValues("inventory.embedded-redis.enabled=false")
-			.run((context) -> assertThat(context).doesNotHaveBean(RedisServer.class));
-	}
-
-	@Test
-	void startsWhenEnabledEvenIfAnAddressIsConfigured() {
-		this.runner.withPropertyValues("inventory.embedded-redis.enabled=true", "spring.data.redis.host=redis.example")
-			.run((context) -> assertThat(context).hasSingleBean(RedisServer.class)
-				.hasSingleBean(DataRedisConnectionDetails.class));
-	}
-
-	/** As with Testcontainers' {@code @ServiceConnection}: connection details from elsewhere win. */
-	@Test
-	void backsOffForConnectionDetailsFromElsewhere() {
-		this.runner.withUserConfiguration(OtherConnectionDetails.class)
+	void backsOffUnderTheContainerProfile() {
+		this.runner.withPropertyValues("spring.profiles.active=" + ContainersConfig.PROFILE)
 			.run((context) -> assertThat(context).doesNotHaveBean(RedisServer.class)
 				.hasSingleBean(DataRedisConnectionDetails.class));
-	}
-
-	@Configuration(proxyBeanMethods = false)
-	static class OtherConnectionDetails {
-
-		@Bean
-		DataRedisConnectionDetails otherRedis() {
-			return new DataRedisConnectionDetails() {
-
-				@Override
-				public Standalone getStandalone() {
-					return Standalone.of("redis.example", 6390);
-				}
-
-			};
-		}
-
 	}
 
 }

@@ -17,7 +17,7 @@ import org.springframework.boot.convert.DurationStyle;
  * @param clients concurrent HTTP clients
  * @param processingDelay the instances' pause between reading and writing the stock
  * @param redis an existing Redis to use ({@code host:port}) instead of starting one; {@code null} to start one
- * @param appJar the application jar to start; {@code null} to use this JVM's class path
+ * @param appJar the demo jar to start the instances from; {@code null} for the jar or class path of this JVM
  * @param startTimeout how long the instances may take to become ready
  * @param quick whether the reduced CI size was asked for
  * @param help whether only the usage was asked for
@@ -29,8 +29,7 @@ record DemoOptions(int instances, int stock, int attempts, int clients, Duration
 	static final int MIN_INSTANCES = 2;
 
 	static final String USAGE = """
-			Usage: ./demo.sh [options]   (or: java -Dloader.main=dev.distlock.sample.inventory.demo.InventoryDemo \\
-			                                   -jar sample-inventory-app/target/sample-inventory-app.jar [options])
+			Usage: ./demo.sh [options]   (or: java -jar sample-inventory-demo/target/sample-inventory-demo.jar [options])
 
 			Starts Redis and several inventory instances, sells the same stock from all of them at once in each lock
 			mode (none, JVM-local, distributed) and prints what was sold and oversold. Exits with 0 only if the
@@ -44,7 +43,8 @@ record DemoOptions(int instances, int stock, int attempts, int clients, Duration
 			  --redis HOST:PORT  use this Redis instead of starting a private one (only the demo's own keys are
 			                     written, and deleted afterwards)
 			  --quick            reduced size for CI: stock 100, 400 attempts, 16 clients (explicit options win)
-			  --app-jar PATH     the application jar to start (default: the jar or class path the demo runs from)
+			  --app-jar PATH     the demo jar to start the instances from (default: the jar or class path the demo
+			                     runs from)
 			  --start-timeout D  how long the instances may take to start (default 180s)
 			  --help             this text
 			""";
