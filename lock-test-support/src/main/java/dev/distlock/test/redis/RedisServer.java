@@ -29,8 +29,8 @@ import org.jspecify.annotations.Nullable;
 /**
  * One real {@code redis-server} process on a free port of {@code 127.0.0.1}.
  *
- * <p>Tests need a Redis they fully own: one they can stop, restart (losing all data: no RDB, no
- * AOF, private temp dir) and freeze with SIGSTOP to simulate a hung server, without ever touching
+ * <p>Tests need a Redis they fully own: one they can stop, kill, restart (losing all data: no RDB,
+ * no AOF, private temp dir) and freeze with SIGSTOP to simulate a hung server, without ever touching
  * a shared Redis on port 6379. Every wait has a deadline, and a JVM shutdown hook kills whatever
  * is still running, so a failing test cannot leak processes or hang the build.
  *
@@ -48,6 +48,7 @@ public final class RedisServer implements AutoCloseable {
 	private static final Duration KILL_TIMEOUT = Duration.ofSeconds(2);
 	private static final int PORT_ATTEMPTS = 5;
 	private static final int LOG_TAIL_LINES = 40;
+	private static final String SENTINEL_CONFIG_FILE = "sentinel.conf";
 
 	/** Servers not yet closed: the shutdown hook kills their processes and deletes their dirs. */
 	private static final Set<RedisServer> LIVE = ConcurrentHashMap.newKeySet();
@@ -62,6 +63,7 @@ public final class RedisServer implements AutoCloseable {
 	private final Path directory;
 	private final Path logFile;
 	private final List<String> extraArgs;
+	private final @Nullable String sentinelConfig;
 	private final Duration startTimeout;
 	private final Duration commandTimeout;
 	private final boolean sharedInstance;
@@ -75,6 +77,7 @@ public final class RedisServer implements AutoCloseable {
 		this.directory = directory;
 		this.logFile = directory.resolve("redis.log");
 		this.extraArgs = List.copyOf(builder.args);
+		this.sentinelConfig = builder.sentinelConfig;
 		this.startTimeout = builder.startTimeout;
 		this.commandTimeout = builder.commandTimeout;
 		this.sharedInstance = sharedInstance;
@@ -131,7 +134,10 @@ public final class RedisServer implements AutoCloseable {
 		return binary.version();
 	}
 
-	/** The server's private working directory (deleted by {@link #close()}). */
+	/**
+	 * The server's private working directory: kept across {@link #restart()} (so a cluster node's
+	 * {@code nodes.conf} and a sentinel's rewritten config survive it), deleted by {@link #close()}.
+	 */
 	public Path directory() {
 		return directory;
 	}
@@ -165,6 +171,11 @@ public final class RedisServer implements AutoCloseable {
 
 	public boolean isPaused() {
 		return paused && isRunning();
+	}
+
+	/** Whether this runs {@code redis-server --sentinel} ({@link Builder#sentinel(String)}). */
+	public boolean isSentinel() {
+		return sentinelConfig != null;
 	}
 
 	/**
@@ -217,8 +228,28 @@ public final class RedisServer implements AutoCloseable {
 	}
 
 	/**
-	 * Stops the server if needed and starts a fresh process on the same port, with no data. Waits
-	 * until the port is free and the new process answers.
+	 * Kills the process with SIGKILL, as a crash or power loss would: no {@code SHUTDOWN}, so a
+	 * cluster node or sentinel cannot tell its peers, and nothing is written on the way out.
+	 * Idempotent; {@link #restart()} can follow.
+	 */
+	public synchronized void kill() {
+		Process p = process;
+		if (p == null) {
+			return;
+		}
+		p.destroyForcibly(); // SIGKILL, which also ends a SIGSTOPped process
+		if (!waitFor(p, STOP_TIMEOUT)) {
+			// still tracked, so close() and the shutdown hook try again
+			throw new IllegalStateException("redis-server " + p.pid() + " on " + uri() + " survived SIGKILL for " + STOP_TIMEOUT);
+		}
+		process = null;
+		paused = false;
+	}
+
+	/**
+	 * Stops the server if needed and starts a fresh process on the same port and directory, with no
+	 * data (files the server wrote in {@link #directory()} stay). Waits until the port is free and
+	 * the new process answers.
 	 */
 	public synchronized void restart() {
 		ensureOpen();
@@ -328,6 +359,7 @@ public final class RedisServer implements AutoCloseable {
 
 	private synchronized void launch() {
 		long logOffset = size(logFile);
+		writeSentinelConfigOnce();
 		Process p;
 		try {
 			p = new ProcessBuilder(command())
@@ -374,8 +406,25 @@ public final class RedisServer implements AutoCloseable {
 		}
 	}
 
+	/** A sentinel rewrites its config file as it learns, so only the first launch writes it. */
+	private void writeSentinelConfigOnce() {
+		String config = sentinelConfig;
+		Path file = directory.resolve(SENTINEL_CONFIG_FILE);
+		if (config != null && !Files.exists(file)) {
+			try {
+				Files.writeString(file, config.endsWith("\n") ? config : config + "\n", StandardCharsets.UTF_8);
+			} catch (IOException e) {
+				throw new UncheckedIOException("Cannot write " + file, e);
+			}
+		}
+	}
+
 	private List<String> command() {
-		List<String> command = new ArrayList<>(List.of(binary.path().toString(),
+		List<String> command = new ArrayList<>(List.of(binary.path().toString()));
+		if (sentinelConfig != null) {
+			command.addAll(List.of(directory.resolve(SENTINEL_CONFIG_FILE).toString(), "--sentinel"));
+		}
+		command.addAll(List.of(
 				"--port", Integer.toString(port),
 				"--bind", HOST,
 				"--save", "",
@@ -577,6 +626,7 @@ public final class RedisServer implements AutoCloseable {
 
 		private @Nullable RedisBinary binary;
 		private final List<String> args = new ArrayList<>();
+		private @Nullable String sentinelConfig;
 		private Duration startTimeout = DEFAULT_START_TIMEOUT;
 		private Duration commandTimeout = DEFAULT_COMMAND_TIMEOUT;
 
@@ -601,6 +651,17 @@ public final class RedisServer implements AutoCloseable {
 		public Builder config(String name, String... values) {
 			args.add("--" + name);
 			args.addAll(List.of(values));
+			return this;
+		}
+
+		/**
+		 * Runs {@code redis-server <dir>/sentinel.conf --sentinel} instead of a data server. The
+		 * text (e.g. {@code sentinel monitor ...} lines; port and bind come from the harness) is
+		 * written to the private directory before the first start only: the sentinel rewrites
+		 * that file with what it learns, and a restarted sentinel must read it back.
+		 */
+		public Builder sentinel(String config) {
+			this.sentinelConfig = Objects.requireNonNull(config, "config");
 			return this;
 		}
 

@@ -99,6 +99,43 @@ class RedisServerTest {
 	}
 
 	@Test
+	void killEndsEvenAPausedProcessAtOnceAndKeepsTheDirectory() {
+		try (RedisServer redis = RedisServer.start()) {
+			long pid = redis.pid();
+			redis.pause();
+			redis.kill();
+			redis.kill();
+
+			assertThat(redis.isRunning()).isFalse();
+			assertThat(redis.isPaused()).isFalse();
+			assertThat(ProcessHandle.of(pid)).isEmpty();
+			assertThat(redis.directory()).isDirectory();
+			assertThat(redis.logTail(100)).doesNotContain("shutdown", "SIGTERM");
+
+			redis.restart();
+			assertThat(redis.execute("PING")).isEqualTo("PONG");
+		}
+	}
+
+	@Test
+	void sentinelModeReadsItsConfigAndKeepsItsRewritesAcrossRestarts() throws Exception {
+		try (RedisServer master = RedisServer.start();
+				RedisServer sentinel = RedisServer.builder().sentinel("sentinel monitor m 127.0.0.1 " + master.port() + " 1").start()) {
+			assertThat(sentinel.isSentinel()).isTrue();
+			assertThat(master.isSentinel()).isFalse();
+			assertThat((String) sentinel.execute("INFO", "server")).contains("redis_mode:sentinel");
+			assertThat(sentinel.execute("SENTINEL", "GET-MASTER-ADDR-BY-NAME", "m")).isEqualTo(List.of("127.0.0.1", Integer.toString(master.port())));
+			String myid = (String) sentinel.execute("SENTINEL", "MYID");
+			assertThat(sentinel.directory().resolve("sentinel.conf")).content().contains("sentinel myid " + myid);
+
+			sentinel.restart();
+
+			assertThat(sentinel.execute("SENTINEL", "MYID")).isEqualTo(myid);
+			assertThat(sentinel.execute("SENTINEL", "GET-MASTER-ADDR-BY-NAME", "m")).isEqualTo(List.of("127.0.0.1", Integer.toString(master.port())));
+		}
+	}
+
+	@Test
 	void closeIsIdempotentAndDeletesTheDirectory() {
 		RedisServer redis = RedisServer.start();
 		long pid = redis.pid();
