@@ -49,6 +49,7 @@ public final class RedisServer implements AutoCloseable {
 	private static final int PORT_ATTEMPTS = 5;
 	private static final int LOG_TAIL_LINES = 40;
 	private static final String SENTINEL_CONFIG_FILE = "sentinel.conf";
+	private static final int CLUSTER_BUS_OFFSET = 10000;
 
 	/** Servers not yet closed: the shutdown hook kills their processes and deletes their dirs. */
 	private static final Set<RedisServer> LIVE = ConcurrentHashMap.newKeySet();
@@ -347,6 +348,7 @@ public final class RedisServer implements AutoCloseable {
 			} catch (PortInUseException e) {
 				lastBindFailure = e; // another process took the port between our probe and redis' bind
 				LIVE.remove(server);
+				clearExceptLog(directory); // e.g. the nodes.conf of a cluster node that could not bind its bus port
 			} catch (RuntimeException e) {
 				LIVE.remove(server);
 				deleteRecursively(directory);
@@ -504,6 +506,26 @@ public final class RedisServer implements AutoCloseable {
 		}
 	}
 
+	/**
+	 * A free port for a cluster node: its bus listens on port + 10000, so that must be free too and
+	 * the port at most 55535 (redis refuses higher ones; the OS hands out ports up to 60999).
+	 */
+	static int freeClusterPort() {
+		for (int attempt = 0; attempt < 50; attempt++) {
+			int port = freePort();
+			if (port + CLUSTER_BUS_OFFSET > 65535) {
+				continue;
+			}
+			try (ServerSocket bus = new ServerSocket()) {
+				bus.bind(new InetSocketAddress(InetAddress.getByName(HOST), port + CLUSTER_BUS_OFFSET), 1);
+				return port;
+			} catch (IOException e) {
+				// bus port taken: try another
+			}
+		}
+		throw new IllegalStateException("No free port p on " + HOST + " with p + " + CLUSTER_BUS_OFFSET + " free too after 50 attempts");
+	}
+
 	private static int freePort() {
 		for (int attempt = 0; attempt < 10; attempt++) {
 			try (ServerSocket socket = new ServerSocket(0, 1, InetAddress.getByName(HOST))) {
@@ -596,6 +618,14 @@ public final class RedisServer implements AutoCloseable {
 		}
 	}
 
+	private static void clearExceptLog(Path dir) {
+		try (Stream<Path> files = Files.list(dir)) {
+			files.filter(file -> !file.getFileName().toString().equals("redis.log")).forEach(RedisServer::deleteRecursively);
+		} catch (IOException | UncheckedIOException e) {
+			// best effort: a leftover file of a failed start is harmless for most servers
+		}
+	}
+
 	private static void deleteRecursively(Path dir) {
 		try (Stream<Path> paths = Files.walk(dir)) {
 			paths.sorted(Comparator.reverseOrder()).forEach(path -> path.toFile().delete());
@@ -677,8 +707,14 @@ public final class RedisServer implements AutoCloseable {
 			return this;
 		}
 
+		/** Starts the server; with {@code cluster-enabled yes}, on a port whose cluster bus port is free too. */
 		public RedisServer start() {
-			return launchNew(this, false);
+			return launchNew(this, false, clusterEnabled() ? RedisServer::freeClusterPort : RedisServer::freePort);
+		}
+
+		private boolean clusterEnabled() {
+			int index = args.lastIndexOf("--cluster-enabled");
+			return index >= 0 && index + 1 < args.size() && args.get(index + 1).equalsIgnoreCase("yes");
 		}
 
 		private static Duration requirePositive(Duration timeout) {

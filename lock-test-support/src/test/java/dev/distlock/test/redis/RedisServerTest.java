@@ -3,6 +3,7 @@ package dev.distlock.test.redis;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.ConnectException;
 import java.net.InetAddress;
@@ -211,6 +212,36 @@ class RedisServerTest {
 			try (RedisServer redis = RedisServer.launchNew(RedisServer.builder(), false, ports::next)) {
 				assertThat(redis.port()).isNotEqualTo(taken.getLocalPort());
 				assertThat(redis.execute("PING")).isEqualTo("PONG");
+				assertThat(redis.logTail(100)).contains("Address already in use");
+			}
+		}
+	}
+
+	@Test
+	void clusterNodesGetAPortWhoseBusPortIsValid() {
+		for (int i = 0; i < 200; i++) {
+			assertThat(RedisServer.freeClusterPort()).isBetween(1, 55535);
+		}
+	}
+
+	@Test
+	void clusterNodeWhoseBusPortIsTakenMovesOnToAnotherPort() throws Exception {
+		int port;
+		ServerSocket bus = null;
+		do {
+			port = RedisServer.freeClusterPort();
+			try {
+				bus = new ServerSocket(port + 10000, 1, InetAddress.getByName("127.0.0.1"));
+			} catch (IOException raced) {
+				// someone took it meanwhile: pick another
+			}
+		} while (bus == null);
+		try (ServerSocket taken = bus) {
+			Iterator<Integer> ports = List.of(port, RedisServer.freeClusterPort()).iterator();
+			RedisServer.Builder builder = RedisServer.builder().config("cluster-enabled", "yes");
+			try (RedisServer redis = RedisServer.launchNew(builder, false, ports::next)) {
+				assertThat(redis.port()).isNotEqualTo(port);
+				assertThat(redis.execute("CLUSTER", "MYID")).isNotNull();
 				assertThat(redis.logTail(100)).contains("Address already in use");
 			}
 		}
