@@ -617,11 +617,12 @@ public final class RedisCluster implements AutoCloseable {
 		public RedisCluster start() {
 			long deadline = System.nanoTime() + startTimeout.toNanos();
 			RedisBinary resolved = binary != null ? binary : RedisBinary.detect();
-			List<RedisServer> started = new ArrayList<>();
+			List<RedisServer.Builder> builders = new ArrayList<>();
+			for (int i = 0; i < 2 * masters; i++) {
+				builders.add(node(resolved));
+			}
+			List<RedisServer> started = RedisServer.startAll(builders);
 			try {
-				for (int i = 0; i < 2 * masters; i++) {
-					started.add(node(resolved).start());
-				}
 				RedisCluster cluster = new RedisCluster(started, masters, nodeTimeout);
 				cluster.form(remaining(deadline));
 				return cluster;

@@ -3,6 +3,7 @@ package dev.distlock.test.redis;
 import dev.distlock.test.redis.Await.Probe;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -426,25 +427,26 @@ public final class RedisSentinelSet implements AutoCloseable {
 		public RedisSentinelSet start() {
 			long deadline = System.nanoTime() + startTimeout.toNanos();
 			RedisBinary resolved = binary != null ? binary : RedisBinary.detect();
-			List<RedisServer> started = new ArrayList<>();
+			RedisServer master = dataNode(resolved).start();
+			List<RedisServer> started = new ArrayList<>(List.of(master));
 			try {
-				RedisServer master = dataNode(resolved).start();
-				started.add(master);
 				RedisServer replica = dataNode(resolved).config("replicaof", RedisServer.HOST, Integer.toString(master.port())).start();
 				started.add(replica);
+				// a sentinel learns replicas from the master's INFO, at start and then every 10 s only
+				Await.until(remaining(deadline), "the replica connected to the master", () -> {
+					String replication = info(master);
+					return "0".equals(RedisCluster.field(replication, "connected_slaves"))
+							? Probe.notYet(address(master) + " has no replica yet") : Probe.done(Boolean.TRUE);
+				});
 				String config = String.join("\n",
 						"sentinel monitor " + masterName + " " + RedisServer.HOST + " " + master.port() + " " + QUORUM,
 						"sentinel down-after-milliseconds " + masterName + " " + downAfter.toMillis(),
 						"sentinel failover-timeout " + masterName + " " + failoverTimeout.toMillis(),
 						"sentinel parallel-syncs " + masterName + " 1");
-				List<RedisServer> sentinels = new ArrayList<>();
-				for (int i = 0; i < SENTINELS; i++) {
-					RedisServer sentinel = RedisServer.builder().binary(resolved).sentinel(config).start();
-					started.add(sentinel);
-					sentinels.add(sentinel);
-				}
+				List<RedisServer> sentinels = RedisServer.startAll(Collections.nCopies(SENTINELS, RedisServer.builder().binary(resolved).sentinel(config)));
+				started.addAll(sentinels);
 				RedisSentinelSet set = new RedisSentinelSet(masterName, List.of(master, replica), sentinels);
-				set.awaitHealthy(Duration.ofNanos(Math.max(1, deadline - System.nanoTime())));
+				set.awaitHealthy(remaining(deadline));
 				return set;
 			} catch (RuntimeException e) {
 				for (RedisServer node : started) {
@@ -463,6 +465,10 @@ public final class RedisSentinelSet implements AutoCloseable {
 					// a replica (or a returning master) syncs at once, not after the default delay of 5 s
 					.config("repl-diskless-sync", "yes")
 					.config("repl-diskless-sync-delay", "0");
+		}
+
+		private static Duration remaining(long deadline) {
+			return Duration.ofNanos(Math.max(1, deadline - System.nanoTime()));
 		}
 
 		private static Duration atLeast(Duration value, long millis, String name) {
