@@ -204,8 +204,9 @@ public final class RedisCluster implements AutoCloseable {
 	/**
 	 * Waits until every live node reports {@code cluster_state:ok}, knows every other live node as
 	 * connected and not failing, all agree on who is master of which slots and who replicates whom,
-	 * live masters serve all slots, and every live replica's link to its master is up. Nodes that
-	 * are down are ignored: a cluster can be healthy with a dead node.
+	 * live masters serve all slots, and every live replica's link to its master is up on both ends
+	 * (the replica reports it up, the master lists it online). Nodes that are down are ignored: a
+	 * cluster can be healthy with a dead node.
 	 */
 	public void awaitHealthy(Duration timeout) {
 		Await.until(timeout, "healthy", this::healthProbe);
@@ -343,6 +344,10 @@ public final class RedisCluster implements AutoCloseable {
 					return Probe.notYet(address(node) + " replicates " + field(replication, "master_port") + " (want " + masterPort
 							+ "), link " + field(replication, "master_link_status"));
 				}
+				RedisServer master = node(masterId);
+				if (!listsOnlineReplica((String) Objects.requireNonNull(master.execute(PROBE_TIMEOUT, "INFO", "replication")), node.port())) {
+					return Probe.notYet(address(master) + " does not list its replica " + address(node) + " as online yet");
+				}
 			}
 		}
 		remember(lastView);
@@ -469,6 +474,21 @@ public final class RedisCluster implements AutoCloseable {
 			}
 		}
 		return null;
+	}
+
+	/**
+	 * Whether a master's {@code INFO replication} lists the replica on {@code port} as online. A
+	 * replica reports its link up as soon as it has loaded the snapshot; the master streams writes
+	 * to it only once it has acknowledged that, and a write made in between reaches the replica a
+	 * little later.
+	 */
+	static boolean listsOnlineReplica(String masterReplication, int port) {
+		for (String line : masterReplication.split("\r?\n")) {
+			if (line.startsWith("slave") && line.contains(",port=" + port + ",") && line.contains(",state=online")) {
+				return true;
+			}
+		}
+		return false;
 	}
 
 	private static String ranges(BitSet slots) {

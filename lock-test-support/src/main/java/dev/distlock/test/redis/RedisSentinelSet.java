@@ -129,8 +129,8 @@ public final class RedisSentinelSet implements AutoCloseable {
 	/**
 	 * Waits until every live sentinel names the same live master and knows every other live data
 	 * node as its replica and every other live sentinel, none as down; that master reports
-	 * {@code role:master}, and every other live data node replicates it with its link up. Nodes
-	 * that are down are ignored.
+	 * {@code role:master} and lists every other live data node as an online replica, and those
+	 * replicate it with their link up. Nodes that are down are ignored.
 	 */
 	public void awaitHealthy(Duration timeout) {
 		Await.until(timeout, "healthy", this::healthProbe);
@@ -233,8 +233,12 @@ public final class RedisSentinelSet implements AutoCloseable {
 		if (!isLive(master) || !"master".equals(role(master))) {
 			return Probe.notYet("the sentinels' master " + address(master) + " is " + (isLive(master) ? "role:" + role(master) : "down"));
 		}
+		String masterReplication = info(master);
 		for (RedisServer node : dataNodes) {
 			if (node != master && isLive(node)) {
+				if (!RedisCluster.listsOnlineReplica(masterReplication, node.port())) {
+					return Probe.notYet(address(master) + " does not list its replica " + address(node) + " as online yet");
+				}
 				String replication = info(node);
 				if (!"slave".equals(RedisCluster.field(replication, "role"))
 						|| !Integer.toString(master.port()).equals(RedisCluster.field(replication, "master_port"))

@@ -3,6 +3,7 @@ package dev.distlock.test.redis;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.HashSet;
@@ -113,8 +114,7 @@ class RedisClusterTest {
 		String key = "failover-key";
 		RedisServer master = cluster.masterFor(key);
 		RedisServer replica = cluster.replicaOf(master).orElseThrow();
-		assertThat(master.execute("SET", key, "before")).isEqualTo("OK");
-		assertThat(master.execute("WAIT", "1", "1000")).isEqualTo(1L);
+		setReplicated(master, key, "before");
 
 		long killed = System.nanoTime();
 		cluster.kill(master);
@@ -167,6 +167,14 @@ class RedisClusterTest {
 			assertThat(RedisCluster.field(info, "cluster_slots_ok")).isEqualTo("16384");
 			assertThat(RedisCluster.field(info, "cluster_known_nodes")).isEqualTo("6");
 			assertThat(RedisCluster.field(info, "cluster_size")).isEqualTo("3");
+		}
+	}
+
+	/** SET, then WAIT on the same connection: WAIT only waits for that connection's own writes. */
+	private static void setReplicated(RedisServer master, String key, String value) throws IOException {
+		try (RespConnection connection = RespConnection.open(master.host(), master.port())) {
+			assertThat(connection.call("SET", key, value)).isEqualTo("OK");
+			assertThat(connection.call("WAIT", "1", "2000")).as("replicas that acknowledged the write").isEqualTo(1L);
 		}
 	}
 

@@ -2,6 +2,7 @@ package dev.distlock.test.redis;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import java.io.IOException;
 import java.time.Duration;
 import java.util.HashMap;
 import java.util.List;
@@ -39,7 +40,7 @@ class RedisSentinelSetTest {
 
 	@Test
 	@Order(1)
-	void formsWithSentinelsThatAgreeOnTheMasterAndSeeTheReplicaAndEachOther() {
+	void formsWithSentinelsThatAgreeOnTheMasterAndSeeTheReplicaAndEachOther() throws Exception {
 		assertThat(set.master()).isSameAs(set.nodes().get(0));
 		assertThat(set.replica()).isSameAs(set.nodes().get(1));
 		assertThat(set.masterName()).isEqualTo(RedisSentinelSet.DEFAULT_MASTER_NAME);
@@ -47,14 +48,13 @@ class RedisSentinelSetTest {
 				set.sentinels().stream().map(sentinel -> "127.0.0.1:" + sentinel.port()).toList());
 		assertFormed(set);
 
-		assertThat(set.master().execute("SET", "k", "v")).isEqualTo("OK");
-		assertThat(set.master().execute("WAIT", "1", "1000")).isEqualTo(1L);
+		setReplicated(set.master(), "k", "v");
 		assertThat(set.replica().execute("GET", "k")).isEqualTo("v");
 	}
 
 	@Test
 	@Order(2)
-	void killedMasterIsReplacedByTheReplicaWithTheDataAndRejoinsAsItsReplica() {
+	void killedMasterIsReplacedByTheReplicaWithTheDataAndRejoinsAsItsReplica() throws Exception {
 		RedisServer master = set.master();
 		RedisServer promoted = assertFailsOver(set);
 
@@ -73,7 +73,7 @@ class RedisSentinelSetTest {
 
 	@Test
 	@Order(3)
-	void embeddedRedis62RunsSentinelsThatFailOverToo() {
+	void embeddedRedis62RunsSentinelsThatFailOverToo() throws Exception {
 		long start = System.nanoTime();
 		try (RedisSentinelSet embedded = RedisSentinelSet.builder().embedded().masterName("embedded").start()) {
 			report("formed", start, embedded.master());
@@ -89,11 +89,10 @@ class RedisSentinelSetTest {
 	}
 
 	/** Kills the master: the sentinels promote the replica, which has the data written before. */
-	private static RedisServer assertFailsOver(RedisSentinelSet set) {
+	private static RedisServer assertFailsOver(RedisSentinelSet set) throws IOException {
 		RedisServer master = set.master();
 		RedisServer replica = set.replica();
-		assertThat(master.execute("SET", "failover-key", "before")).isEqualTo("OK");
-		assertThat(master.execute("WAIT", "1", "1000")).isEqualTo(1L);
+		setReplicated(master, "failover-key", "before");
 
 		long killed = System.nanoTime();
 		set.kill(master);
@@ -144,6 +143,14 @@ class RedisSentinelSetTest {
 			map.put(String.valueOf(list.get(i)), String.valueOf(list.get(i + 1)));
 		}
 		return map;
+	}
+
+	/** SET, then WAIT on the same connection: WAIT only waits for that connection's own writes. */
+	private static void setReplicated(RedisServer master, String key, String value) throws IOException {
+		try (RespConnection connection = RespConnection.open(master.host(), master.port())) {
+			assertThat(connection.call("SET", key, value)).isEqualTo("OK");
+			assertThat(connection.call("WAIT", "1", "2000")).as("replicas that acknowledged the write").isEqualTo(1L);
+		}
 	}
 
 	private static void report(String what, long startNanos, RedisServer node) {
