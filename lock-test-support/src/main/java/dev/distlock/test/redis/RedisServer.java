@@ -21,6 +21,10 @@ import java.util.List;
 import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.function.IntSupplier;
 import java.util.stream.Stream;
@@ -29,8 +33,8 @@ import org.jspecify.annotations.Nullable;
 /**
  * One real {@code redis-server} process on a free port of {@code 127.0.0.1}.
  *
- * <p>Tests need a Redis they fully own: one they can stop, restart (losing all data: no RDB, no
- * AOF, private temp dir) and freeze with SIGSTOP to simulate a hung server, without ever touching
+ * <p>Tests need a Redis they fully own: one they can stop, kill, restart (losing all data: no RDB,
+ * no AOF, private temp dir) and freeze with SIGSTOP to simulate a hung server, without ever touching
  * a shared Redis on port 6379. Every wait has a deadline, and a JVM shutdown hook kills whatever
  * is still running, so a failing test cannot leak processes or hang the build.
  *
@@ -48,6 +52,8 @@ public final class RedisServer implements AutoCloseable {
 	private static final Duration KILL_TIMEOUT = Duration.ofSeconds(2);
 	private static final int PORT_ATTEMPTS = 5;
 	private static final int LOG_TAIL_LINES = 40;
+	private static final String SENTINEL_CONFIG_FILE = "sentinel.conf";
+	private static final int CLUSTER_BUS_OFFSET = 10000;
 
 	/** Servers not yet closed: the shutdown hook kills their processes and deletes their dirs. */
 	private static final Set<RedisServer> LIVE = ConcurrentHashMap.newKeySet();
@@ -62,6 +68,7 @@ public final class RedisServer implements AutoCloseable {
 	private final Path directory;
 	private final Path logFile;
 	private final List<String> extraArgs;
+	private final @Nullable String sentinelConfig;
 	private final Duration startTimeout;
 	private final Duration commandTimeout;
 	private final boolean sharedInstance;
@@ -75,6 +82,7 @@ public final class RedisServer implements AutoCloseable {
 		this.directory = directory;
 		this.logFile = directory.resolve("redis.log");
 		this.extraArgs = List.copyOf(builder.args);
+		this.sentinelConfig = builder.sentinelConfig;
 		this.startTimeout = builder.startTimeout;
 		this.commandTimeout = builder.commandTimeout;
 		this.sharedInstance = sharedInstance;
@@ -88,6 +96,48 @@ public final class RedisServer implements AutoCloseable {
 	/** Starts a server with the given binary. */
 	public static RedisServer start(RedisBinary binary) {
 		return builder().binary(binary).start();
+	}
+
+	/**
+	 * Starts one server per builder, all at once: on a loaded machine most of a start is waiting
+	 * for the new process to answer, and a topology need not wait for its nodes one by one. If
+	 * any start fails, the others are closed and the first failure is thrown.
+	 */
+	static List<RedisServer> startAll(List<Builder> builders) {
+		ExecutorService executor = Executors.newFixedThreadPool(Math.max(1, builders.size()));
+		try {
+			List<Future<RedisServer>> starts = builders.stream().map(builder -> executor.submit(builder::start)).toList();
+			List<RedisServer> started = new ArrayList<>();
+			RuntimeException failure = null;
+			for (Future<RedisServer> start : starts) {
+				try {
+					started.add(start.get()); // bounded: each attempt of a start has its own deadline
+				} catch (ExecutionException | InterruptedException e) {
+					if (e instanceof InterruptedException) {
+						Thread.currentThread().interrupt(); // servers still starting are left to the shutdown hook
+					}
+					RuntimeException cause = e.getCause() instanceof RuntimeException runtime ? runtime
+							: new IllegalStateException("Starting redis-server failed", e);
+					if (failure == null) {
+						failure = cause;
+					} else {
+						failure.addSuppressed(cause);
+					}
+					if (e instanceof InterruptedException) {
+						break;
+					}
+				}
+			}
+			if (failure != null) {
+				for (RedisServer server : started) {
+					server.close();
+				}
+				throw failure;
+			}
+			return started;
+		} finally {
+			executor.shutdown();
+		}
 	}
 
 	/** A builder for extra configuration or timeouts. */
@@ -131,7 +181,10 @@ public final class RedisServer implements AutoCloseable {
 		return binary.version();
 	}
 
-	/** The server's private working directory (deleted by {@link #close()}). */
+	/**
+	 * The server's private working directory: kept across {@link #restart()} (so a cluster node's
+	 * {@code nodes.conf} and a sentinel's rewritten config survive it), deleted by {@link #close()}.
+	 */
 	public Path directory() {
 		return directory;
 	}
@@ -165,6 +218,11 @@ public final class RedisServer implements AutoCloseable {
 
 	public boolean isPaused() {
 		return paused && isRunning();
+	}
+
+	/** Whether this runs {@code redis-server --sentinel} ({@link Builder#sentinel(String)}). */
+	public boolean isSentinel() {
+		return sentinelConfig != null;
 	}
 
 	/**
@@ -217,8 +275,28 @@ public final class RedisServer implements AutoCloseable {
 	}
 
 	/**
-	 * Stops the server if needed and starts a fresh process on the same port, with no data. Waits
-	 * until the port is free and the new process answers.
+	 * Kills the process with SIGKILL, as a crash or power loss would: no {@code SHUTDOWN}, so a
+	 * cluster node or sentinel cannot tell its peers, and nothing is written on the way out.
+	 * Idempotent; {@link #restart()} can follow.
+	 */
+	public synchronized void kill() {
+		Process p = process;
+		if (p == null) {
+			return;
+		}
+		p.destroyForcibly(); // SIGKILL, which also ends a SIGSTOPped process
+		if (!waitFor(p, STOP_TIMEOUT)) {
+			// still tracked, so close() and the shutdown hook try again
+			throw new IllegalStateException("redis-server " + p.pid() + " on " + uri() + " survived SIGKILL for " + STOP_TIMEOUT);
+		}
+		process = null;
+		paused = false;
+	}
+
+	/**
+	 * Stops the server if needed and starts a fresh process on the same port and directory, with no
+	 * data (files the server wrote in {@link #directory()} stay). Waits until the port is free and
+	 * the new process answers.
 	 */
 	public synchronized void restart() {
 		ensureOpen();
@@ -316,6 +394,7 @@ public final class RedisServer implements AutoCloseable {
 			} catch (PortInUseException e) {
 				lastBindFailure = e; // another process took the port between our probe and redis' bind
 				LIVE.remove(server);
+				clearExceptLog(directory); // e.g. the nodes.conf of a cluster node that could not bind its bus port
 			} catch (RuntimeException e) {
 				LIVE.remove(server);
 				deleteRecursively(directory);
@@ -328,6 +407,7 @@ public final class RedisServer implements AutoCloseable {
 
 	private synchronized void launch() {
 		long logOffset = size(logFile);
+		writeSentinelConfigOnce();
 		Process p;
 		try {
 			p = new ProcessBuilder(command())
@@ -374,8 +454,25 @@ public final class RedisServer implements AutoCloseable {
 		}
 	}
 
+	/** A sentinel rewrites its config file as it learns, so only the first launch writes it. */
+	private void writeSentinelConfigOnce() {
+		String config = sentinelConfig;
+		Path file = directory.resolve(SENTINEL_CONFIG_FILE);
+		if (config != null && !Files.exists(file)) {
+			try {
+				Files.writeString(file, config.endsWith("\n") ? config : config + "\n", StandardCharsets.UTF_8);
+			} catch (IOException e) {
+				throw new UncheckedIOException("Cannot write " + file, e);
+			}
+		}
+	}
+
 	private List<String> command() {
-		List<String> command = new ArrayList<>(List.of(binary.path().toString(),
+		List<String> command = new ArrayList<>(List.of(binary.path().toString()));
+		if (sentinelConfig != null) {
+			command.addAll(List.of(directory.resolve(SENTINEL_CONFIG_FILE).toString(), "--sentinel"));
+		}
+		command.addAll(List.of(
 				"--port", Integer.toString(port),
 				"--bind", HOST,
 				"--save", "",
@@ -453,6 +550,26 @@ public final class RedisServer implements AutoCloseable {
 			}
 			sleep(5);
 		}
+	}
+
+	/**
+	 * A free port for a cluster node: its bus listens on port + 10000, so that must be free too and
+	 * the port at most 55535 (redis refuses higher ones; the OS hands out ports up to 60999).
+	 */
+	static int freeClusterPort() {
+		for (int attempt = 0; attempt < 50; attempt++) {
+			int port = freePort();
+			if (port + CLUSTER_BUS_OFFSET > 65535) {
+				continue;
+			}
+			try (ServerSocket bus = new ServerSocket()) {
+				bus.bind(new InetSocketAddress(InetAddress.getByName(HOST), port + CLUSTER_BUS_OFFSET), 1);
+				return port;
+			} catch (IOException e) {
+				// bus port taken: try another
+			}
+		}
+		throw new IllegalStateException("No free port p on " + HOST + " with p + " + CLUSTER_BUS_OFFSET + " free too after 50 attempts");
 	}
 
 	private static int freePort() {
@@ -547,6 +664,14 @@ public final class RedisServer implements AutoCloseable {
 		}
 	}
 
+	private static void clearExceptLog(Path dir) {
+		try (Stream<Path> files = Files.list(dir)) {
+			files.filter(file -> !file.getFileName().toString().equals("redis.log")).forEach(RedisServer::deleteRecursively);
+		} catch (IOException | UncheckedIOException e) {
+			// best effort: a leftover file of a failed start is harmless for most servers
+		}
+	}
+
 	private static void deleteRecursively(Path dir) {
 		try (Stream<Path> paths = Files.walk(dir)) {
 			paths.sorted(Comparator.reverseOrder()).forEach(path -> path.toFile().delete());
@@ -577,6 +702,7 @@ public final class RedisServer implements AutoCloseable {
 
 		private @Nullable RedisBinary binary;
 		private final List<String> args = new ArrayList<>();
+		private @Nullable String sentinelConfig;
 		private Duration startTimeout = DEFAULT_START_TIMEOUT;
 		private Duration commandTimeout = DEFAULT_COMMAND_TIMEOUT;
 
@@ -604,6 +730,17 @@ public final class RedisServer implements AutoCloseable {
 			return this;
 		}
 
+		/**
+		 * Runs {@code redis-server <dir>/sentinel.conf --sentinel} instead of a data server. The
+		 * text (e.g. {@code sentinel monitor ...} lines; port and bind come from the harness) is
+		 * written to the private directory before the first start only: the sentinel rewrites
+		 * that file with what it learns, and a restarted sentinel must read it back.
+		 */
+		public Builder sentinel(String config) {
+			this.sentinelConfig = Objects.requireNonNull(config, "config");
+			return this;
+		}
+
 		/** How long a start or restart may take until the server answers; default 10 s. */
 		public Builder startTimeout(Duration timeout) {
 			this.startTimeout = requirePositive(timeout);
@@ -616,8 +753,14 @@ public final class RedisServer implements AutoCloseable {
 			return this;
 		}
 
+		/** Starts the server; with {@code cluster-enabled yes}, on a port whose cluster bus port is free too. */
 		public RedisServer start() {
-			return launchNew(this, false);
+			return launchNew(this, false, clusterEnabled() ? RedisServer::freeClusterPort : RedisServer::freePort);
+		}
+
+		private boolean clusterEnabled() {
+			int index = args.lastIndexOf("--cluster-enabled");
+			return index >= 0 && index + 1 < args.size() && args.get(index + 1).equalsIgnoreCase("yes");
 		}
 
 		private static Duration requirePositive(Duration timeout) {

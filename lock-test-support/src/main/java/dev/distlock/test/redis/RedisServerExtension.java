@@ -48,7 +48,7 @@ public final class RedisServerExtension implements ParameterResolver {
 	}
 
 	/** The closest class-level context: the store there outlives single test methods. */
-	private static ExtensionContext classContext(ExtensionContext context) {
+	static ExtensionContext classContext(ExtensionContext context) {
 		ExtensionContext current = context;
 		while (current.getTestMethod().isPresent() && current.getParent().isPresent()) {
 			current = current.getParent().get();
@@ -56,7 +56,7 @@ public final class RedisServerExtension implements ParameterResolver {
 		return current;
 	}
 
-	private static boolean wantsEmbedded(ParameterContext parameterContext, ExtensionContext extensionContext) {
+	static boolean wantsEmbedded(ParameterContext parameterContext, ExtensionContext extensionContext) {
 		if (parameterContext.isAnnotated(EmbeddedRedis.class)) {
 			return true;
 		}

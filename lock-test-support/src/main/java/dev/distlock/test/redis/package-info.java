@@ -5,7 +5,11 @@
  * (SIGSTOP) at will, without Docker and without touching a shared Redis on port 6379. Start one
  * with {@link dev.distlock.test.redis.RedisServer#start()}, share one per JVM with
  * {@link dev.distlock.test.redis.RedisServer#shared()}, or inject one into JUnit tests with
- * {@link dev.distlock.test.redis.RedisServerExtension}. Put a
+ * {@link dev.distlock.test.redis.RedisServerExtension}. For cluster- and sentinel-aware code,
+ * {@link dev.distlock.test.redis.RedisCluster} (3 masters, 3 replicas) and
+ * {@link dev.distlock.test.redis.RedisSentinelSet} (master, replica, 3 sentinels) build real
+ * topologies that can lose a node and fail over; inject them with
+ * {@link dev.distlock.test.redis.RedisTopologyExtension}. Put a
  * {@link dev.distlock.test.redis.FaultProxy} between a client and a server to inject latency,
  * partitions, lost replies and resets.
  */

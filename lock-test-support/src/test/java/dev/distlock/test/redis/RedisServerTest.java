@@ -3,6 +3,7 @@ package dev.distlock.test.redis;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.ConnectException;
 import java.net.InetAddress;
@@ -99,6 +100,43 @@ class RedisServerTest {
 	}
 
 	@Test
+	void killEndsEvenAPausedProcessAtOnceAndKeepsTheDirectory() {
+		try (RedisServer redis = RedisServer.start()) {
+			long pid = redis.pid();
+			redis.pause();
+			redis.kill();
+			redis.kill();
+
+			assertThat(redis.isRunning()).isFalse();
+			assertThat(redis.isPaused()).isFalse();
+			assertThat(ProcessHandle.of(pid)).isEmpty();
+			assertThat(redis.directory()).isDirectory();
+			assertThat(redis.logTail(100)).doesNotContain("shutdown", "SIGTERM");
+
+			redis.restart();
+			assertThat(redis.execute("PING")).isEqualTo("PONG");
+		}
+	}
+
+	@Test
+	void sentinelModeReadsItsConfigAndKeepsItsRewritesAcrossRestarts() throws Exception {
+		try (RedisServer master = RedisServer.start();
+				RedisServer sentinel = RedisServer.builder().sentinel("sentinel monitor m 127.0.0.1 " + master.port() + " 1").start()) {
+			assertThat(sentinel.isSentinel()).isTrue();
+			assertThat(master.isSentinel()).isFalse();
+			assertThat((String) sentinel.execute("INFO", "server")).contains("redis_mode:sentinel");
+			assertThat(sentinel.execute("SENTINEL", "GET-MASTER-ADDR-BY-NAME", "m")).isEqualTo(List.of("127.0.0.1", Integer.toString(master.port())));
+			String myid = (String) sentinel.execute("SENTINEL", "MYID");
+			assertThat(sentinel.directory().resolve("sentinel.conf")).content().contains("sentinel myid " + myid);
+
+			sentinel.restart();
+
+			assertThat(sentinel.execute("SENTINEL", "MYID")).isEqualTo(myid);
+			assertThat(sentinel.execute("SENTINEL", "GET-MASTER-ADDR-BY-NAME", "m")).isEqualTo(List.of("127.0.0.1", Integer.toString(master.port())));
+		}
+	}
+
+	@Test
 	void closeIsIdempotentAndDeletesTheDirectory() {
 		RedisServer redis = RedisServer.start();
 		long pid = redis.pid();
@@ -174,6 +212,36 @@ class RedisServerTest {
 			try (RedisServer redis = RedisServer.launchNew(RedisServer.builder(), false, ports::next)) {
 				assertThat(redis.port()).isNotEqualTo(taken.getLocalPort());
 				assertThat(redis.execute("PING")).isEqualTo("PONG");
+				assertThat(redis.logTail(100)).contains("Address already in use");
+			}
+		}
+	}
+
+	@Test
+	void clusterNodesGetAPortWhoseBusPortIsValid() {
+		for (int i = 0; i < 200; i++) {
+			assertThat(RedisServer.freeClusterPort()).isBetween(1, 55535);
+		}
+	}
+
+	@Test
+	void clusterNodeWhoseBusPortIsTakenMovesOnToAnotherPort() throws Exception {
+		int port;
+		ServerSocket bus = null;
+		do {
+			port = RedisServer.freeClusterPort();
+			try {
+				bus = new ServerSocket(port + 10000, 1, InetAddress.getByName("127.0.0.1"));
+			} catch (IOException raced) {
+				// someone took it meanwhile: pick another
+			}
+		} while (bus == null);
+		try (ServerSocket taken = bus) {
+			Iterator<Integer> ports = List.of(port, RedisServer.freeClusterPort()).iterator();
+			RedisServer.Builder builder = RedisServer.builder().config("cluster-enabled", "yes");
+			try (RedisServer redis = RedisServer.launchNew(builder, false, ports::next)) {
+				assertThat(redis.port()).isNotEqualTo(port);
+				assertThat(redis.execute("CLUSTER", "MYID")).isNotNull();
 				assertThat(redis.logTail(100)).contains("Address already in use");
 			}
 		}
