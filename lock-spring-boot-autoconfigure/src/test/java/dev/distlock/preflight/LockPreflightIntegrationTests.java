@@ -8,6 +8,8 @@ import dev.distlock.actuate.LocksHealthIndicator;
 import dev.distlock.autoconfigure.DistributedLockAutoConfiguration;
 import dev.distlock.autoconfigure.LockPreflightAutoConfiguration;
 import dev.distlock.autoconfigure.LocksHealthContributorAutoConfiguration;
+import dev.distlock.core.Lease;
+import dev.distlock.core.LockService;
 import dev.distlock.preflight.PreflightReport.Outcome;
 import dev.distlock.redis.RedisLockService;
 import dev.distlock.test.redis.RedisServer;
@@ -180,6 +182,33 @@ class LockPreflightIntegrationTests {
 					"Redis at 127.0.0.1:" + redis.port() + " as user 'complete' refused the application's credentials.");
 			assertThat(analysis.getAction()).startsWith("Set spring.data.redis.username and spring.data.redis.password");
 		});
+	}
+
+	@Test
+	void aServerSecuredByRequirepassAloneTakesThePasswordWithNoUsername() {
+		redis.execute("CONFIG", "SET", "requirepass", "s3cret");
+		try {
+			ApplicationContextRunner secured = runner("").withPropertyValues("spring.data.redis.username=");
+			secured.withPropertyValues("spring.data.redis.password=s3cret").run(context -> {
+				assertThat(context).hasNotFailed();
+				assertThat(context.getBean(LockPreflightRunner.class).getReport().outcome()).isEqualTo(Outcome.PASSED);
+				try (Lease lease = context.getBean(LockService.class).acquire("k", Duration.ofSeconds(10), Duration.ZERO)) {
+					assertThat(lease.isHeld()).isTrue();
+				}
+			});
+			secured.withPropertyValues("spring.data.redis.password=").run(context -> {
+				PreflightReport report = failedPreflight(context);
+				assertThat(report.findings()).singleElement().satisfies(finding -> {
+					assertThat(finding.error().kind()).isEqualTo(RedisErrorKind.AUTHENTICATION);
+					assertThat(finding.error().message()).startsWith("NOAUTH");
+				});
+				assertThat(analysis(context).getDescription()).startsWith("Redis at 127.0.0.1:" + redis.port()
+						+ " as user 'default' refused the application's credentials.");
+			});
+		}
+		finally {
+			SecuredRedis.clearRequirePass(redis, "s3cret");
+		}
 	}
 
 	@Test
