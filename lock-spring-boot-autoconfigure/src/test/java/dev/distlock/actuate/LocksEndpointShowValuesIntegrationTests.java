@@ -1,7 +1,13 @@
 package dev.distlock.actuate;
 
+import java.lang.management.ManagementFactory;
 import java.time.Duration;
+import java.util.List;
+import java.util.Map;
 import java.util.concurrent.TimeUnit;
+
+import javax.management.MBeanServer;
+import javax.management.ObjectName;
 
 import dev.distlock.actuate.ActuatorTestApp.Client;
 import dev.distlock.actuate.ActuatorTestApp.Response;
@@ -120,6 +126,28 @@ class LocksEndpointShowValuesIntegrationTests {
 			RedisLockService locks = context.getBean(RedisLockService.class);
 			try (Lease lease = locks.acquire("sku-1", Duration.ofSeconds(30), Duration.ZERO)) {
 				assertShown(client(context).get("/actuator/locks"), locks);
+			}
+		}
+	}
+
+	@Test
+	@SuppressWarnings("unchecked")
+	void overJmxWhereBootKnowsNoCallerWhenAuthorizedMasksThem() throws Exception {
+		try (ConfigurableApplicationContext context = start("spring.jmx.enabled=true",
+				"management.endpoints.jmx.exposure.include=locks", "management.endpoints.jmx.domain=distlock.test")) {
+			RedisLockService locks = context.getBean(RedisLockService.class);
+			try (Lease lease = locks.acquire("sku-1", Duration.ofSeconds(30), Duration.ZERO)) {
+				MBeanServer server = ManagementFactory.getPlatformMBeanServer();
+				ObjectName endpoint = server.queryNames(new ObjectName("distlock.test:type=Endpoint,name=Locks,*"), null)
+					.iterator()
+					.next();
+				Map<String, Object> reply = (Map<String, Object>) server.invoke(endpoint, "locks", new Object[0],
+						new String[0]);
+				assertThat(reply).containsEntry("clientId", MASK);
+				assertThat((List<Map<String, Object>>) reply.get("leases")).singleElement()
+					.satisfies(leaseReply -> assertThat(leaseReply).containsEntry("key", "sku-1")
+						.containsEntry("owner", MASK)
+						.containsEntry("fencingToken", MASK));
 			}
 		}
 	}
