@@ -264,6 +264,21 @@ class LockPreflightIntegrationTests {
 	}
 
 	@Test
+	void aPreflightOfTheApplicationReplacesTheAutoConfiguredOne() {
+		try (SecuredRedis secured = new SecuredRedis()) {
+			// the application's own preflight, on the factory of the locks' own user
+			LockPreflight preflight = new LockPreflight(secured.factory(redis, "complete", "pw"), "lock",
+					Duration.ofSeconds(30), "Redis", "complete");
+			runner("no-channel")
+				.withBean(LockPreflightRunner.class, () -> new LockPreflightRunner(preflight, PreflightMode.FAIL))
+				.run(context -> {
+					assertThat(context).hasNotFailed().hasSingleBean(LockPreflightRunner.class);
+					assertThat(context.getBean(LockPreflightRunner.class).getReport().passed()).isTrue();
+				});
+		}
+	}
+
+	@Test
 	void theCheckCanBeTurnedOff() {
 		runner("no-channel").withPropertyValues("lock.preflight.enabled=false").run(context -> {
 			assertThat(context).hasNotFailed().doesNotHaveBean(LockPreflightRunner.class);
