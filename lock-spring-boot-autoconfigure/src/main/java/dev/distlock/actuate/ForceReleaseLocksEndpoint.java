@@ -4,6 +4,7 @@ import java.security.Principal;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 
 import dev.distlock.redis.ForcedRelease;
 import dev.distlock.redis.RedisLockService;
@@ -13,6 +14,7 @@ import org.jspecify.annotations.Nullable;
 
 import org.springframework.boot.actuate.audit.listener.AuditApplicationEvent;
 import org.springframework.boot.actuate.endpoint.SecurityContext;
+import org.springframework.boot.actuate.endpoint.Show;
 import org.springframework.boot.actuate.endpoint.annotation.DeleteOperation;
 import org.springframework.boot.actuate.endpoint.annotation.Endpoint;
 import org.springframework.boot.actuate.endpoint.annotation.Selector;
@@ -26,7 +28,9 @@ import org.springframework.context.ApplicationEventPublisher;
  * <p>
  * Every use is logged at WARN (key, former holder, fencing token, caller) and published as an
  * {@link AuditApplicationEvent} of type {@value #AUDIT_EVENT_TYPE}, which Boot records when an audit event repository
- * is configured. The former holder finds its lease lost at its next renewal or release.
+ * is configured. The former holder finds its lease lost at its next renewal or release. The response shows the former
+ * owner id and fencing token as the read operation does ({@code management.endpoint.locks.show-values}); the log and
+ * the audit event always carry them.
  *
  * @since 0.1.0
  */
@@ -41,7 +45,19 @@ public class ForceReleaseLocksEndpoint extends LocksEndpoint {
 	private final @Nullable ApplicationEventPublisher eventPublisher;
 
 	public ForceReleaseLocksEndpoint(RedisLockService lockService, @Nullable ApplicationEventPublisher eventPublisher) {
-		super(lockService);
+		this(lockService, eventPublisher, Show.WHEN_AUTHORIZED, Set.of());
+	}
+
+	/**
+	 * @param lockService the service whose leases are listed and released
+	 * @param eventPublisher where audit events go
+	 * @param showValues when owner ids and fencing tokens are shown
+	 * @param roles the roles of which a caller needs one for {@link Show#WHEN_AUTHORIZED}; empty: any authenticated
+	 * caller
+	 */
+	public ForceReleaseLocksEndpoint(RedisLockService lockService, @Nullable ApplicationEventPublisher eventPublisher,
+			Show showValues, Set<String> roles) {
+		super(lockService, showValues, roles);
 		this.eventPublisher = eventPublisher;
 	}
 
@@ -66,7 +82,9 @@ public class ForceReleaseLocksEndpoint extends LocksEndpoint {
 				+ ": former holder " + release.owner() + " (" + release.holdCount() + " hold(s), fencing token "
 				+ release.fencingToken() + ") will find its lease lost");
 		audit(caller, lockKey, release);
-		return new ForceReleaseDescriptor(lockKey, true, release.owner(), release.holdCount(), release.fencingToken());
+		boolean show = showValues(securityContext);
+		return new ForceReleaseDescriptor(lockKey, true, show ? release.owner() : MASK, release.holdCount(),
+				show ? release.fencingToken() : MASK);
 	}
 
 	private void audit(String caller, String key, @Nullable ForcedRelease release) {
@@ -89,12 +107,12 @@ public class ForceReleaseLocksEndpoint extends LocksEndpoint {
 	 *
 	 * @param key the lock key
 	 * @param released whether a lease was deleted ({@code false}: the key was free)
-	 * @param formerOwner the owner id of the deleted lease
+	 * @param formerOwner the owner id of the deleted lease (or {@value LocksEndpoint#MASK})
 	 * @param holdCount the holds it had open
-	 * @param fencingToken its fencing token
+	 * @param fencingToken its fencing token, a number (or {@value LocksEndpoint#MASK})
 	 */
 	public record ForceReleaseDescriptor(String key, boolean released, @Nullable String formerOwner, long holdCount,
-			@Nullable Long fencingToken) {
+			@Nullable Object fencingToken) {
 	}
 
 }

@@ -3,11 +3,15 @@ package dev.distlock.actuate;
 import java.time.Instant;
 import java.util.Comparator;
 import java.util.List;
+import java.util.Set;
 
 import dev.distlock.core.LeaseSnapshot;
 import dev.distlock.redis.RedisLockService;
 import org.jspecify.annotations.Nullable;
 
+import org.springframework.boot.actuate.endpoint.SanitizableData;
+import org.springframework.boot.actuate.endpoint.SecurityContext;
+import org.springframework.boot.actuate.endpoint.Show;
 import org.springframework.boot.actuate.endpoint.annotation.Endpoint;
 import org.springframework.boot.actuate.endpoint.annotation.ReadOperation;
 import org.springframework.util.Assert;
@@ -16,36 +20,71 @@ import org.springframework.util.Assert;
  * The {@code locks} endpoint: the leases this instance holds now, oldest first, with what an operator needs to find a
  * stuck holder (its thread, since when, the last renewal) and to reason about fencing. Read-only; see
  * {@link ForceReleaseLocksEndpoint} for the opt-in write operation.
+ * <p>
+ * Owner ids (and the client id they start with) and fencing tokens are sensitive: whoever can reach Redis can release
+ * a lease with its owner id, and a fencing token lets a writer pass a storage's fence. They follow Boot's convention
+ * for sensitive values, as the {@code env} endpoint does ({@code management.endpoint.locks.show-values}): shown
+ * {@linkplain Show#ALWAYS always}, {@linkplain Show#NEVER never}, or {@linkplain Show#WHEN_AUTHORIZED when the
+ * caller is authenticated} and has one of the configured roles; otherwise each reads {@value #MASK}. Over JMX Boot
+ * knows no caller, so {@code when-authorized} masks them there.
  *
  * @since 0.1.0
  */
 @Endpoint(id = "locks")
 public class LocksEndpoint {
 
+	/** What a masked value reads: Boot's sanitized value. */
+	public static final String MASK = SanitizableData.SANITIZED_VALUE;
+
 	private final RedisLockService lockService;
 
+	private final Show showValues;
+
+	private final Set<String> roles;
+
+	/** An endpoint that shows owner ids and fencing tokens to authenticated callers only. */
 	public LocksEndpoint(RedisLockService lockService) {
+		this(lockService, Show.WHEN_AUTHORIZED, Set.of());
+	}
+
+	/**
+	 * @param lockService the service whose leases are listed
+	 * @param showValues when owner ids and fencing tokens are shown
+	 * @param roles the roles of which a caller needs one for {@link Show#WHEN_AUTHORIZED}; empty: any authenticated
+	 * caller
+	 */
+	public LocksEndpoint(RedisLockService lockService, Show showValues, Set<String> roles) {
 		Assert.notNull(lockService, "'lockService' must not be null");
+		Assert.notNull(showValues, "'showValues' must not be null");
+		Assert.notNull(roles, "'roles' must not be null");
 		this.lockService = lockService;
+		this.showValues = showValues;
+		this.roles = Set.copyOf(roles);
 	}
 
 	@ReadOperation
-	public LocksDescriptor locks() {
+	public LocksDescriptor locks(SecurityContext securityContext) {
+		boolean show = showValues(securityContext);
 		List<LeaseDescriptor> leases = this.lockService.activeLeases().stream()
 			.sorted(Comparator.comparing(LeaseSnapshot::heldSince).thenComparing(LeaseSnapshot::key))
-			.map(LeaseDescriptor::of)
+			.map(lease -> LeaseDescriptor.of(lease, show))
 			.toList();
-		return new LocksDescriptor(this.lockService.clientId(), this.lockService.waitingThreads(), leases);
+		return new LocksDescriptor(show ? this.lockService.clientId() : MASK, this.lockService.waitingThreads(), leases);
 	}
 
 	protected final RedisLockService getLockService() {
 		return this.lockService;
 	}
 
+	/** Whether the caller may see owner ids and fencing tokens. */
+	protected final boolean showValues(SecurityContext securityContext) {
+		return this.showValues.isShown(securityContext, this.roles);
+	}
+
 	/**
 	 * What this instance holds.
 	 *
-	 * @param clientId the instance's client id: the prefix of the owner id of each lease it holds
+	 * @param clientId the instance's client id: the prefix of the owner id of each lease it holds (or {@value #MASK})
 	 * @param waitingThreads threads of this instance waiting for a lock held elsewhere
 	 * @param leases the leases it holds (and lost ones not yet released), oldest first
 	 */
@@ -57,25 +96,25 @@ public class LocksEndpoint {
 	 *
 	 * @param key the lock key
 	 * @param name the lock's name (the annotation's name, or the method)
-	 * @param owner the owner id stored in Redis: client id and thread id
+	 * @param owner the owner id stored in Redis: client id and a sequence number (or {@value #MASK})
 	 * @param ownerThread the name of the thread that acquired it
 	 * @param heldSince when it was acquired
 	 * @param holdCount open holds (re-entries)
 	 * @param ttlMillis the lease time
 	 * @param ttlRemainingMillis the lease time left as this instance last confirmed it with Redis; 0 once lost
 	 * @param lastRenewal when the watchdog last renewed it, {@code null} if not yet
-	 * @param fencingToken the lease's fencing token
+	 * @param fencingToken the lease's fencing token, a number (or {@value #MASK})
 	 * @param autoRenewed whether the watchdog renews it
 	 * @param lost whether it was found lost (its holder has not released it yet; it is listed until then)
 	 */
 	public record LeaseDescriptor(String key, String name, String owner, String ownerThread, Instant heldSince,
-			int holdCount, long ttlMillis, long ttlRemainingMillis, @Nullable Instant lastRenewal, long fencingToken,
+			int holdCount, long ttlMillis, long ttlRemainingMillis, @Nullable Instant lastRenewal, Object fencingToken,
 			boolean autoRenewed, boolean lost) {
 
-		static LeaseDescriptor of(LeaseSnapshot lease) {
-			return new LeaseDescriptor(lease.key(), lease.name(), lease.owner(), lease.ownerThread(), lease.heldSince(),
-					lease.holdCount(), lease.ttl().toMillis(), lease.ttlRemaining().toMillis(), lease.lastRenewal(),
-					lease.fencingToken(), lease.autoRenewed(), lease.lost());
+		static LeaseDescriptor of(LeaseSnapshot lease, boolean showValues) {
+			return new LeaseDescriptor(lease.key(), lease.name(), showValues ? lease.owner() : MASK, lease.ownerThread(),
+					lease.heldSince(), lease.holdCount(), lease.ttl().toMillis(), lease.ttlRemaining().toMillis(),
+					lease.lastRenewal(), showValues ? lease.fencingToken() : MASK, lease.autoRenewed(), lease.lost());
 		}
 
 	}

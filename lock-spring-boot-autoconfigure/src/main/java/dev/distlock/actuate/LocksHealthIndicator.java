@@ -2,8 +2,11 @@ package dev.distlock.actuate;
 
 import java.util.Locale;
 
+import dev.distlock.preflight.LockPreflightRunner;
+import dev.distlock.preflight.PreflightReport;
 import dev.distlock.redis.RedisLockService;
 import dev.distlock.redis.RenewalStatus;
+import org.jspecify.annotations.Nullable;
 
 import org.springframework.boot.health.contributor.Health;
 import org.springframework.boot.health.contributor.HealthIndicator;
@@ -20,6 +23,10 @@ import org.springframework.util.Assert;
  * is no longer failing renewal: nothing can renew it any more, and restarting this instance would not bring it back.
  * The indicator is {@code UP} again then, and counts it under {@code lostLeases} until its holder releases it; the
  * loss itself is signalled by a {@link dev.distlock.core.LockLostEvent} and the {@code distlock.leases.lost} counter.
+ * <p>
+ * When the startup preflight found Redis refusing something the locks need and {@code lock.preflight.mode=warn} let
+ * the application start all the same, the indicator is {@code DOWN} with what was refused and what to grant, until a
+ * restart checks again: locks fail until an operator fixes the ACL.
  *
  * @since 0.1.0
  */
@@ -29,11 +36,24 @@ public class LocksHealthIndicator implements HealthIndicator {
 
 	private final Status renewalFailureStatus;
 
+	private final @Nullable LockPreflightRunner preflight;
+
 	public LocksHealthIndicator(RedisLockService lockService, Status renewalFailureStatus) {
+		this(lockService, renewalFailureStatus, null);
+	}
+
+	/**
+	 * @param lockService the service whose leases are reported
+	 * @param renewalFailureStatus the status while renewals of held leases fail
+	 * @param preflight the startup preflight whose refusals (in {@code warn} mode) make the status {@code DOWN}
+	 */
+	public LocksHealthIndicator(RedisLockService lockService, Status renewalFailureStatus,
+			@Nullable LockPreflightRunner preflight) {
 		Assert.notNull(lockService, "'lockService' must not be null");
 		Assert.notNull(renewalFailureStatus, "'renewalFailureStatus' must not be null");
 		this.lockService = lockService;
 		this.renewalFailureStatus = renewalFailureStatus;
+		this.preflight = preflight;
 	}
 
 	/** A status from a property value: 'down', 'out-of-service', 'OUT_OF_SERVICE' or a custom code. */
@@ -45,7 +65,10 @@ public class LocksHealthIndicator implements HealthIndicator {
 	@Override
 	public Health health() {
 		RenewalStatus renewals = this.lockService.renewalStatus();
-		Health.Builder health = renewals.isFailing() ? Health.status(this.renewalFailureStatus) : Health.up();
+		PreflightReport preflight = (this.preflight != null) ? this.preflight.getReport() : null;
+		boolean refused = preflight != null && preflight.outcome() == PreflightReport.Outcome.FAILED;
+		Health.Builder health = refused ? Health.down()
+				: renewals.isFailing() ? Health.status(this.renewalFailureStatus) : Health.up();
 		health.withDetail("heldLeases", this.lockService.activeLeaseCount())
 			.withDetail("lostLeases", this.lockService.lostLeaseCount())
 			.withDetail("waitingThreads", this.lockService.waitingThreads());
@@ -53,6 +76,12 @@ public class LocksHealthIndicator implements HealthIndicator {
 			health.withDetail("renewalsFailingSince", String.valueOf(renewals.failingSince()))
 				.withDetail("leasesFailingRenewal", renewals.failingLeases())
 				.withDetail("lastRenewalError", String.valueOf(renewals.lastError()));
+		}
+		if (preflight != null && !preflight.passed()) {
+			health.withDetail("preflight", preflight.description());
+			if (refused) {
+				health.withDetail("preflightAction", preflight.action());
+			}
 		}
 		return health.build();
 	}

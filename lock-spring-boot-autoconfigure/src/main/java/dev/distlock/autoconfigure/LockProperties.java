@@ -3,6 +3,7 @@ package dev.distlock.autoconfigure;
 import java.time.Duration;
 
 import dev.distlock.interceptor.LostLeasePolicy;
+import dev.distlock.preflight.PreflightMode;
 
 import org.springframework.boot.context.properties.ConfigurationProperties;
 import org.springframework.core.Ordered;
@@ -68,6 +69,8 @@ public class LockProperties {
 	private final Health health = new Health();
 
 	private final Actuator actuator = new Actuator();
+
+	private final Preflight preflight = new Preflight();
 
 	public boolean isEnabled() {
 		return this.enabled;
@@ -167,6 +170,10 @@ public class LockProperties {
 		return this.actuator;
 	}
 
+	public Preflight getPreflight() {
+		return this.preflight;
+	}
+
 	/** The "locks" health indicator. */
 	public static class Health {
 
@@ -185,6 +192,56 @@ public class LockProperties {
 				throw new IllegalArgumentException("lock.health.renewal-failure-status must not be blank");
 			}
 			this.renewalFailureStatus = renewalFailureStatus;
+		}
+
+	}
+
+	/** The check at startup that the Redis user may do everything the locks need. */
+	public static class Preflight {
+
+		/**
+		 * Whether to check at startup that Redis accepts the credentials and TLS handshake, and allows every command,
+		 * key and channel the locks use.
+		 */
+		private boolean enabled = true;
+
+		/**
+		 * What a refusal does: 'fail' the start, or 'warn' in the log and report the "locks" health DOWN. A Redis
+		 * that is merely unreachable never fails the start.
+		 */
+		private PreflightMode mode = PreflightMode.FAIL;
+
+		/**
+		 * How long the check may hold up the start at most; a Redis that does not answer within it is taken as
+		 * unreachable. It covers the application's first connection, TLS handshake and class loading included.
+		 */
+		private Duration timeout = Duration.ofSeconds(10);
+
+		public boolean isEnabled() {
+			return this.enabled;
+		}
+
+		public void setEnabled(boolean enabled) {
+			this.enabled = enabled;
+		}
+
+		public PreflightMode getMode() {
+			return this.mode;
+		}
+
+		public void setMode(PreflightMode mode) {
+			this.mode = mode;
+		}
+
+		public Duration getTimeout() {
+			return this.timeout;
+		}
+
+		public void setTimeout(Duration timeout) {
+			if (timeout == null || timeout.toMillis() < 1) {
+				throw new IllegalArgumentException("lock.preflight.timeout must be at least 1ms, but was " + timeout);
+			}
+			this.timeout = timeout;
 		}
 
 	}

@@ -17,25 +17,27 @@ import org.springframework.data.redis.connection.RedisConnectionFactory;
 /**
  * Auto-configures the {@code locks} actuator endpoint when Actuator is present and the endpoint is available
  * ({@code management.endpoints.web.exposure.include=locks}). Its forced release exists only with
- * {@code lock.actuator.force-release.enabled=true}.
+ * {@code lock.actuator.force-release.enabled=true}. Owner ids and fencing tokens are shown as
+ * {@code management.endpoint.locks.show-values} says ({@code when-authorized} by default, as for {@code env}).
  *
  * @since 0.1.0
  */
 @AutoConfiguration(after = DistributedLockAutoConfiguration.class)
 @ConditionalOnClass({ ConditionalOnAvailableEndpoint.class, RedisConnectionFactory.class })
 @ConditionalOnSingleCandidate(RedisLockService.class)
-@EnableConfigurationProperties(LockProperties.class)
+@EnableConfigurationProperties({ LockProperties.class, LocksEndpointProperties.class })
 public final class LocksEndpointAutoConfiguration {
 
 	@Bean
 	@ConditionalOnMissingBean
 	@ConditionalOnAvailableEndpoint
 	LocksEndpoint locksEndpoint(RedisLockService lockService, LockProperties properties,
-			ApplicationEventPublisher eventPublisher) {
+			LocksEndpointProperties endpointProperties, ApplicationEventPublisher eventPublisher) {
 		if (properties.getActuator().getForceRelease().isEnabled()) {
-			return new ForceReleaseLocksEndpoint(lockService, eventPublisher);
+			return new ForceReleaseLocksEndpoint(lockService, eventPublisher, endpointProperties.getShowValues(),
+					endpointProperties.getRoles());
 		}
-		return new LocksEndpoint(lockService);
+		return new LocksEndpoint(lockService, endpointProperties.getShowValues(), endpointProperties.getRoles());
 	}
 
 }

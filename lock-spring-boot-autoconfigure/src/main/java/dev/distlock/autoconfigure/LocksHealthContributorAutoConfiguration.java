@@ -1,8 +1,10 @@
 package dev.distlock.autoconfigure;
 
 import dev.distlock.actuate.LocksHealthIndicator;
+import dev.distlock.preflight.LockPreflightRunner;
 import dev.distlock.redis.RedisLockService;
 
+import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
@@ -28,8 +30,10 @@ public final class LocksHealthContributorAutoConfiguration {
 	@Bean
 	@ConditionalOnEnabledHealthIndicator("locks")
 	@ConditionalOnMissingBean(name = "locksHealthIndicator")
-	LocksHealthIndicator locksHealthIndicator(RedisLockService lockService, LockProperties properties) {
-		return new LocksHealthIndicator(lockService, LocksHealthIndicator.status(properties.getHealth().getRenewalFailureStatus()));
+	LocksHealthIndicator locksHealthIndicator(RedisLockService lockService, LockProperties properties,
+			ObjectProvider<LockPreflightRunner> preflight) {
+		return new LocksHealthIndicator(lockService,
+				LocksHealthIndicator.status(properties.getHealth().getRenewalFailureStatus()), preflight.getIfUnique());
 	}
 
 }

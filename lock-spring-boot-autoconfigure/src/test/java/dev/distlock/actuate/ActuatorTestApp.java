@@ -52,8 +52,18 @@ class ActuatorTestApp {
 			return send(HttpRequest.newBuilder(uri(path)).GET());
 		}
 
+		/** A GET with headers, given as name, value, name, value, ... */
+		Response get(String path, String... headers) throws IOException, InterruptedException {
+			return send(HttpRequest.newBuilder(uri(path)).GET().headers(headers));
+		}
+
 		Response delete(String path) throws IOException, InterruptedException {
 			return send(HttpRequest.newBuilder(uri(path)).DELETE());
+		}
+
+		/** A DELETE with headers, given as name, value, name, value, ... */
+		Response delete(String path, String... headers) throws IOException, InterruptedException {
+			return send(HttpRequest.newBuilder(uri(path)).DELETE().headers(headers));
 		}
 
 		private URI uri(String path) {

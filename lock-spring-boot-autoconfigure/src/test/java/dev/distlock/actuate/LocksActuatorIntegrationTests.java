@@ -52,6 +52,8 @@ import static org.awaitility.Awaitility.await;
  */
 @SpringBootTest(classes = ActuatorTestApp.class, webEnvironment = WebEnvironment.RANDOM_PORT,
 		properties = { "management.endpoints.web.exposure.include=locks,health",
+				// owner ids and fencing tokens to anonymous callers: these tests read them (masking is tested apart)
+				"management.endpoint.locks.show-values=always",
 				"management.endpoint.health.show-details=always", "spring.data.redis.timeout=2s",
 				// a 20 s lease renewed every second: renewals fail soon after Redis hangs, the lease outlives the test
 				"lock.renewal-ratio=0.05" })

@@ -52,6 +52,8 @@ import static org.awaitility.Awaitility.await;
 @SpringBootTest(classes = { ActuatorTestApp.class, LocksForceReleaseIntegrationTests.Recorder.class },
 		webEnvironment = WebEnvironment.RANDOM_PORT,
 		properties = { "management.endpoints.web.exposure.include=locks,health",
+				// owner ids and fencing tokens to anonymous callers: these tests read them (masking is tested apart)
+				"management.endpoint.locks.show-values=always",
 				"management.endpoint.health.show-details=always", "spring.data.redis.timeout=2s",
 				"lock.renewal-ratio=0.05", "lock.actuator.force-release.enabled=true",
 				"lock.health.renewal-failure-status=out-of-service" })

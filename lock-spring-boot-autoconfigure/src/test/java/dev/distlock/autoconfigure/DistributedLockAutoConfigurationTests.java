@@ -156,12 +156,15 @@ class DistributedLockAutoConfigurationTests {
 			Map<String, Map<String, Object>> byName = new java.util.HashMap<>();
 			properties.forEach(property -> byName.put((String) property.get("name"), property));
 			// the processor also describes the locks endpoint's own management properties
-			assertThat(byName).containsKeys("management.endpoint.locks.access", "management.endpoint.locks.cache.time-to-live");
+			assertThat(byName).containsKeys("management.endpoint.locks.access", "management.endpoint.locks.cache.time-to-live",
+					"management.endpoint.locks.show-values", "management.endpoint.locks.roles");
+			assertThat(byName.get("management.endpoint.locks.show-values")).containsEntry("defaultValue", "when-authorized");
 			byName.keySet().removeIf(name -> name.startsWith("management.endpoint.locks."));
 			assertThat(byName).containsOnlyKeys("lock.enabled", "lock.key-prefix", "lock.default-ttl",
 					"lock.default-wait-time", "lock.renewal-ratio", "lock.advice-order", "lock.on-lost-lease",
 					"lock.idle-unsubscribe", "lock.local-hand-overs", "lock.health.renewal-failure-status",
-					"lock.actuator.force-release.enabled");
+					"lock.actuator.force-release.enabled", "lock.preflight.enabled", "lock.preflight.mode",
+					"lock.preflight.timeout");
 			byName.values().forEach(property -> assertThat(property.get("description")).as("description of %s", property.get("name"))
 				.asString().isNotBlank());
 			assertThat(byName.get("lock.default-ttl")).containsEntry("type", "java.time.Duration").containsEntry("defaultValue", "30s");
@@ -173,6 +176,9 @@ class DistributedLockAutoConfigurationTests {
 			assertThat(byName.get("lock.advice-order")).containsEntry("defaultValue", Integer.MIN_VALUE);
 			assertThat(byName.get("lock.health.renewal-failure-status")).containsEntry("defaultValue", "down");
 			assertThat(byName.get("lock.actuator.force-release.enabled")).containsEntry("defaultValue", false);
+			assertThat(byName.get("lock.preflight.enabled")).containsEntry("defaultValue", true);
+			assertThat(byName.get("lock.preflight.mode")).containsEntry("defaultValue", "fail");
+			assertThat(byName.get("lock.preflight.timeout")).containsEntry("defaultValue", "10s");
 		}
 	}
 

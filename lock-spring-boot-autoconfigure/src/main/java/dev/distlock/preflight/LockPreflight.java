@@ -1,0 +1,289 @@
+package dev.distlock.preflight;
+
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.FutureTask;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+
+import dev.distlock.preflight.PreflightReport.Outcome;
+import dev.distlock.preflight.Refusal.Target;
+import org.jspecify.annotations.Nullable;
+
+import org.springframework.data.redis.connection.RedisConnection;
+import org.springframework.data.redis.connection.RedisConnectionFactory;
+import org.springframework.data.redis.connection.ReturnType;
+import org.springframework.data.redis.core.script.RedisScript;
+import org.springframework.util.Assert;
+
+/**
+ * Checks once, with a deadline, that the application's Redis user may do everything the lock engine does, so that a
+ * missing ACL permission shows at startup instead of as the first failing lock: it authenticates, runs every command
+ * of the engine's scripts through {@code EVAL} and {@code EVALSHA} on a key under the lock prefix (Redis checks the ACL
+ * of each command a script calls, one by one, as it runs), publishes and subscribes on a channel under the prefix.
+ * <p>
+ * One round of a few commands: one script call runs each command under {@code redis.pcall}, so a single call finds
+ * every refused command. The key {@code <prefix>:{__preflight__}} exists only while the script runs; nothing else is
+ * written. The subscription is checked on Lettuce only (other clients block the caller while subscribed).
+ *
+ * @since 0.1.0
+ */
+public final class LockPreflight {
+
+	/** The commands the engine sends itself: scripts (EVAL when Redis lost its script cache) and subscriptions. */
+	public static final List<String> ENGINE_COMMANDS = List.of("evalsha", "eval", "subscribe", "unsubscribe");
+
+	/** The commands the engine's Lua scripts call; Redis checks each against the ACL as the script runs. */
+	public static final List<String> SCRIPT_COMMANDS = List.of("exists", "time", "hset", "hmget", "hget", "hexists",
+			"hincrby", "hgetall", "hdel", "pttl", "pexpire", "del", "publish");
+
+	/**
+	 * Calls each command of the engine's scripts on KEYS[1] (a key no lock uses) and publishes on ARGV[1], returning
+	 * {command, error, ...} for each one refused. The key expires within 10 s should a refused HDEL and DEL leave it.
+	 */
+	@SuppressWarnings("rawtypes")
+	static final RedisScript<List> SCRIPT = RedisScript.of("""
+			local refused = {}
+			local function try(command, ...)
+			  local reply = redis.pcall(command, ...)
+			  if type(reply) == 'table' and reply.err then
+			    refused[#refused + 1] = command
+			    refused[#refused + 1] = reply.err
+			  end
+			end
+			try('exists', KEYS[1])
+			try('time')
+			try('hset', KEYS[1], '~preflight', 1)
+			try('pexpire', KEYS[1], 10000)
+			try('hmget', KEYS[1], '~preflight', '~t')
+			try('hget', KEYS[1], '~preflight')
+			try('hexists', KEYS[1], '~preflight')
+			try('hincrby', KEYS[1], '~preflight', 1)
+			try('hgetall', KEYS[1])
+			try('pttl', KEYS[1])
+			try('hdel', KEYS[1], '~preflight')
+			try('del', KEYS[1])
+			try('publish', ARGV[1], 'preflight')
+			return refused
+			""", List.class);
+
+	private final RedisConnectionFactory connectionFactory;
+
+	private final String keyPrefix;
+
+	private final Duration timeout;
+
+	private final String server;
+
+	private final String user;
+
+	/**
+	 * @param connectionFactory the connection factory of the lock service
+	 * @param keyPrefix the lock service's key prefix: keys {@code <prefix>:{<key>}}, channels
+	 * {@code <prefix>:{<key>}:released}
+	 * @param timeout how long the whole check may take; a Redis that does not answer within it is taken as unavailable
+	 * @param server the server as the texts name it, such as {@code Redis at 127.0.0.1:6379}
+	 * @param user the ACL user the application authenticates as, or {@code null} for the default user
+	 */
+	public LockPreflight(RedisConnectionFactory connectionFactory, String keyPrefix, Duration timeout, String server,
+			@Nullable String user) {
+		Assert.notNull(connectionFactory, "'connectionFactory' must not be null");
+		Assert.hasText(keyPrefix, "'keyPrefix' must not be blank");
+		Assert.isTrue(timeout != null && !timeout.isNegative() && !timeout.isZero(), "'timeout' must be positive");
+		Assert.hasText(server, "'server' must not be blank");
+		this.connectionFactory = connectionFactory;
+		this.keyPrefix = keyPrefix;
+		this.timeout = timeout;
+		this.user = (user != null && !user.isBlank()) ? user : "default";
+		this.server = server + " as user '" + this.user + "'";
+	}
+
+	/**
+	 * The minimal ACL rules of a lock service with key prefix {@code keyPrefix}: its keys, its channels, and only the
+	 * commands the engine and its scripts run.
+	 */
+	public static String minimalAcl(String keyPrefix) {
+		StringBuilder acl = new StringBuilder("~").append(keyPrefix).append(":* &").append(keyPrefix).append(":* -@all");
+		ENGINE_COMMANDS.forEach(command -> acl.append(" +").append(command));
+		SCRIPT_COMMANDS.forEach(command -> acl.append(" +").append(command));
+		return acl.toString();
+	}
+
+	/** The key the check's script touches: no lock key has this name. */
+	public String key() {
+		return this.keyPrefix + ":{__preflight__}";
+	}
+
+	/** The channel the check publishes and subscribes on, shaped like a lock's release channel. */
+	public String channel() {
+		return key() + ":released";
+	}
+
+	/** Run the check on a thread of its own and wait for it at most the timeout. Never throws. */
+	public PreflightReport check() {
+		FutureTask<PreflightReport> task = new FutureTask<>(this::checkNow);
+		Thread thread = new Thread(task, "distlock-preflight");
+		thread.setDaemon(true);
+		thread.start();
+		try {
+			return task.get(this.timeout.toNanos(), TimeUnit.NANOSECONDS);
+		}
+		catch (TimeoutException ex) {
+			task.cancel(true);
+			return report(List.of(new PreflightFinding("Waiting for Redis", new RedisError(RedisErrorKind.UNAVAILABLE,
+					null, "no answer within " + this.timeout.toMillis() + " ms (lock.preflight.timeout)"), null)));
+		}
+		catch (InterruptedException ex) {
+			Thread.currentThread().interrupt();
+			task.cancel(true);
+			return report(List.of(new PreflightFinding("Waiting for Redis",
+					new RedisError(RedisErrorKind.UNAVAILABLE, null, "interrupted"), null)));
+		}
+		catch (ExecutionException ex) {
+			Throwable cause = (ex.getCause() != null) ? ex.getCause() : ex;
+			return report(List.of(finding("Checking", cause)));
+		}
+	}
+
+	private PreflightReport checkNow() {
+		List<PreflightFinding> findings = new ArrayList<>();
+		RedisConnection connection;
+		try {
+			connection = this.connectionFactory.getConnection();
+		}
+		catch (RuntimeException ex) {
+			findings.add(finding("Connecting", ex));
+			return report(findings);
+		}
+		byte[] key = bytes(key());
+		byte[] channel = bytes(channel());
+		try (connection) {
+			try {
+				List<?> refused = connection.scriptingCommands().eval(bytes(SCRIPT.getScriptAsString()),
+						ReturnType.MULTI, 1, key, channel);
+				addScriptRefusals(refused, findings);
+			}
+			catch (RuntimeException ex) {
+				if (add(findings, finding("EVAL of the lock scripts (key '" + key() + "')", ex))) {
+					return report(findings);
+				}
+			}
+			try {
+				connection.scriptingCommands().evalSha(SCRIPT.getSha1(), ReturnType.MULTI, 1, key, channel);
+			}
+			catch (RuntimeException ex) {
+				PreflightFinding evalsha = finding("EVALSHA of the lock scripts", ex);
+				// NOSCRIPT: allowed to run, only the script was not cached (EVAL was refused, or evicted it)
+				if (!evalsha.error().message().startsWith("NOSCRIPT") && add(findings, evalsha)) {
+					return report(findings);
+				}
+			}
+		}
+		if (isLettuce(this.connectionFactory)) {
+			checkSubscription(channel, findings);
+		}
+		return report(findings);
+	}
+
+	/** SUBSCRIBE and UNSUBSCRIBE on a connection of its own, as the engine's release subscriber does. */
+	private void checkSubscription(byte[] channel, List<PreflightFinding> findings) {
+		try (RedisConnection subscriber = this.connectionFactory.getConnection()) {
+			try {
+				subscriber.subscribe((message, pattern) -> {
+				}, channel);
+			}
+			catch (RuntimeException ex) {
+				add(findings, finding("SUBSCRIBE to channel '" + channel() + "'", ex));
+				return;
+			}
+			try {
+				if (subscriber.getSubscription() != null) {
+					subscriber.getSubscription().unsubscribe();
+				}
+			}
+			catch (RuntimeException ex) {
+				add(findings, finding("UNSUBSCRIBE from channel '" + channel() + "'", ex));
+			}
+		}
+		catch (RuntimeException ex) {
+			add(findings, finding("SUBSCRIBE to channel '" + channel() + "'", ex));
+		}
+	}
+
+	/** The script's {command, error, ...} pairs: a denial inside a script does not name its command in Redis 7.0. */
+	private void addScriptRefusals(@Nullable List<?> refused, List<PreflightFinding> findings) {
+		if (refused == null) {
+			return;
+		}
+		for (int i = 0; i + 1 < refused.size(); i += 2) {
+			String command = string(refused.get(i));
+			RedisError error = RedisErrorClassifier.classify(string(refused.get(i + 1)));
+			String check = command.toUpperCase(Locale.ROOT) + " inside the lock scripts";
+			Refusal refusal = error.refusal();
+			if (refusal != null) {
+				Refusal named = switch (refusal.target()) {
+					case COMMAND -> new Refusal(Target.COMMAND, command);
+					case KEY -> new Refusal(Target.KEY, (refusal.name() != null) ? refusal.name() : key());
+					case CHANNEL -> new Refusal(Target.CHANNEL, (refusal.name() != null) ? refusal.name() : channel());
+				};
+				error = new RedisError(error.kind(), named, error.message());
+				check += switch (refusal.target()) {
+					case COMMAND -> "";
+					case KEY -> ", on key '" + named.name() + "'";
+					case CHANNEL -> ", on channel '" + named.name() + "'";
+				};
+			}
+			findings.add(finding(check, error));
+		}
+	}
+
+	private PreflightFinding finding(String check, Throwable failure) {
+		return finding(check, RedisErrorClassifier.classify(failure));
+	}
+
+	private PreflightFinding finding(String check, RedisError error) {
+		Refusal refusal = error.refusal();
+		return new PreflightFinding(check, error, (refusal != null) ? refusal.grant(this.keyPrefix) : null);
+	}
+
+	/** Add the finding; true when the check cannot go on (no connection to speak of, or it hangs). */
+	private static boolean add(List<PreflightFinding> findings, PreflightFinding finding) {
+		findings.add(finding);
+		RedisErrorKind kind = finding.error().kind();
+		return kind == RedisErrorKind.AUTHENTICATION || kind == RedisErrorKind.TLS || kind == RedisErrorKind.UNAVAILABLE;
+	}
+
+	private PreflightReport report(List<PreflightFinding> findings) {
+		Outcome outcome = Outcome.PASSED;
+		for (PreflightFinding finding : findings) {
+			if (finding.error().kind() != RedisErrorKind.UNAVAILABLE) {
+				outcome = Outcome.FAILED;
+				break;
+			}
+			outcome = Outcome.UNAVAILABLE;
+		}
+		return new PreflightReport(outcome, this.server, this.user, this.keyPrefix, findings);
+	}
+
+	private static boolean isLettuce(RedisConnectionFactory connectionFactory) {
+		for (Class<?> type = connectionFactory.getClass(); type != null; type = type.getSuperclass()) {
+			if (type.getName().equals("org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory")) {
+				return true;
+			}
+		}
+		return false;
+	}
+
+	private static String string(Object value) {
+		return (value instanceof byte[] raw) ? new String(raw, StandardCharsets.UTF_8) : String.valueOf(value);
+	}
+
+	private static byte[] bytes(String value) {
+		return value.getBytes(StandardCharsets.UTF_8);
+	}
+
+}

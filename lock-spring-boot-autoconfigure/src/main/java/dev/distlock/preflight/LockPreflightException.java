@@ -1,0 +1,32 @@
+package dev.distlock.preflight;
+
+import org.springframework.util.Assert;
+
+/**
+ * Thrown at startup when Redis refuses the application's credentials, its TLS handshake, or a command, key or channel
+ * the locks need; {@link LockPreflightFailureAnalyzer} tells the operator what to grant or change.
+ *
+ * @since 0.1.0
+ */
+public class LockPreflightException extends RuntimeException {
+
+	private static final long serialVersionUID = 1L;
+
+	private final transient PreflightReport report;
+
+	public LockPreflightException(PreflightReport report) {
+		super(message(report));
+		this.report = report;
+	}
+
+	private static String message(PreflightReport report) {
+		Assert.notNull(report, "'report' must not be null");
+		return report.description();
+	}
+
+	/** What the preflight found. */
+	public PreflightReport getReport() {
+		return this.report;
+	}
+
+}

@@ -1,0 +1,20 @@
+package dev.distlock.preflight;
+
+import org.springframework.boot.diagnostics.AbstractFailureAnalyzer;
+import org.springframework.boot.diagnostics.FailureAnalysis;
+
+/**
+ * Turns a {@link LockPreflightException} into Boot's "APPLICATION FAILED TO START" report: the description names what
+ * Redis refused, the action what to grant or change. Registered in {@code META-INF/spring.factories}.
+ *
+ * @since 0.1.0
+ */
+public class LockPreflightFailureAnalyzer extends AbstractFailureAnalyzer<LockPreflightException> {
+
+	@Override
+	protected FailureAnalysis analyze(Throwable rootFailure, LockPreflightException cause) {
+		PreflightReport report = cause.getReport();
+		return new FailureAnalysis(report.description(), report.action(), cause);
+	}
+
+}

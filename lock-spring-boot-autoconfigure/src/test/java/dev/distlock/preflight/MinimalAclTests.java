@@ -1,0 +1,97 @@
+package dev.distlock.preflight;
+
+import java.io.IOException;
+import java.lang.reflect.Field;
+import java.lang.reflect.Modifier;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Arrays;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+import org.junit.jupiter.api.Test;
+
+import org.springframework.data.redis.core.script.RedisScript;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * The minimal ACL stays in step with the engine: the commands its scripts call (read from {@code LockScripts}, the
+ * engine's own, package-private, scripts) are the ones the ACL grants and the preflight exercises, and the README
+ * documents that ACL and, per script, those commands.
+ */
+class MinimalAclTests {
+
+	private static final Pattern CALL = Pattern.compile("redis\\.call\\('([a-z]+)'");
+
+	private static final Pattern TRY = Pattern.compile("try\\('([a-z]+)'");
+
+	/** Each script of the engine and the commands it calls. */
+	private static Map<String, Set<String>> engineScripts() throws ReflectiveOperationException {
+		Class<?> scripts = Class.forName("dev.distlock.redis.LockScripts");
+		Map<String, Set<String>> commands = new LinkedHashMap<>();
+		for (Field field : scripts.getDeclaredFields()) {
+			if (Modifier.isStatic(field.getModifiers()) && RedisScript.class.isAssignableFrom(field.getType())) {
+				field.setAccessible(true);
+				commands.put(field.getName(), matches(CALL, ((RedisScript<?>) field.get(null)).getScriptAsString()));
+			}
+		}
+		assertThat(commands).as("scripts found in LockScripts").isNotEmpty();
+		return commands;
+	}
+
+	private static Set<String> matches(Pattern pattern, String text) {
+		Set<String> found = new TreeSet<>();
+		Matcher matcher = pattern.matcher(text);
+		while (matcher.find()) {
+			found.add(matcher.group(1));
+		}
+		return found;
+	}
+
+	private static String readme() throws IOException {
+		// surefire runs in the module's directory
+		return Files.readString(Path.of("..", "README.md"));
+	}
+
+	@Test
+	void theAclGrantsExactlyTheCommandsTheEnginesScriptsCall() throws ReflectiveOperationException {
+		Set<String> called = new TreeSet<>();
+		engineScripts().values().forEach(called::addAll);
+		assertThat(new TreeSet<>(LockPreflight.SCRIPT_COMMANDS)).isEqualTo(called);
+	}
+
+	@Test
+	void thePreflightTriesEachOfThem() {
+		assertThat(matches(TRY, LockPreflight.SCRIPT.getScriptAsString()))
+			.isEqualTo(new TreeSet<>(LockPreflight.SCRIPT_COMMANDS));
+	}
+
+	@Test
+	void theMinimalAclForAPrefix() {
+		assertThat(LockPreflight.minimalAcl("orders")).isEqualTo("~orders:* &orders:* -@all +evalsha +eval +subscribe "
+				+ "+unsubscribe +exists +time +hset +hmget +hget +hexists +hincrby +hgetall +hdel +pttl +pexpire +del "
+				+ "+publish");
+	}
+
+	@Test
+	void theReadmeDocumentsTheAclAndEachScriptsCommands() throws Exception {
+		String readme = readme();
+		assertThat(readme).contains("ACL SETUSER orders-locks reset on >s3cret " + LockPreflight.minimalAcl("lock"))
+			.contains("The minimal ACL for key prefix 'lock' is: " + LockPreflight.minimalAcl("lock"));
+		Map<String, Set<String>> documented = new LinkedHashMap<>();
+		for (String line : readme.split("\n")) {
+			// | `ACQUIRE` | used for | `exists` `time` ... |
+			Matcher row = Pattern.compile("^\\| `([A-Z_]+)` \\| [^|]+ \\| (.+) \\|$").matcher(line);
+			if (row.matches()) {
+				documented.put(row.group(1), new TreeSet<>(Arrays.asList(row.group(2).replace("`", "").split(" "))));
+			}
+		}
+		assertThat(documented).isEqualTo(engineScripts());
+	}
+
+}
