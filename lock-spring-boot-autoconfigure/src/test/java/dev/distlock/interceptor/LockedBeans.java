@@ -188,8 +188,8 @@ public final class LockedBeans {
 			return "ran";
 		}
 
-		/** Holds a fixed 300ms lease until the test has deleted it, then returns normally. */
-		@DistributedLock(key = "#sku", ttl = "300ms", waitTime = "0", fixedLease = true)
+		/** Holds a fixed lease until the test has deleted it, then returns normally (long enough for a loaded machine to see it). */
+		@DistributedLock(key = "#sku", ttl = "5s", waitTime = "0", fixedLease = true)
 		public String outlive(String sku, CountDownLatch leaseGone) throws InterruptedException {
 			this.calls.incrementAndGet();
 			if (!leaseGone.await(10, TimeUnit.SECONDS)) {
