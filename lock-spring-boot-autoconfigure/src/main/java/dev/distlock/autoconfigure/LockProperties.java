@@ -2,6 +2,7 @@ package dev.distlock.autoconfigure;
 
 import java.time.Duration;
 
+import dev.distlock.core.LockSettings;
 import dev.distlock.interceptor.LostLeasePolicy;
 
 import org.springframework.boot.context.properties.ConfigurationProperties;
@@ -82,10 +83,7 @@ public class LockProperties {
 	}
 
 	public void setKeyPrefix(String keyPrefix) {
-		if (keyPrefix == null || keyPrefix.isBlank() || keyPrefix.contains("{") || keyPrefix.contains("}")) {
-			throw new IllegalArgumentException("lock.key-prefix must be non-blank and without braces, but was '" + keyPrefix + "'");
-		}
-		this.keyPrefix = keyPrefix;
+		this.keyPrefix = LockSettings.checkKeyPrefix(keyPrefix, "lock.key-prefix");
 	}
 
 	public Duration getDefaultTtl() {
@@ -93,10 +91,7 @@ public class LockProperties {
 	}
 
 	public void setDefaultTtl(Duration defaultTtl) {
-		if (defaultTtl == null || defaultTtl.toMillis() < 1) {
-			throw new IllegalArgumentException("lock.default-ttl must be at least 1ms, but was " + defaultTtl);
-		}
-		this.defaultTtl = defaultTtl;
+		this.defaultTtl = LockSettings.checkTtl(defaultTtl, "lock.default-ttl");
 	}
 
 	public Duration getDefaultWaitTime() {
@@ -104,10 +99,7 @@ public class LockProperties {
 	}
 
 	public void setDefaultWaitTime(Duration defaultWaitTime) {
-		if (defaultWaitTime == null || defaultWaitTime.isNegative()) {
-			throw new IllegalArgumentException("lock.default-wait-time must not be negative, but was " + defaultWaitTime);
-		}
-		this.defaultWaitTime = defaultWaitTime;
+		this.defaultWaitTime = LockSettings.checkWaitTime(defaultWaitTime, "lock.default-wait-time");
 	}
 
 	public double getRenewalRatio() {
@@ -115,10 +107,7 @@ public class LockProperties {
 	}
 
 	public void setRenewalRatio(double renewalRatio) {
-		if (!(renewalRatio > 0 && renewalRatio < 1)) {
-			throw new IllegalArgumentException("lock.renewal-ratio must be between 0 and 1 (exclusive), but was " + renewalRatio);
-		}
-		this.renewalRatio = renewalRatio;
+		this.renewalRatio = LockSettings.checkRenewalRatio(renewalRatio, "lock.renewal-ratio");
 	}
 
 	public int getAdviceOrder() {
@@ -142,10 +131,7 @@ public class LockProperties {
 	}
 
 	public void setLocalHandOvers(int localHandOvers) {
-		if (localHandOvers < 0) {
-			throw new IllegalArgumentException("lock.local-hand-overs must not be negative, but was " + localHandOvers);
-		}
-		this.localHandOvers = localHandOvers;
+		this.localHandOvers = LockSettings.checkLocalHandOvers(localHandOvers, "lock.local-hand-overs");
 	}
 
 	public Duration getIdleUnsubscribe() {
@@ -153,10 +139,7 @@ public class LockProperties {
 	}
 
 	public void setIdleUnsubscribe(Duration idleUnsubscribe) {
-		if (idleUnsubscribe == null || idleUnsubscribe.isNegative()) {
-			throw new IllegalArgumentException("lock.idle-unsubscribe must not be negative, but was " + idleUnsubscribe);
-		}
-		this.idleUnsubscribe = idleUnsubscribe;
+		this.idleUnsubscribe = LockSettings.checkIdleUnsubscribe(idleUnsubscribe, "lock.idle-unsubscribe");
 	}
 
 	public Health getHealth() {

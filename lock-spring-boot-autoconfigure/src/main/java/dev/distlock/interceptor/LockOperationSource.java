@@ -16,6 +16,7 @@ import java.util.function.Predicate;
 import dev.distlock.annotation.DistributedLock;
 import dev.distlock.annotation.LockFailureHandler;
 import dev.distlock.annotation.OnLockFailure;
+import dev.distlock.core.LockSettings;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.aop.support.AopUtils;
@@ -25,7 +26,6 @@ import org.springframework.core.MethodClassKey;
 import org.springframework.core.ReactiveAdapterRegistry;
 import org.springframework.core.annotation.AnnotatedElementUtils;
 import org.springframework.expression.Expression;
-import org.springframework.util.Assert;
 import org.springframework.util.ClassUtils;
 import org.springframework.util.ReflectionUtils;
 import org.springframework.util.StringUtils;
@@ -73,9 +73,8 @@ public class LockOperationSource {
 	public LockOperationSource(@Nullable BeanFactory beanFactory, @Nullable StringValueResolver valueResolver,
 			Duration defaultTtl, Duration defaultWaitTime) {
 		// checked here, once, so that a declaration that falls back to a default needs no range check of its own
-		Assert.isTrue(isValidTtl(defaultTtl), () -> "'defaultTtl' must be at least 1ms, but was " + defaultTtl);
-		Assert.isTrue(isValidWaitTime(defaultWaitTime),
-				() -> "'defaultWaitTime' must not be negative, but was " + defaultWaitTime);
+		LockSettings.checkTtl(defaultTtl, "'defaultTtl'");
+		LockSettings.checkWaitTime(defaultWaitTime, "'defaultWaitTime'");
 		this.evaluator = new LockKeyEvaluator(beanFactory);
 		this.beanFactory = beanFactory;
 		this.valueResolver = valueResolver;
@@ -191,10 +190,10 @@ public class LockOperationSource {
 			throw new InvalidLockDeclarationException(description + ": @DistributedLock needs a key expression (attribute 'key')");
 		}
 		Expression key = this.evaluator.parseAndValidate(keySource, method, targetClass, description);
-		Duration ttl = duration(annotation.ttl(), "ttl", this.defaultTtl, LockOperationSource::isValidTtl,
-				"must be at least 1ms", description);
+		Duration ttl = duration(annotation.ttl(), "ttl", this.defaultTtl, LockSettings::isValidTtl,
+				LockSettings.TTL_RULE, description);
 		Duration waitTime = duration(annotation.waitTime(), "waitTime", this.defaultWaitTime,
-				LockOperationSource::isValidWaitTime, "must not be negative", description);
+				LockSettings::isValidWaitTime, LockSettings.WAIT_TIME_RULE, description);
 		String name = StringUtils.hasText(annotation.name()) ? annotation.name()
 				: ClassUtils.getShortName(targetClass) + "." + method.getName();
 		String failureHandler = StringUtils.hasText(annotation.failureHandler()) ? annotation.failureHandler() : null;
@@ -257,14 +256,6 @@ public class LockOperationSource {
 	 */
 	private static String quote(String text, String resolved) {
 		return text.equals(resolved) ? "\"" + text + "\"" : "\"" + text + "\" (resolved to \"" + resolved + "\")";
-	}
-
-	private static boolean isValidTtl(Duration ttl) {
-		return ttl.compareTo(Duration.ofMillis(1)) >= 0;
-	}
-
-	private static boolean isValidWaitTime(Duration waitTime) {
-		return !waitTime.isNegative();
 	}
 
 	private static void checkReturnType(Method method, String description) {
