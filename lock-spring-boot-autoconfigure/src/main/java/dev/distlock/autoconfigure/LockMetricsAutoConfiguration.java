@@ -21,7 +21,7 @@ import org.springframework.data.redis.connection.RedisConnectionFactory;
  *
  * @since 0.1.0
  */
-@AutoConfiguration(after = DistributedLockAutoConfiguration.class,
+@AutoConfiguration(after = RedisLockServiceAutoConfiguration.class,
 		afterName = { "org.springframework.boot.micrometer.metrics.autoconfigure.MetricsAutoConfiguration",
 				"org.springframework.boot.micrometer.metrics.autoconfigure.CompositeMeterRegistryAutoConfiguration",
 				"org.springframework.boot.micrometer.metrics.autoconfigure.export.simple.SimpleMetricsExportAutoConfiguration" })

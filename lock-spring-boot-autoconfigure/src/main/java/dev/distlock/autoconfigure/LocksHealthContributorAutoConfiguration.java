@@ -19,7 +19,7 @@ import org.springframework.data.redis.connection.RedisConnectionFactory;
  *
  * @since 0.1.0
  */
-@AutoConfiguration(after = DistributedLockAutoConfiguration.class)
+@AutoConfiguration(after = RedisLockServiceAutoConfiguration.class)
 @ConditionalOnClass({ HealthIndicator.class, ConditionalOnEnabledHealthIndicator.class, RedisConnectionFactory.class })
 @ConditionalOnSingleCandidate(RedisLockService.class)
 @EnableConfigurationProperties(LockProperties.class)

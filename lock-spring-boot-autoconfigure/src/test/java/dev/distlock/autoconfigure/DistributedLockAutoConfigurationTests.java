@@ -6,9 +6,15 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
 
 import com.jayway.jsonpath.JsonPath;
+import dev.distlock.annotation.DistributedLock;
+import dev.distlock.annotation.LockContext;
 import dev.distlock.core.Lease;
+import dev.distlock.core.LockAcquisitionTimeoutException;
 import dev.distlock.core.LockRequest;
 import dev.distlock.core.LockService;
 import dev.distlock.interceptor.DistributedLockBeanPostProcessor;
@@ -32,6 +38,7 @@ import org.springframework.data.redis.connection.RedisConnectionFactory;
 import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
 
 /** The auto-configuration's conditions, back-off and properties, with a real Redis behind the connection factory. */
 @ExtendWith({ RedisServerExtension.class, OutputCaptureExtension.class })
@@ -41,7 +48,8 @@ class DistributedLockAutoConfigurationTests {
 
 	private ApplicationContextRunner runner() {
 		return new ApplicationContextRunner()
-			.withConfiguration(AutoConfigurations.of(DataRedisAutoConfiguration.class, DistributedLockAutoConfiguration.class))
+			.withConfiguration(AutoConfigurations.of(DataRedisAutoConfiguration.class,
+					RedisLockServiceAutoConfiguration.class, DistributedLockAutoConfiguration.class))
 			.withPropertyValues("spring.data.redis.host=" + redis.host(), "spring.data.redis.port=" + redis.port());
 	}
 
@@ -95,12 +103,71 @@ class DistributedLockAutoConfigurationTests {
 	}
 
 	@Test
+	void withoutSpringDataRedisTheApplicationsOwnLockServiceGetsTheAnnotation() throws Exception {
+		withoutSpringDataRedis().withUserConfiguration(OwnInMemoryLockService.class).withBean(Ledger.class).run(context -> {
+			assertThat(context).hasNotFailed()
+				.hasSingleBean(LockService.class)
+				.hasSingleBean(DistributedLockBeanPostProcessor.class)
+				.hasBean("distributedLockBeanPostProcessor")
+				.doesNotHaveBean("lockService");
+			InMemoryLockService locks = context.getBean(InMemoryLockService.class);
+			Ledger ledger = context.getBean(Ledger.class);
+
+			Lease lease = ledger.post("acct-1").orElseThrow();
+			assertThat(lease).isInstanceOf(InMemoryLockService.InMemoryLease.class);
+			assertThat(lease.key()).isEqualTo("ledger:acct-1");
+			assertThat(lease.name()).isEqualTo("ledger");
+			assertThat(lease.isHeld()).as("released when the call returned").isFalse();
+			assertThat(locks.requests()).singleElement()
+				.satisfies(request -> assertThat(request.waitTime()).isEqualTo(Duration.ofMillis(200)));
+
+			// a key held by another thread: the call waits its 200ms and fails, as it would on Redis
+			ExecutorService holder = Executors.newSingleThreadExecutor();
+			try {
+				Lease held = holder.submit(() -> locks.acquire("ledger:acct-2", Duration.ofSeconds(10), Duration.ZERO))
+					.get(5, TimeUnit.SECONDS);
+				assertThatExceptionOfType(LockAcquisitionTimeoutException.class).isThrownBy(() -> ledger.post("acct-2"))
+					.withMessageContaining("ledger:acct-2");
+				holder.submit(held::release).get(5, TimeUnit.SECONDS);
+			}
+			finally {
+				holder.shutdownNow();
+			}
+			assertThat(ledger.post("acct-2")).isPresent();
+		});
+	}
+
+	@Test
+	void withNeitherRedisNorALockServiceThereIsNoInterceptorAndNoFailure() {
+		withoutSpringDataRedis().withBean(Ledger.class).run(context -> {
+			assertThat(context).hasNotFailed()
+				.doesNotHaveBean(LockService.class)
+				.doesNotHaveBean(DistributedLockBeanPostProcessor.class);
+			assertThat(context.getBean(Ledger.class).post("acct-1")).as("runs unlocked, as with the starter off").isEmpty();
+		});
+		// Spring Data Redis on the classpath, but no connection factory: no engine either
+		new ApplicationContextRunner()
+			.withConfiguration(AutoConfigurations.of(RedisLockServiceAutoConfiguration.class,
+					DistributedLockAutoConfiguration.class))
+			.withBean(Ledger.class)
+			.run(context -> assertThat(context).hasNotFailed()
+				.doesNotHaveBean(LockService.class)
+				.doesNotHaveBean(DistributedLockBeanPostProcessor.class));
+	}
+
+	@Test
 	void isAbsentWithoutSpringDataRedis() {
-		new ApplicationContextRunner().withConfiguration(AutoConfigurations.of(DistributedLockAutoConfiguration.class))
-			.withClassLoader(new FilteredClassLoader(RedisConnectionFactory.class))
-			.run(context -> assertThat(context).doesNotHaveBean(LockService.class)
-				.doesNotHaveBean(DistributedLockBeanPostProcessor.class)
-				.doesNotHaveBean(LockProperties.class));
+		withoutSpringDataRedis().run(context -> assertThat(context).hasNotFailed()
+			.doesNotHaveBean(LockService.class)
+			.doesNotHaveBean(DistributedLockBeanPostProcessor.class)
+			.doesNotHaveBean(LockProperties.class));
+	}
+
+	private static ApplicationContextRunner withoutSpringDataRedis() {
+		return new ApplicationContextRunner()
+			.withConfiguration(AutoConfigurations.of(DataRedisAutoConfiguration.class,
+					RedisLockServiceAutoConfiguration.class, DistributedLockAutoConfiguration.class))
+			.withClassLoader(new FilteredClassLoader("org.springframework.data.redis"));
 	}
 
 	@Test
@@ -174,6 +241,26 @@ class DistributedLockAutoConfigurationTests {
 			assertThat(byName.get("lock.health.renewal-failure-status")).containsEntry("defaultValue", "down");
 			assertThat(byName.get("lock.actuator.force-release.enabled")).containsEntry("defaultValue", false);
 		}
+	}
+
+	@Configuration(proxyBeanMethods = false)
+	static class OwnInMemoryLockService {
+
+		@Bean
+		InMemoryLockService inMemoryLockService() {
+			return new InMemoryLockService();
+		}
+
+	}
+
+	/** Public: with a filtered class loader, its proxy is defined in another class loader than the test's. */
+	public static class Ledger {
+
+		@DistributedLock(key = "'ledger:' + #account", name = "ledger", waitTime = "200ms")
+		public Optional<Lease> post(String account) {
+			return LockContext.current();
+		}
+
 	}
 
 	@Configuration(proxyBeanMethods = false)

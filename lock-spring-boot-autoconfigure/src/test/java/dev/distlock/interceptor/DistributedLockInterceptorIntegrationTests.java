@@ -13,6 +13,7 @@ import dev.distlock.annotation.LockContext;
 import dev.distlock.annotation.LockFailure;
 import dev.distlock.annotation.LockFailureHandler;
 import dev.distlock.autoconfigure.DistributedLockAutoConfiguration;
+import dev.distlock.autoconfigure.RedisLockServiceAutoConfiguration;
 import dev.distlock.core.Lease;
 import dev.distlock.core.LockAcquisitionTimeoutException;
 import dev.distlock.core.LockListener;
@@ -70,7 +71,7 @@ class DistributedLockInterceptorIntegrationTests {
 	static ApplicationContextRunner runner(RedisServer redis) {
 		return new ApplicationContextRunner()
 			.withConfiguration(AutoConfigurations.of(AopAutoConfiguration.class, DataRedisAutoConfiguration.class,
-					DistributedLockAutoConfiguration.class))
+					RedisLockServiceAutoConfiguration.class, DistributedLockAutoConfiguration.class))
 			.withPropertyValues("spring.data.redis.host=" + redis.host(), "spring.data.redis.port=" + redis.port(),
 					"spring.data.redis.timeout=2s");
 	}

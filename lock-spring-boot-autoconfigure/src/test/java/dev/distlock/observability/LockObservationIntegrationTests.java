@@ -5,6 +5,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 
 import dev.distlock.autoconfigure.DistributedLockAutoConfiguration;
+import dev.distlock.autoconfigure.RedisLockServiceAutoConfiguration;
 import dev.distlock.core.Lease;
 import dev.distlock.core.LockAcquisitionTimeoutException;
 import dev.distlock.core.LockService;
@@ -43,7 +44,7 @@ class LockObservationIntegrationTests {
 	private ApplicationContextRunner runner() {
 		return new ApplicationContextRunner()
 			.withConfiguration(AutoConfigurations.of(AopAutoConfiguration.class, DataRedisAutoConfiguration.class,
-					DistributedLockAutoConfiguration.class))
+					RedisLockServiceAutoConfiguration.class, DistributedLockAutoConfiguration.class))
 			.withPropertyValues("spring.data.redis.host=" + this.redis.host(),
 					"spring.data.redis.port=" + this.redis.port(), "spring.data.redis.timeout=2s")
 			.withUserConfiguration(Beans.class);
@@ -125,7 +126,7 @@ class LockObservationIntegrationTests {
 	void withoutAnObservationRegistryNothingIsObservedAndCallsStillLock() {
 		new ApplicationContextRunner()
 			.withConfiguration(AutoConfigurations.of(AopAutoConfiguration.class, DataRedisAutoConfiguration.class,
-					DistributedLockAutoConfiguration.class))
+					RedisLockServiceAutoConfiguration.class, DistributedLockAutoConfiguration.class))
 			.withPropertyValues("spring.data.redis.host=" + this.redis.host(),
 					"spring.data.redis.port=" + this.redis.port())
 			.withBean(Catalog.class)
