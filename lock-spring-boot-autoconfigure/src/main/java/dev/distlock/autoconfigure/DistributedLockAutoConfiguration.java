@@ -4,7 +4,6 @@ import dev.distlock.core.LockService;
 import dev.distlock.interceptor.DistributedLockBeanPostProcessor;
 import dev.distlock.interceptor.DistributedLockInterceptor;
 import dev.distlock.interceptor.LockOperationSource;
-import dev.distlock.observability.LockAcquisitionObservationConvention;
 import dev.distlock.observability.LockCallObservationConvention;
 import io.micrometer.observation.ObservationRegistry;
 
@@ -53,7 +52,6 @@ public final class DistributedLockAutoConfiguration {
 	static DistributedLockBeanPostProcessor distributedLockBeanPostProcessor(Environment environment,
 			ConfigurableListableBeanFactory beanFactory, ObjectProvider<LockService> lockService,
 			ObjectProvider<ObservationRegistry> observationRegistry,
-			ObjectProvider<LockAcquisitionObservationConvention> acquisitionConvention,
 			ObjectProvider<LockCallObservationConvention> callConvention) {
 		LockProperties properties = Binder.get(environment).bindOrCreate("lock", LockProperties.class);
 		LockOperationSource operationSource = new LockOperationSource(beanFactory, new EmbeddedValueResolver(beanFactory),
@@ -62,7 +60,6 @@ public final class DistributedLockAutoConfiguration {
 				beanFactory, properties.getOnLostLease());
 		// looked up on the first call, when the registry (and its handlers) are ready, not while post-processors are made
 		interceptor.setObservationRegistry(SingletonSupplier.of(() -> {
-			acquisitionConvention.ifAvailable(interceptor::setAcquisitionObservationConvention);
 			callConvention.ifAvailable(interceptor::setCallObservationConvention);
 			return observationRegistry.getIfUnique(() -> ObservationRegistry.NOOP);
 		}));
