@@ -123,8 +123,8 @@ public class LockOperationSource {
 			String problem = Modifier.isPrivate(modifiers) ? "private" : Modifier.isStatic(modifiers) ? "static"
 					: (Modifier.isFinal(modifiers) && !method.getDeclaringClass().isInterface()) ? "final" : null;
 			if (problem != null) {
-				throw new InvalidLockDeclarationException(describe(method, userClass) + ": @DistributedLock on a "
-						+ problem + " method has no effect, because a Spring proxy cannot intercept it");
+				throw new InvalidLockDeclarationException(describe(method, userClass), null, "@DistributedLock on a "
+						+ problem + " method has no effect, because a Spring proxy cannot intercept it", null);
 			}
 			getOperation(method, userClass);
 		}
@@ -158,14 +158,15 @@ public class LockOperationSource {
 		}
 		String problem = "@DistributedLock attribute 'failureHandler' names bean '" + name + "', which ";
 		if (!this.beanFactory.containsBean(name)) {
-			throw new InvalidLockDeclarationException(operation.description() + ": " + problem + "does not exist");
+			throw new InvalidLockDeclarationException(operation.description(), "failureHandler", problem + "does not exist",
+					null);
 		}
 		// a type that is a supertype of the handler's (a lazy bean declared as Object) is only known when it is made
 		Class<?> type = this.beanFactory.getType(name, false);
 		if (type != null && !LockFailureHandler.class.isAssignableFrom(type)
 				&& !type.isAssignableFrom(LockFailureHandler.class)) {
-			throw new InvalidLockDeclarationException(operation.description() + ": " + problem + "is a " + type.getName()
-					+ ", not a " + LockFailureHandler.class.getName());
+			throw new InvalidLockDeclarationException(operation.description(), "failureHandler", problem + "is a "
+					+ type.getName() + ", not a " + LockFailureHandler.class.getName(), null);
 		}
 	}
 
@@ -187,7 +188,8 @@ public class LockOperationSource {
 		checkReturnType(method, description);
 		String keySource = annotation.key();
 		if (!StringUtils.hasText(keySource)) {
-			throw new InvalidLockDeclarationException(description + ": @DistributedLock needs a key expression (attribute 'key')");
+			throw new InvalidLockDeclarationException(description, "key",
+					"@DistributedLock needs a key expression (attribute 'key')", null);
 		}
 		Expression key = this.evaluator.parseAndValidate(keySource, method, targetClass, description);
 		Duration ttl = duration(annotation.ttl(), "ttl", this.defaultTtl, LockSettings::isValidTtl,
@@ -199,9 +201,9 @@ public class LockOperationSource {
 		String failureHandler = StringUtils.hasText(annotation.failureHandler()) ? annotation.failureHandler() : null;
 		if (failureHandler != null && annotation.onFailure() != OnLockFailure.THROW) {
 			// the handler decides alone: an onFailure beside it would be silently ignored
-			throw new InvalidLockDeclarationException(description + ": @DistributedLock sets both 'failureHandler' (\""
-					+ failureHandler + "\") and 'onFailure' (" + annotation.onFailure()
-					+ "): choose one, the handler or onFailure");
+			throw new InvalidLockDeclarationException(description, "failureHandler",
+					"@DistributedLock sets both 'failureHandler' (\"" + failureHandler + "\") and 'onFailure' ("
+							+ annotation.onFailure() + "): choose one, the handler or onFailure", null);
 		}
 		LockOperation operation = new LockOperation(method, description, key, keySource, name, ttl, waitTime,
 				annotation.fixedLease(), annotation.onFailure(), failureHandler);
@@ -229,8 +231,8 @@ public class LockOperationSource {
 			resolved = (this.valueResolver != null) ? this.valueResolver.resolveStringValue(text) : text;
 		}
 		catch (IllegalArgumentException ex) {
-			throw new InvalidLockDeclarationException(description + ": @DistributedLock attribute '" + attribute + "' (\""
-					+ text + "\") could not be resolved: " + ex.getMessage(), ex);
+			throw new InvalidLockDeclarationException(description, attribute, "@DistributedLock attribute '" + attribute
+					+ "' (\"" + text + "\") could not be resolved: " + ex.getMessage(), ex);
 		}
 		if (!StringUtils.hasText(resolved)) {
 			return defaultValue;
@@ -240,12 +242,13 @@ public class LockOperationSource {
 			duration = DurationStyle.detectAndParse(resolved.trim());
 		}
 		catch (IllegalArgumentException ex) {
-			throw new InvalidLockDeclarationException(description + ": @DistributedLock attribute '" + attribute + "' is "
-					+ quote(text, resolved) + ", which is not a duration (examples: \"30s\", \"500ms\", \"PT2S\")", ex);
+			throw new InvalidLockDeclarationException(description, attribute, "@DistributedLock attribute '" + attribute
+					+ "' is " + quote(text, resolved) + ", which is not a duration (examples: \"30s\", \"500ms\", \"PT2S\")",
+					ex);
 		}
 		if (!inRange.test(duration)) {
-			throw new InvalidLockDeclarationException(description + ": @DistributedLock attribute '" + attribute + "' "
-					+ range + ", but was " + quote(text, resolved));
+			throw new InvalidLockDeclarationException(description, attribute, "@DistributedLock attribute '" + attribute
+					+ "' " + range + ", but was " + quote(text, resolved), null);
 		}
 		return duration;
 	}
@@ -272,9 +275,9 @@ public class LockOperationSource {
 			kind = "is a Kotlin suspend function";
 		}
 		if (kind != null) {
-			throw new InvalidLockDeclarationException(description + ": @DistributedLock is not supported on a method that "
-					+ kind + ": the lock would be released when the method returns, before the asynchronous work it "
-					+ "started has finished. Lock inside the asynchronous work instead (LockService.execute).");
+			throw new InvalidLockDeclarationException(description, null, "@DistributedLock is not supported on a method "
+					+ "that " + kind + ": the lock would be released when the method returns, before the asynchronous "
+					+ "work it started has finished. Lock inside the asynchronous work instead (LockService.execute).", null);
 		}
 	}
 
