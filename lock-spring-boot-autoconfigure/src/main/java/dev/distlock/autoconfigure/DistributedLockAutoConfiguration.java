@@ -13,12 +13,12 @@ import org.springframework.beans.factory.config.ConfigurableListableBeanFactory;
 import org.springframework.beans.factory.config.EmbeddedValueResolver;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
-import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.boot.context.properties.bind.Binder;
 import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Import;
 import org.springframework.context.annotation.Role;
 import org.springframework.core.env.Environment;
 import org.springframework.util.function.SingletonSupplier;
@@ -26,7 +26,7 @@ import org.springframework.util.function.SingletonSupplier;
 /**
  * Auto-configures {@link dev.distlock.annotation.DistributedLock @DistributedLock} on whatever {@link LockService}
  * the application has: the Redis engine of {@link RedisLockServiceAutoConfiguration}, or one of the application's
- * own. Spring AOP must be on the classpath; {@code lock.enabled=false} turns it off.
+ * own. Spring AOP must be on the classpath; {@code distlock.enabled=false} turns it off.
  * <p>
  * The condition on a {@code LockService} bean sees the beans defined before this class is processed: the
  * application's own, and those of auto-configurations ordered before it. An auto-configuration that contributes
@@ -37,8 +37,9 @@ import org.springframework.util.function.SingletonSupplier;
 @AutoConfiguration(after = RedisLockServiceAutoConfiguration.class)
 @ConditionalOnClass(name = "org.springframework.aop.framework.ProxyFactory")
 @ConditionalOnBean(LockService.class)
-@ConditionalOnBooleanProperty(name = "lock.enabled", matchIfMissing = true)
+@ConditionalOnLocksEnabled
 @EnableConfigurationProperties(LockProperties.class)
+@Import(DeprecatedLockProperties.Registrar.class)
 public final class DistributedLockAutoConfiguration {
 
 	/**
@@ -53,7 +54,7 @@ public final class DistributedLockAutoConfiguration {
 			ConfigurableListableBeanFactory beanFactory, ObjectProvider<LockService> lockService,
 			ObjectProvider<ObservationRegistry> observationRegistry,
 			ObjectProvider<LockCallObservationConvention> callConvention) {
-		LockProperties properties = Binder.get(environment).bindOrCreate("lock", LockProperties.class);
+		LockProperties properties = Binder.get(environment).bindOrCreate(LockProperties.PREFIX, LockProperties.class);
 		LockOperationSource operationSource = new LockOperationSource(beanFactory, new EmbeddedValueResolver(beanFactory),
 				properties.getDefaultTtl(), properties.getDefaultWaitTime());
 		DistributedLockInterceptor interceptor = new DistributedLockInterceptor(operationSource, lockService::getObject,

@@ -39,10 +39,10 @@ class InvalidLockDeclarationFailureAnalyzer extends AbstractFailureAnalyzer<Inva
 					+ "(#name, #p0, #a0), #root.method, #root.target and beans (@name); parameter names need the "
 					+ "compiler's -parameters flag, #p0 works without it.";
 			case "ttl" -> "Give 'ttl' of " + method + " a duration of at least 1ms, such as \"30s\", \"500ms\" or "
-					+ "\"PT2S\", or a ${...} placeholder that resolves to one; leave it empty to use lock.default-ttl.";
+					+ "\"PT2S\", or a ${...} placeholder that resolves to one; leave it empty to use distlock.default-ttl.";
 			case "waitTime" -> "Give 'waitTime' of " + method + " a duration of 0 or more, such as \"5s\", \"500ms\" "
 					+ "or \"0\" (try once), or a ${...} placeholder that resolves to one; leave it empty to use "
-					+ "lock.default-wait-time.";
+					+ "distlock.default-wait-time.";
 			case "failureHandler" -> "Name in 'failureHandler' of " + method + " a bean that implements "
 					+ "dev.distlock.annotation.LockFailureHandler, or define one with that name; and set either "
 					+ "'failureHandler' or 'onFailure', not both.";

@@ -8,7 +8,6 @@ import io.micrometer.observation.ObservationRegistry;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
-import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Conditional;
 import org.springframework.context.annotation.Primary;
@@ -30,7 +29,7 @@ import org.springframework.util.function.SingletonSupplier;
 @AutoConfiguration(after = RedisLockServiceAutoConfiguration.class,
 		afterName = "org.springframework.boot.micrometer.observation.autoconfigure.ObservationAutoConfiguration")
 @ConditionalOnBean(ObservationRegistry.class)
-@ConditionalOnBooleanProperty(name = "lock.enabled", matchIfMissing = true)
+@ConditionalOnLocksEnabled
 public final class LockObservationAutoConfiguration {
 
 	/** The name of the observed {@code LockService} bean. */

@@ -9,12 +9,16 @@ import org.springframework.boot.context.properties.ConfigurationProperties;
 import org.springframework.core.Ordered;
 
 /**
- * Configuration of distributed locks on Redis.
+ * Configuration of distributed locks, under {@value #PREFIX}. The {@code lock.*} names of earlier versions still work
+ * for one release, with a warning at startup.
  *
  * @since 0.1.0
  */
-@ConfigurationProperties("lock")
+@ConfigurationProperties(LockProperties.PREFIX)
 public class LockProperties {
+
+	/** The prefix of these properties. */
+	public static final String PREFIX = "distlock";
 
 	/**
 	 * Whether to enable distributed locks: the lock service and the @DistributedLock interceptor.
@@ -83,7 +87,7 @@ public class LockProperties {
 	}
 
 	public void setKeyPrefix(String keyPrefix) {
-		this.keyPrefix = LockSettings.checkKeyPrefix(keyPrefix, "lock.key-prefix");
+		this.keyPrefix = LockSettings.checkKeyPrefix(keyPrefix, "distlock.key-prefix");
 	}
 
 	public Duration getDefaultTtl() {
@@ -91,7 +95,7 @@ public class LockProperties {
 	}
 
 	public void setDefaultTtl(Duration defaultTtl) {
-		this.defaultTtl = LockSettings.checkTtl(defaultTtl, "lock.default-ttl");
+		this.defaultTtl = LockSettings.checkTtl(defaultTtl, "distlock.default-ttl");
 	}
 
 	public Duration getDefaultWaitTime() {
@@ -99,7 +103,7 @@ public class LockProperties {
 	}
 
 	public void setDefaultWaitTime(Duration defaultWaitTime) {
-		this.defaultWaitTime = LockSettings.checkWaitTime(defaultWaitTime, "lock.default-wait-time");
+		this.defaultWaitTime = LockSettings.checkWaitTime(defaultWaitTime, "distlock.default-wait-time");
 	}
 
 	public double getRenewalRatio() {
@@ -107,7 +111,7 @@ public class LockProperties {
 	}
 
 	public void setRenewalRatio(double renewalRatio) {
-		this.renewalRatio = LockSettings.checkRenewalRatio(renewalRatio, "lock.renewal-ratio");
+		this.renewalRatio = LockSettings.checkRenewalRatio(renewalRatio, "distlock.renewal-ratio");
 	}
 
 	public int getAdviceOrder() {
@@ -131,7 +135,7 @@ public class LockProperties {
 	}
 
 	public void setLocalHandOvers(int localHandOvers) {
-		this.localHandOvers = LockSettings.checkLocalHandOvers(localHandOvers, "lock.local-hand-overs");
+		this.localHandOvers = LockSettings.checkLocalHandOvers(localHandOvers, "distlock.local-hand-overs");
 	}
 
 	public Duration getIdleUnsubscribe() {
@@ -139,7 +143,7 @@ public class LockProperties {
 	}
 
 	public void setIdleUnsubscribe(Duration idleUnsubscribe) {
-		this.idleUnsubscribe = LockSettings.checkIdleUnsubscribe(idleUnsubscribe, "lock.idle-unsubscribe");
+		this.idleUnsubscribe = LockSettings.checkIdleUnsubscribe(idleUnsubscribe, "distlock.idle-unsubscribe");
 	}
 
 	public Health getHealth() {
@@ -165,7 +169,7 @@ public class LockProperties {
 
 		public void setRenewalFailureStatus(String renewalFailureStatus) {
 			if (renewalFailureStatus == null || renewalFailureStatus.isBlank()) {
-				throw new IllegalArgumentException("lock.health.renewal-failure-status must not be blank");
+				throw new IllegalArgumentException("distlock.health.renewal-failure-status must not be blank");
 			}
 			this.renewalFailureStatus = renewalFailureStatus;
 		}

@@ -12,12 +12,13 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnSingleCandi
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.context.ApplicationEventPublisher;
 import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Import;
 import org.springframework.data.redis.connection.RedisConnectionFactory;
 
 /**
  * Auto-configures the {@code locks} actuator endpoint when Actuator is present and the endpoint is available
  * ({@code management.endpoints.web.exposure.include=locks}). Its forced release exists only with
- * {@code lock.actuator.force-release.enabled=true}.
+ * {@code distlock.actuator.force-release.enabled=true}.
  *
  * @since 0.1.0
  */
@@ -25,6 +26,7 @@ import org.springframework.data.redis.connection.RedisConnectionFactory;
 @ConditionalOnClass({ ConditionalOnAvailableEndpoint.class, RedisConnectionFactory.class })
 @ConditionalOnSingleCandidate(RedisLockService.class)
 @EnableConfigurationProperties(LockProperties.class)
+@Import(DeprecatedLockProperties.Registrar.class)
 public final class LocksEndpointAutoConfiguration {
 
 	@Bean

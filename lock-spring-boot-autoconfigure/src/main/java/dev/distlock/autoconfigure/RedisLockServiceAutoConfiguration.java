@@ -6,7 +6,6 @@ import dev.distlock.redis.RedisLockService;
 
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
-import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnSingleCandidate;
@@ -14,6 +13,7 @@ import org.springframework.boot.context.properties.EnableConfigurationProperties
 import org.springframework.boot.data.redis.autoconfigure.DataRedisAutoConfiguration;
 import org.springframework.context.ApplicationEventPublisher;
 import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Import;
 import org.springframework.data.redis.connection.RedisConnectionFactory;
 
 /**
@@ -25,8 +25,9 @@ import org.springframework.data.redis.connection.RedisConnectionFactory;
  */
 @AutoConfiguration(after = DataRedisAutoConfiguration.class)
 @ConditionalOnClass(RedisConnectionFactory.class)
-@ConditionalOnBooleanProperty(name = "lock.enabled", matchIfMissing = true)
+@ConditionalOnLocksEnabled
 @EnableConfigurationProperties(LockProperties.class)
+@Import(DeprecatedLockProperties.Registrar.class)
 public final class RedisLockServiceAutoConfiguration {
 
 	@Bean

@@ -96,7 +96,7 @@ class DistributedLockAutoConfigurationTests {
 
 	@Test
 	void isOffWithLockEnabledFalse() {
-		runner().withPropertyValues("lock.enabled=false").run(context -> {
+		runner().withPropertyValues("distlock.enabled=false").run(context -> {
 			assertThat(context).doesNotHaveBean(LockService.class).doesNotHaveBean(DistributedLockBeanPostProcessor.class);
 			assertThat(context).hasSingleBean(RedisConnectionFactory.class);
 		});
@@ -179,9 +179,9 @@ class DistributedLockAutoConfigurationTests {
 
 	@Test
 	void propertiesBind() {
-		runner().withPropertyValues("lock.key-prefix=orders", "lock.default-ttl=45s", "lock.default-wait-time=750ms",
-				"lock.renewal-ratio=0.5", "lock.advice-order=7", "lock.on-lost-lease=warn", "lock.idle-unsubscribe=PT3S",
-				"lock.local-hand-overs=2")
+		runner().withPropertyValues("distlock.key-prefix=orders", "distlock.default-ttl=45s",
+				"distlock.default-wait-time=750ms", "distlock.renewal-ratio=0.5", "distlock.advice-order=7",
+				"distlock.on-lost-lease=warn", "distlock.idle-unsubscribe=PT3S", "distlock.local-hand-overs=2")
 			.run(context -> {
 				LockProperties properties = context.getBean(LockProperties.class);
 				assertThat(properties.getKeyPrefix()).isEqualTo("orders");
@@ -202,16 +202,16 @@ class DistributedLockAutoConfigurationTests {
 
 	@Test
 	void invalidPropertiesFailTheStartNamingTheProperty() {
-		runner().withPropertyValues("lock.default-ttl=0s").run(context -> assertThat(context).hasFailed()
-			.getFailure().rootCause().hasMessageContaining("lock.default-ttl"));
-		runner().withPropertyValues("lock.renewal-ratio=1.5").run(context -> assertThat(context).hasFailed()
-			.getFailure().rootCause().hasMessageContaining("lock.renewal-ratio"));
-		runner().withPropertyValues("lock.default-wait-time=-1s").run(context -> assertThat(context).hasFailed()
-			.getFailure().rootCause().hasMessageContaining("lock.default-wait-time"));
-		runner().withPropertyValues("lock.local-hand-overs=-1").run(context -> assertThat(context).hasFailed()
-			.getFailure().rootCause().hasMessageContaining("lock.local-hand-overs"));
-		runner().withPropertyValues("lock.key-prefix=a{b}").run(context -> assertThat(context).hasFailed()
-			.getFailure().rootCause().hasMessageContaining("lock.key-prefix"));
+		runner().withPropertyValues("distlock.default-ttl=0s").run(context -> assertThat(context).hasFailed()
+			.getFailure().rootCause().hasMessageContaining("distlock.default-ttl"));
+		runner().withPropertyValues("distlock.renewal-ratio=1.5").run(context -> assertThat(context).hasFailed()
+			.getFailure().rootCause().hasMessageContaining("distlock.renewal-ratio"));
+		runner().withPropertyValues("distlock.default-wait-time=-1s").run(context -> assertThat(context).hasFailed()
+			.getFailure().rootCause().hasMessageContaining("distlock.default-wait-time"));
+		runner().withPropertyValues("distlock.local-hand-overs=-1").run(context -> assertThat(context).hasFailed()
+			.getFailure().rootCause().hasMessageContaining("distlock.local-hand-overs"));
+		runner().withPropertyValues("distlock.key-prefix=a{b}").run(context -> assertThat(context).hasFailed()
+			.getFailure().rootCause().hasMessageContaining("distlock.key-prefix"));
 	}
 
 	@Test
@@ -225,21 +225,35 @@ class DistributedLockAutoConfigurationTests {
 			// the processor also describes the locks endpoint's own management properties
 			assertThat(byName).containsKeys("management.endpoint.locks.access", "management.endpoint.locks.cache.time-to-live");
 			byName.keySet().removeIf(name -> name.startsWith("management.endpoint.locks."));
-			assertThat(byName).containsOnlyKeys("lock.enabled", "lock.key-prefix", "lock.default-ttl",
-					"lock.default-wait-time", "lock.renewal-ratio", "lock.advice-order", "lock.on-lost-lease",
-					"lock.idle-unsubscribe", "lock.local-hand-overs", "lock.health.renewal-failure-status",
-					"lock.actuator.force-release.enabled");
-			byName.values().forEach(property -> assertThat(property.get("description")).as("description of %s", property.get("name"))
-				.asString().isNotBlank());
-			assertThat(byName.get("lock.default-ttl")).containsEntry("type", "java.time.Duration").containsEntry("defaultValue", "30s");
-			assertThat(byName.get("lock.default-wait-time")).containsEntry("defaultValue", "5s");
-			assertThat(byName.get("lock.local-hand-overs")).containsEntry("defaultValue", 4);
-			assertThat(byName.get("lock.key-prefix")).containsEntry("defaultValue", "lock");
-			assertThat(byName.get("lock.enabled")).containsEntry("defaultValue", true);
-			assertThat(byName.get("lock.renewal-ratio")).containsKey("defaultValue");
-			assertThat(byName.get("lock.advice-order")).containsEntry("defaultValue", Integer.MIN_VALUE);
-			assertThat(byName.get("lock.health.renewal-failure-status")).containsEntry("defaultValue", "down");
-			assertThat(byName.get("lock.actuator.force-release.enabled")).containsEntry("defaultValue", false);
+			List<String> current = DeprecatedLockProperties.PROPERTIES.stream().map(name -> "distlock." + name).toList();
+			List<String> deprecated = DeprecatedLockProperties.PROPERTIES.stream().map(name -> "lock." + name).toList();
+			assertThat(byName.keySet()).containsExactlyInAnyOrderElementsOf(
+					java.util.stream.Stream.concat(current.stream(), deprecated.stream()).toList());
+			byName.values().forEach(property -> assertThat(property.get("description"))
+				.as("description of %s", property.get("name"))
+				.asString()
+				.isNotBlank());
+			// each old name is deprecated in favour of its new one, with the same type
+			for (String name : DeprecatedLockProperties.PROPERTIES) {
+				Map<String, Object> old = byName.get("lock." + name);
+				assertThat(old).as("lock.%s", name)
+					.containsEntry("type", byName.get("distlock." + name).get("type"))
+					.containsEntry("deprecated", true)
+					.doesNotContainKey("defaultValue");
+				assertThat((Map<String, Object>) old.get("deprecation")).as("deprecation of lock.%s", name)
+					.containsEntry("level", "warning")
+					.containsEntry("replacement", "distlock." + name);
+			}
+			assertThat(byName.get("distlock.default-ttl")).containsEntry("type", "java.time.Duration")
+				.containsEntry("defaultValue", "30s");
+			assertThat(byName.get("distlock.default-wait-time")).containsEntry("defaultValue", "5s");
+			assertThat(byName.get("distlock.local-hand-overs")).containsEntry("defaultValue", 4);
+			assertThat(byName.get("distlock.key-prefix")).containsEntry("defaultValue", "lock");
+			assertThat(byName.get("distlock.enabled")).containsEntry("defaultValue", true);
+			assertThat(byName.get("distlock.renewal-ratio")).containsKey("defaultValue");
+			assertThat(byName.get("distlock.advice-order")).containsEntry("defaultValue", Integer.MIN_VALUE);
+			assertThat(byName.get("distlock.health.renewal-failure-status")).containsEntry("defaultValue", "down");
+			assertThat(byName.get("distlock.actuator.force-release.enabled")).containsEntry("defaultValue", false);
 		}
 	}
 

@@ -52,7 +52,7 @@ class ObservabilityAutoConfigurationTests {
 			assertThat(context).hasSingleBean(LocksEndpoint.class).doesNotHaveBean(ForceReleaseLocksEndpoint.class);
 		});
 		runner().withPropertyValues("management.endpoints.web.exposure.include=locks",
-				"lock.actuator.force-release.enabled=true")
+				"distlock.actuator.force-release.enabled=true")
 			.run(context -> assertThat(context).hasSingleBean(ForceReleaseLocksEndpoint.class));
 	}
 
@@ -120,7 +120,7 @@ class ObservabilityAutoConfigurationTests {
 	@Test
 	void everythingIsOffWithLockEnabledFalse() {
 		runner().withBean(SimpleMeterRegistry.class)
-			.withPropertyValues("lock.enabled=false", "management.endpoints.web.exposure.include=locks")
+			.withPropertyValues("distlock.enabled=false", "management.endpoints.web.exposure.include=locks")
 			.run(context -> assertThat(context).hasNotFailed()
 				.doesNotHaveBean(LockMetrics.class)
 				.doesNotHaveBean(LocksEndpoint.class)

@@ -212,7 +212,7 @@ class DistributedLockInterceptorIntegrationTests {
 			Inventory inventory = context.getBean(Inventory.class);
 			Observation seen = inventory.isoDurations("iso");
 			assertThat(seen.lease().ttl()).isEqualTo(Duration.ofSeconds(2));
-			// at most the 2s asked for (lock.default-ttl would give about 30000); how far below depends on scheduling
+			// at most the 2s asked for (distlock.default-ttl would give about 30000); how far below depends on scheduling
 			assertThat(seen.pttlInRedis()).isBetween(1L, 2000L);
 
 			LockService locks = context.getBean(LockService.class);
@@ -220,7 +220,7 @@ class DistributedLockInterceptorIntegrationTests {
 			long start = System.nanoTime();
 			assertThatExceptionOfType(LockAcquisitionTimeoutException.class).isThrownBy(() -> inventory.isoDurations("iso"))
 				.satisfies(ex -> assertThat(ex.getWaitTime()).isEqualTo(Duration.ofMillis(300)));
-			// waited the 300ms asked for, not lock.default-wait-time (5s)
+			// waited the 300ms asked for, not distlock.default-wait-time (5s)
 			assertThat(Duration.ofNanos(System.nanoTime() - start)).isBetween(Duration.ofMillis(300), Duration.ofMillis(4900));
 			held.release();
 		});
@@ -290,7 +290,7 @@ class DistributedLockInterceptorIntegrationTests {
 	@Test
 	void aLeaseLostDuringTheCallIsOnlyLoggedWithOnLostLeaseWarn() {
 		run(context -> assertThat(callThatLosesItsLease(context)).succeedsWithin(Duration.ofSeconds(10)).isEqualTo("finished"),
-				"lock.on-lost-lease=warn");
+				"distlock.on-lost-lease=warn");
 	}
 
 	/** Starts a locked call, deletes its lease in Redis while it runs, then lets it return. */
