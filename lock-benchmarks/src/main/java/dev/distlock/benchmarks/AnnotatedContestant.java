@@ -47,7 +47,7 @@ final class AnnotatedContestant implements Contestant {
 			.bannerMode(Banner.Mode.OFF)
 			.logStartupInfo(false)
 			.properties("spring.data.redis.host=" + target.host(), "spring.data.redis.port=" + target.port(),
-					"lock.key-prefix=bench-annotated")
+					"distlock.key-prefix=bench-annotated")
 			.run();
 		return new AnnotatedClient(context, context.getBean(LockedWork.class));
 	}

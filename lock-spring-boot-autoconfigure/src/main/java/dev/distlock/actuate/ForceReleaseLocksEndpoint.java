@@ -24,7 +24,7 @@ import org.springframework.context.ApplicationEventPublisher;
 /**
  * The {@code locks} endpoint with a delete operation that force-releases a key whoever holds it
  * ({@code DELETE /actuator/locks/{key}}): for a holder that is stuck, when waiting for its lease to expire is not an
- * option. Only configured when {@code lock.actuator.force-release.enabled=true}.
+ * option. Only configured when {@code distlock.actuator.force-release.enabled=true}.
  * <p>
  * Every use is logged at WARN (key, former holder, fencing token, caller) and published as an
  * {@link AuditApplicationEvent} of type {@value #AUDIT_EVENT_TYPE}, which Boot records when an audit event repository

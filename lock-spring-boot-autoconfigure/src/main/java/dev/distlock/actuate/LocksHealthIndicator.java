@@ -24,7 +24,7 @@ import org.springframework.util.Assert;
  * The indicator is {@code UP} again then, and counts it under {@code lostLeases} until its holder releases it; the
  * loss itself is signalled by a {@link dev.distlock.core.LockLostEvent} and the {@code distlock.leases.lost} counter.
  * <p>
- * When the startup preflight found Redis refusing something the locks need and {@code lock.preflight.mode=warn} let
+ * When the startup preflight found Redis refusing something the locks need and {@code distlock.preflight.mode=warn} let
  * the application start all the same, the indicator is {@code DOWN} with what was refused and what to grant, until a
  * restart checks again: locks fail until an operator fixes the ACL.
  *

@@ -53,15 +53,15 @@ public @interface DistributedLock {
 
 	/**
 	 * The lease time, as a duration in Spring Boot's format ({@code "30s"}, {@code "500ms"}, {@code "PT2S"}) or a
-	 * {@code ${...}} placeholder that resolves to one. Empty means {@code lock.default-ttl}. With the default
-	 * {@link #fixedLease() renewal}, the watchdog renews the lease every ttl × {@code lock.renewal-ratio} while the
+	 * {@code ${...}} placeholder that resolves to one. Empty means {@code distlock.default-ttl}. With the default
+	 * {@link #fixedLease() renewal}, the watchdog renews the lease every ttl × {@code distlock.renewal-ratio} while the
 	 * method runs, so the ttl only bounds how long a crashed instance blocks the key.
 	 */
 	String ttl() default "";
 
 	/**
 	 * How long to wait for the lock when another caller holds it, in the same format as {@link #ttl()}; {@code "0"}
-	 * tries once. Empty means {@code lock.default-wait-time}. ({@code wait} itself cannot be an annotation attribute
+	 * tries once. Empty means {@code distlock.default-wait-time}. ({@code wait} itself cannot be an annotation attribute
 	 * in Java: it would clash with {@link Object#wait()}.)
 	 */
 	String waitTime() default "";

@@ -7,7 +7,6 @@ import io.micrometer.core.instrument.MeterRegistry;
 
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
-import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnSingleCandidate;
@@ -21,13 +20,13 @@ import org.springframework.data.redis.connection.RedisConnectionFactory;
  *
  * @since 0.1.0
  */
-@AutoConfiguration(after = DistributedLockAutoConfiguration.class,
+@AutoConfiguration(after = RedisLockServiceAutoConfiguration.class,
 		afterName = { "org.springframework.boot.micrometer.metrics.autoconfigure.MetricsAutoConfiguration",
 				"org.springframework.boot.micrometer.metrics.autoconfigure.CompositeMeterRegistryAutoConfiguration",
 				"org.springframework.boot.micrometer.metrics.autoconfigure.export.simple.SimpleMetricsExportAutoConfiguration" })
 @ConditionalOnClass({ MeterRegistry.class, RedisConnectionFactory.class })
 @ConditionalOnBean(MeterRegistry.class)
-@ConditionalOnBooleanProperty(name = "lock.enabled", matchIfMissing = true)
+@ConditionalOnLocksEnabled
 public final class LockMetricsAutoConfiguration {
 
 	@Bean

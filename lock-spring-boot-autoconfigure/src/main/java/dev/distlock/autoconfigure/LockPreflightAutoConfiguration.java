@@ -19,14 +19,14 @@ import org.springframework.data.redis.connection.RedisConnectionFactory;
 
 /**
  * Auto-configures the startup check that the application's Redis user may do everything the locks need
- * ({@link LockPreflightRunner}); {@code lock.preflight.enabled=false} skips it.
+ * ({@link LockPreflightRunner}); {@code distlock.preflight.enabled=false} skips it.
  *
  * @since 0.1.0
  */
 @AutoConfiguration(after = DistributedLockAutoConfiguration.class)
 @ConditionalOnClass(RedisConnectionFactory.class)
 @ConditionalOnSingleCandidate(RedisLockService.class)
-@ConditionalOnBooleanProperty(name = "lock.preflight.enabled", matchIfMissing = true)
+@ConditionalOnBooleanProperty(name = "distlock.preflight.enabled", matchIfMissing = true)
 @EnableConfigurationProperties(LockProperties.class)
 public final class LockPreflightAutoConfiguration {
 

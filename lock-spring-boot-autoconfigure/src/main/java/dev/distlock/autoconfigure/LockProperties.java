@@ -2,6 +2,7 @@ package dev.distlock.autoconfigure;
 
 import java.time.Duration;
 
+import dev.distlock.core.LockSettings;
 import dev.distlock.interceptor.LostLeasePolicy;
 import dev.distlock.preflight.PreflightMode;
 
@@ -9,12 +10,16 @@ import org.springframework.boot.context.properties.ConfigurationProperties;
 import org.springframework.core.Ordered;
 
 /**
- * Configuration of distributed locks on Redis.
+ * Configuration of distributed locks, under {@value #PREFIX}. The {@code lock.*} names of earlier versions still work
+ * for one release, with a warning at startup.
  *
  * @since 0.1.0
  */
-@ConfigurationProperties("lock")
+@ConfigurationProperties(LockProperties.PREFIX)
 public class LockProperties {
+
+	/** The prefix of these properties. */
+	public static final String PREFIX = "distlock";
 
 	/**
 	 * Whether to enable distributed locks: the lock service and the @DistributedLock interceptor.
@@ -85,10 +90,7 @@ public class LockProperties {
 	}
 
 	public void setKeyPrefix(String keyPrefix) {
-		if (keyPrefix == null || keyPrefix.isBlank() || keyPrefix.contains("{") || keyPrefix.contains("}")) {
-			throw new IllegalArgumentException("lock.key-prefix must be non-blank and without braces, but was '" + keyPrefix + "'");
-		}
-		this.keyPrefix = keyPrefix;
+		this.keyPrefix = LockSettings.checkKeyPrefix(keyPrefix, "distlock.key-prefix");
 	}
 
 	public Duration getDefaultTtl() {
@@ -96,10 +98,7 @@ public class LockProperties {
 	}
 
 	public void setDefaultTtl(Duration defaultTtl) {
-		if (defaultTtl == null || defaultTtl.toMillis() < 1) {
-			throw new IllegalArgumentException("lock.default-ttl must be at least 1ms, but was " + defaultTtl);
-		}
-		this.defaultTtl = defaultTtl;
+		this.defaultTtl = LockSettings.checkTtl(defaultTtl, "distlock.default-ttl");
 	}
 
 	public Duration getDefaultWaitTime() {
@@ -107,10 +106,7 @@ public class LockProperties {
 	}
 
 	public void setDefaultWaitTime(Duration defaultWaitTime) {
-		if (defaultWaitTime == null || defaultWaitTime.isNegative()) {
-			throw new IllegalArgumentException("lock.default-wait-time must not be negative, but was " + defaultWaitTime);
-		}
-		this.defaultWaitTime = defaultWaitTime;
+		this.defaultWaitTime = LockSettings.checkWaitTime(defaultWaitTime, "distlock.default-wait-time");
 	}
 
 	public double getRenewalRatio() {
@@ -118,10 +114,7 @@ public class LockProperties {
 	}
 
 	public void setRenewalRatio(double renewalRatio) {
-		if (!(renewalRatio > 0 && renewalRatio < 1)) {
-			throw new IllegalArgumentException("lock.renewal-ratio must be between 0 and 1 (exclusive), but was " + renewalRatio);
-		}
-		this.renewalRatio = renewalRatio;
+		this.renewalRatio = LockSettings.checkRenewalRatio(renewalRatio, "distlock.renewal-ratio");
 	}
 
 	public int getAdviceOrder() {
@@ -145,10 +138,7 @@ public class LockProperties {
 	}
 
 	public void setLocalHandOvers(int localHandOvers) {
-		if (localHandOvers < 0) {
-			throw new IllegalArgumentException("lock.local-hand-overs must not be negative, but was " + localHandOvers);
-		}
-		this.localHandOvers = localHandOvers;
+		this.localHandOvers = LockSettings.checkLocalHandOvers(localHandOvers, "distlock.local-hand-overs");
 	}
 
 	public Duration getIdleUnsubscribe() {
@@ -156,10 +146,7 @@ public class LockProperties {
 	}
 
 	public void setIdleUnsubscribe(Duration idleUnsubscribe) {
-		if (idleUnsubscribe == null || idleUnsubscribe.isNegative()) {
-			throw new IllegalArgumentException("lock.idle-unsubscribe must not be negative, but was " + idleUnsubscribe);
-		}
-		this.idleUnsubscribe = idleUnsubscribe;
+		this.idleUnsubscribe = LockSettings.checkIdleUnsubscribe(idleUnsubscribe, "distlock.idle-unsubscribe");
 	}
 
 	public Health getHealth() {
@@ -189,7 +176,7 @@ public class LockProperties {
 
 		public void setRenewalFailureStatus(String renewalFailureStatus) {
 			if (renewalFailureStatus == null || renewalFailureStatus.isBlank()) {
-				throw new IllegalArgumentException("lock.health.renewal-failure-status must not be blank");
+				throw new IllegalArgumentException("distlock.health.renewal-failure-status must not be blank");
 			}
 			this.renewalFailureStatus = renewalFailureStatus;
 		}
@@ -239,7 +226,7 @@ public class LockProperties {
 
 		public void setTimeout(Duration timeout) {
 			if (timeout == null || timeout.toMillis() < 1) {
-				throw new IllegalArgumentException("lock.preflight.timeout must be at least 1ms, but was " + timeout);
+				throw new IllegalArgumentException("distlock.preflight.timeout must be at least 1ms, but was " + timeout);
 			}
 			this.timeout = timeout;
 		}

@@ -12,20 +12,22 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnSingleCandi
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.context.ApplicationEventPublisher;
 import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Import;
 import org.springframework.data.redis.connection.RedisConnectionFactory;
 
 /**
  * Auto-configures the {@code locks} actuator endpoint when Actuator is present and the endpoint is available
  * ({@code management.endpoints.web.exposure.include=locks}). Its forced release exists only with
- * {@code lock.actuator.force-release.enabled=true}. Owner ids and fencing tokens are shown as
+ * {@code distlock.actuator.force-release.enabled=true}. Owner ids and fencing tokens are shown as
  * {@code management.endpoint.locks.show-values} says ({@code when-authorized} by default, as for {@code env}).
  *
  * @since 0.1.0
  */
-@AutoConfiguration(after = DistributedLockAutoConfiguration.class)
+@AutoConfiguration(after = RedisLockServiceAutoConfiguration.class)
 @ConditionalOnClass({ ConditionalOnAvailableEndpoint.class, RedisConnectionFactory.class })
 @ConditionalOnSingleCandidate(RedisLockService.class)
 @EnableConfigurationProperties({ LockProperties.class, LocksEndpointProperties.class })
+@Import(DeprecatedLockProperties.Registrar.class)
 public final class LocksEndpointAutoConfiguration {
 
 	@Bean

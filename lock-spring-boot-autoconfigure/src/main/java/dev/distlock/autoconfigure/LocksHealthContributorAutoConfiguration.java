@@ -13,6 +13,7 @@ import org.springframework.boot.context.properties.EnableConfigurationProperties
 import org.springframework.boot.health.autoconfigure.contributor.ConditionalOnEnabledHealthIndicator;
 import org.springframework.boot.health.contributor.HealthIndicator;
 import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Import;
 import org.springframework.data.redis.connection.RedisConnectionFactory;
 
 /**
@@ -21,10 +22,11 @@ import org.springframework.data.redis.connection.RedisConnectionFactory;
  *
  * @since 0.1.0
  */
-@AutoConfiguration(after = DistributedLockAutoConfiguration.class)
+@AutoConfiguration(after = RedisLockServiceAutoConfiguration.class)
 @ConditionalOnClass({ HealthIndicator.class, ConditionalOnEnabledHealthIndicator.class, RedisConnectionFactory.class })
 @ConditionalOnSingleCandidate(RedisLockService.class)
 @EnableConfigurationProperties(LockProperties.class)
+@Import(DeprecatedLockProperties.Registrar.class)
 public final class LocksHealthContributorAutoConfiguration {
 
 	@Bean

@@ -3,11 +3,12 @@ package dev.distlock.core;
 import java.time.Duration;
 
 /**
- * The key was held by another owner for the whole wait. Web applications usually answer it with 409 Conflict.
+ * The key was held by another owner for the whole wait. Web applications usually answer it with 409 Conflict; a
+ * caller that can wait longer may retry it, as every {@link TransientLockException}.
  *
  * @since 0.1.0
  */
-public class LockAcquisitionTimeoutException extends LockException {
+public class LockAcquisitionTimeoutException extends TransientLockException {
 
 	private final Duration waitTime;
 

@@ -9,7 +9,7 @@ import org.jspecify.annotations.Nullable;
  * while it is held, and a name that groups the key's metrics (keys are unbounded, names are not).
  *
  * @param key the lock key, unique among the keys of one service's prefix; never blank
- * @param ttl the lease time; with {@code autoRenew} the watchdog resets the lease to it while it is held; positive
+ * @param ttl the lease time; with {@code autoRenew} the watchdog resets the lease to it while it is held; at least 1ms
  * @param waitTime how long to wait for a held key; zero tries once; never negative
  * @param autoRenew whether the watchdog renews the lease until it is released (otherwise it expires at {@code ttl})
  * @param name the name used to group this lock in metrics and logs, or {@code null} for {@link #DEFAULT_NAME}
@@ -21,21 +21,10 @@ public record LockRequest(String key, Duration ttl, Duration waitTime, boolean a
 	public static final String DEFAULT_NAME = "default";
 
 	public LockRequest {
-		if (key == null || key.isBlank()) {
-			throw new IllegalArgumentException("Lock key must not be blank, but was " + (key == null ? "null" : "'" + key + "'"));
-		}
-		if (ttl == null || ttl.isNegative() || ttl.isZero()) {
-			throw new IllegalArgumentException("Lock ttl must be positive, but was " + ttl + " for key '" + key + "'");
-		}
-		if (ttl.toMillis() < 1) {
-			throw new IllegalArgumentException("Lock ttl must be at least 1ms, but was " + ttl + " for key '" + key + "'");
-		}
-		if (waitTime == null || waitTime.isNegative()) {
-			throw new IllegalArgumentException("Lock wait must not be negative, but was " + waitTime + " for key '" + key + "'");
-		}
-		if (name != null && name.isBlank()) {
-			throw new IllegalArgumentException("Lock name must not be blank for key '" + key + "'");
-		}
+		LockSettings.checkKey(key, "'key'");
+		LockSettings.checkTtl(ttl, "'ttl' of lock '" + key + "'");
+		LockSettings.checkWaitTime(waitTime, "'waitTime' of lock '" + key + "'");
+		LockSettings.checkName(name, "'name' of lock '" + key + "'");
 	}
 
 	/** A request for a lease that the watchdog renews while it is held. */

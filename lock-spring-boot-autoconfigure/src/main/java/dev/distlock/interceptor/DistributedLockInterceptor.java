@@ -22,11 +22,7 @@ import dev.distlock.core.LockLostException;
 import dev.distlock.core.LockRequest;
 import dev.distlock.core.LockService;
 import dev.distlock.core.LockUnavailableException;
-import dev.distlock.observability.AcquisitionOutcome;
-import dev.distlock.observability.DefaultLockAcquisitionObservationConvention;
 import dev.distlock.observability.DefaultLockCallObservationConvention;
-import dev.distlock.observability.LockAcquisitionContext;
-import dev.distlock.observability.LockAcquisitionObservationConvention;
 import dev.distlock.observability.LockCallContext;
 import dev.distlock.observability.LockCallObservationConvention;
 import dev.distlock.observability.LockObservationDocumentation;
@@ -69,8 +65,6 @@ public class DistributedLockInterceptor implements MethodInterceptor {
 
 	private Supplier<ObservationRegistry> observationRegistry = () -> ObservationRegistry.NOOP;
 
-	private @Nullable LockAcquisitionObservationConvention acquisitionConvention;
-
 	private @Nullable LockCallObservationConvention callConvention;
 
 	/**
@@ -85,16 +79,12 @@ public class DistributedLockInterceptor implements MethodInterceptor {
 	}
 
 	/**
-	 * Observe calls and acquisitions with this registry (looked up on first use); without one nothing is observed.
+	 * Observe calls with this registry (looked up on first use); without one nothing is observed. Acquisitions are
+	 * observed by the lock service itself when it is an {@link dev.distlock.observability.ObservedLockService}.
 	 */
 	public void setObservationRegistry(Supplier<ObservationRegistry> observationRegistry) {
 		Assert.notNull(observationRegistry, "'observationRegistry' must not be null");
 		this.observationRegistry = observationRegistry;
-	}
-
-	/** Name and tag acquisition observations with this convention instead of the default one. */
-	public void setAcquisitionObservationConvention(@Nullable LockAcquisitionObservationConvention convention) {
-		this.acquisitionConvention = convention;
 	}
 
 	/** Name and tag locked-call observations with this convention instead of the default one. */
@@ -114,19 +104,19 @@ public class DistributedLockInterceptor implements MethodInterceptor {
 		List<String> keys = this.operationSource.evaluator().keys(operation, invocation.getArguments(), target, targetClass);
 		ObservationRegistry registry = this.observationRegistry.get();
 		if (registry.isNoop()) {
-			return invokeLocked(invocation, operation, keys, registry);
+			return invokeLocked(invocation, operation, keys);
 		}
 		LockCallContext context = new LockCallContext(operation.name(), keys, operation.description());
 		Observation observation = LockObservationDocumentation.CALL.observation(this.callConvention,
 				DefaultLockCallObservationConvention.INSTANCE, () -> context, registry);
-		return observation.observeChecked(() -> invokeLocked(invocation, operation, keys, registry));
+		return observation.observeChecked(() -> invokeLocked(invocation, operation, keys));
 	}
 
-	private @Nullable Object invokeLocked(MethodInvocation invocation, LockOperation operation, List<String> keys,
-			ObservationRegistry registry) throws Throwable {
+	private @Nullable Object invokeLocked(MethodInvocation invocation, LockOperation operation, List<String> keys)
+			throws Throwable {
 		List<Lease> leases;
 		try {
-			leases = acquireAll(operation, keys, registry);
+			leases = acquireAll(operation, keys);
 		}
 		catch (LockException ex) {
 			return onFailure(operation, invocation, ex);
@@ -143,7 +133,7 @@ public class DistributedLockInterceptor implements MethodInterceptor {
 		return result;
 	}
 
-	private List<Lease> acquireAll(LockOperation operation, List<String> keys, ObservationRegistry registry) {
+	private List<Lease> acquireAll(LockOperation operation, List<String> keys) {
 		LockService service = this.lockService.get();
 		long deadline = System.nanoTime() + operation.waitTime().toNanos();
 		List<Lease> leases = new ArrayList<>(keys.size());
@@ -152,7 +142,7 @@ public class DistributedLockInterceptor implements MethodInterceptor {
 				Duration remaining = Duration.ofNanos(Math.max(0, deadline - System.nanoTime()));
 				LockRequest request = new LockRequest(key, operation.ttl(),
 						(leases.isEmpty()) ? operation.waitTime() : remaining, !operation.fixedLease(), operation.name());
-				Optional<Lease> lease = tryAcquire(service, request, registry);
+				Optional<Lease> lease = service.tryAcquire(request);
 				if (lease.isEmpty()) {
 					throw new LockAcquisitionTimeoutException(key, operation.waitTime(), "Could not acquire lock '" + key
 							+ "' for " + operation.description() + " within " + operation.waitTime().toMillis()
@@ -165,30 +155,6 @@ public class DistributedLockInterceptor implements MethodInterceptor {
 		catch (RuntimeException ex) {
 			releaseAll(operation, leases, ex);
 			throw ex;
-		}
-	}
-
-	/** Acquire one key, observed as its own span when observations are on. */
-	private Optional<Lease> tryAcquire(LockService service, LockRequest request, ObservationRegistry registry) {
-		if (registry.isNoop()) {
-			return service.tryAcquire(request);
-		}
-		LockAcquisitionContext context = new LockAcquisitionContext(request.effectiveName(), request.key(), request.waitTime());
-		Observation observation = LockObservationDocumentation.ACQUISITION.observation(this.acquisitionConvention,
-				DefaultLockAcquisitionObservationConvention.INSTANCE, () -> context, registry).start();
-		try (Observation.Scope scope = observation.openScope()) {
-			Optional<Lease> lease = service.tryAcquire(request);
-			context.setLease(lease.orElse(null));
-			context.setOutcome(lease.isPresent() ? AcquisitionOutcome.ACQUIRED : AcquisitionOutcome.TIMED_OUT);
-			return lease;
-		}
-		catch (RuntimeException | Error ex) {
-			context.setOutcome(AcquisitionOutcome.FAILED);
-			observation.error(ex);
-			throw ex;
-		}
-		finally {
-			observation.stop();
 		}
 	}
 

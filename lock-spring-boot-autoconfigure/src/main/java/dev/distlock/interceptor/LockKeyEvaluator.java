@@ -51,8 +51,8 @@ class LockKeyEvaluator extends CachedExpressionEvaluator {
 			expression = getExpression(this.expressions, new AnnotatedElementKey(method, targetClass), source);
 		}
 		catch (ParseException ex) {
-			throw new InvalidLockDeclarationException(
-					description + ": key expression \"" + source + "\" is not valid SpEL: " + ex.getMessage(), ex);
+			throw new InvalidLockDeclarationException(description, "key",
+					"key expression \"" + source + "\" is not valid SpEL: " + ex.getMessage(), ex);
 		}
 		if (expression instanceof SpelExpression spel) {
 			@Nullable String[] names = getParameterNameDiscoverer().getParameterNames(method);
@@ -66,16 +66,16 @@ class LockKeyEvaluator extends CachedExpressionEvaluator {
 		if (node instanceof VariableReference) {
 			String variable = node.toStringAST().substring(1);
 			if (!isKnownVariable(variable, method.getParameterCount(), parameterNames)) {
-				throw new InvalidLockDeclarationException(description + ": key expression \"" + source
+				throw new InvalidLockDeclarationException(description, "key", "key expression \"" + source
 						+ "\" refers to #" + variable + ", which is not a parameter of the method"
-						+ describeParameters(method, parameterNames));
+						+ describeParameters(method, parameterNames), null);
 			}
 		}
 		else if (node instanceof BeanReference) {
 			String bean = node.toStringAST().substring(1);
 			if (this.beanFactory != null && !bean.startsWith("&") && !this.beanFactory.containsBean(bean)) {
-				throw new InvalidLockDeclarationException(description + ": key expression \"" + source
-						+ "\" refers to bean '" + bean + "', which does not exist");
+				throw new InvalidLockDeclarationException(description, "key", "key expression \"" + source
+						+ "\" refers to bean '" + bean + "', which does not exist", null);
 			}
 		}
 		for (int i = 0; i < node.getChildCount(); i++) {

@@ -16,6 +16,7 @@ import java.util.function.Predicate;
 import dev.distlock.annotation.DistributedLock;
 import dev.distlock.annotation.LockFailureHandler;
 import dev.distlock.annotation.OnLockFailure;
+import dev.distlock.core.LockSettings;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.aop.support.AopUtils;
@@ -25,7 +26,6 @@ import org.springframework.core.MethodClassKey;
 import org.springframework.core.ReactiveAdapterRegistry;
 import org.springframework.core.annotation.AnnotatedElementUtils;
 import org.springframework.expression.Expression;
-import org.springframework.util.Assert;
 import org.springframework.util.ClassUtils;
 import org.springframework.util.ReflectionUtils;
 import org.springframework.util.StringUtils;
@@ -73,9 +73,8 @@ public class LockOperationSource {
 	public LockOperationSource(@Nullable BeanFactory beanFactory, @Nullable StringValueResolver valueResolver,
 			Duration defaultTtl, Duration defaultWaitTime) {
 		// checked here, once, so that a declaration that falls back to a default needs no range check of its own
-		Assert.isTrue(isValidTtl(defaultTtl), () -> "'defaultTtl' must be at least 1ms, but was " + defaultTtl);
-		Assert.isTrue(isValidWaitTime(defaultWaitTime),
-				() -> "'defaultWaitTime' must not be negative, but was " + defaultWaitTime);
+		LockSettings.checkTtl(defaultTtl, "'defaultTtl'");
+		LockSettings.checkWaitTime(defaultWaitTime, "'defaultWaitTime'");
 		this.evaluator = new LockKeyEvaluator(beanFactory);
 		this.beanFactory = beanFactory;
 		this.valueResolver = valueResolver;
@@ -124,8 +123,8 @@ public class LockOperationSource {
 			String problem = Modifier.isPrivate(modifiers) ? "private" : Modifier.isStatic(modifiers) ? "static"
 					: (Modifier.isFinal(modifiers) && !method.getDeclaringClass().isInterface()) ? "final" : null;
 			if (problem != null) {
-				throw new InvalidLockDeclarationException(describe(method, userClass) + ": @DistributedLock on a "
-						+ problem + " method has no effect, because a Spring proxy cannot intercept it");
+				throw new InvalidLockDeclarationException(describe(method, userClass), null, "@DistributedLock on a "
+						+ problem + " method has no effect, because a Spring proxy cannot intercept it", null);
 			}
 			getOperation(method, userClass);
 		}
@@ -159,14 +158,15 @@ public class LockOperationSource {
 		}
 		String problem = "@DistributedLock attribute 'failureHandler' names bean '" + name + "', which ";
 		if (!this.beanFactory.containsBean(name)) {
-			throw new InvalidLockDeclarationException(operation.description() + ": " + problem + "does not exist");
+			throw new InvalidLockDeclarationException(operation.description(), "failureHandler", problem + "does not exist",
+					null);
 		}
 		// a type that is a supertype of the handler's (a lazy bean declared as Object) is only known when it is made
 		Class<?> type = this.beanFactory.getType(name, false);
 		if (type != null && !LockFailureHandler.class.isAssignableFrom(type)
 				&& !type.isAssignableFrom(LockFailureHandler.class)) {
-			throw new InvalidLockDeclarationException(operation.description() + ": " + problem + "is a " + type.getName()
-					+ ", not a " + LockFailureHandler.class.getName());
+			throw new InvalidLockDeclarationException(operation.description(), "failureHandler", problem + "is a "
+					+ type.getName() + ", not a " + LockFailureHandler.class.getName(), null);
 		}
 	}
 
@@ -188,21 +188,22 @@ public class LockOperationSource {
 		checkReturnType(method, description);
 		String keySource = annotation.key();
 		if (!StringUtils.hasText(keySource)) {
-			throw new InvalidLockDeclarationException(description + ": @DistributedLock needs a key expression (attribute 'key')");
+			throw new InvalidLockDeclarationException(description, "key",
+					"@DistributedLock needs a key expression (attribute 'key')", null);
 		}
 		Expression key = this.evaluator.parseAndValidate(keySource, method, targetClass, description);
-		Duration ttl = duration(annotation.ttl(), "ttl", this.defaultTtl, LockOperationSource::isValidTtl,
-				"must be at least 1ms", description);
+		Duration ttl = duration(annotation.ttl(), "ttl", this.defaultTtl, LockSettings::isValidTtl,
+				LockSettings.TTL_RULE, description);
 		Duration waitTime = duration(annotation.waitTime(), "waitTime", this.defaultWaitTime,
-				LockOperationSource::isValidWaitTime, "must not be negative", description);
+				LockSettings::isValidWaitTime, LockSettings.WAIT_TIME_RULE, description);
 		String name = StringUtils.hasText(annotation.name()) ? annotation.name()
 				: ClassUtils.getShortName(targetClass) + "." + method.getName();
 		String failureHandler = StringUtils.hasText(annotation.failureHandler()) ? annotation.failureHandler() : null;
 		if (failureHandler != null && annotation.onFailure() != OnLockFailure.THROW) {
 			// the handler decides alone: an onFailure beside it would be silently ignored
-			throw new InvalidLockDeclarationException(description + ": @DistributedLock sets both 'failureHandler' (\""
-					+ failureHandler + "\") and 'onFailure' (" + annotation.onFailure()
-					+ "): choose one, the handler or onFailure");
+			throw new InvalidLockDeclarationException(description, "failureHandler",
+					"@DistributedLock sets both 'failureHandler' (\"" + failureHandler + "\") and 'onFailure' ("
+							+ annotation.onFailure() + "): choose one, the handler or onFailure", null);
 		}
 		LockOperation operation = new LockOperation(method, description, key, keySource, name, ttl, waitTime,
 				annotation.fixedLease(), annotation.onFailure(), failureHandler);
@@ -230,8 +231,8 @@ public class LockOperationSource {
 			resolved = (this.valueResolver != null) ? this.valueResolver.resolveStringValue(text) : text;
 		}
 		catch (IllegalArgumentException ex) {
-			throw new InvalidLockDeclarationException(description + ": @DistributedLock attribute '" + attribute + "' (\""
-					+ text + "\") could not be resolved: " + ex.getMessage(), ex);
+			throw new InvalidLockDeclarationException(description, attribute, "@DistributedLock attribute '" + attribute
+					+ "' (\"" + text + "\") could not be resolved: " + ex.getMessage(), ex);
 		}
 		if (!StringUtils.hasText(resolved)) {
 			return defaultValue;
@@ -241,12 +242,13 @@ public class LockOperationSource {
 			duration = DurationStyle.detectAndParse(resolved.trim());
 		}
 		catch (IllegalArgumentException ex) {
-			throw new InvalidLockDeclarationException(description + ": @DistributedLock attribute '" + attribute + "' is "
-					+ quote(text, resolved) + ", which is not a duration (examples: \"30s\", \"500ms\", \"PT2S\")", ex);
+			throw new InvalidLockDeclarationException(description, attribute, "@DistributedLock attribute '" + attribute
+					+ "' is " + quote(text, resolved) + ", which is not a duration (examples: \"30s\", \"500ms\", \"PT2S\")",
+					ex);
 		}
 		if (!inRange.test(duration)) {
-			throw new InvalidLockDeclarationException(description + ": @DistributedLock attribute '" + attribute + "' "
-					+ range + ", but was " + quote(text, resolved));
+			throw new InvalidLockDeclarationException(description, attribute, "@DistributedLock attribute '" + attribute
+					+ "' " + range + ", but was " + quote(text, resolved), null);
 		}
 		return duration;
 	}
@@ -257,14 +259,6 @@ public class LockOperationSource {
 	 */
 	private static String quote(String text, String resolved) {
 		return text.equals(resolved) ? "\"" + text + "\"" : "\"" + text + "\" (resolved to \"" + resolved + "\")";
-	}
-
-	private static boolean isValidTtl(Duration ttl) {
-		return ttl.compareTo(Duration.ofMillis(1)) >= 0;
-	}
-
-	private static boolean isValidWaitTime(Duration waitTime) {
-		return !waitTime.isNegative();
 	}
 
 	private static void checkReturnType(Method method, String description) {
@@ -281,9 +275,9 @@ public class LockOperationSource {
 			kind = "is a Kotlin suspend function";
 		}
 		if (kind != null) {
-			throw new InvalidLockDeclarationException(description + ": @DistributedLock is not supported on a method that "
-					+ kind + ": the lock would be released when the method returns, before the asynchronous work it "
-					+ "started has finished. Lock inside the asynchronous work instead (LockService.execute).");
+			throw new InvalidLockDeclarationException(description, null, "@DistributedLock is not supported on a method "
+					+ "that " + kind + ": the lock would be released when the method returns, before the asynchronous "
+					+ "work it started has finished. Lock inside the asynchronous work instead (LockService.execute).", null);
 		}
 	}
 

@@ -135,7 +135,7 @@ public final class LockPreflight {
 		catch (TimeoutException ex) {
 			task.cancel(true);
 			return report(List.of(new PreflightFinding("Waiting for Redis", new RedisError(RedisErrorKind.UNAVAILABLE,
-					null, "no answer within " + this.timeout.toMillis() + " ms (lock.preflight.timeout)"), null)));
+					null, "no answer within " + this.timeout.toMillis() + " ms (distlock.preflight.timeout)"), null)));
 		}
 		catch (InterruptedException ex) {
 			Thread.currentThread().interrupt();

@@ -99,8 +99,8 @@ public record PreflightReport(Outcome outcome, String server, String user, Strin
 					+ "(host, port, url, timeout).";
 		}
 		RedisErrorKind kind = decisiveKind();
-		String escape = "To start anyway, set lock.preflight.mode=warn (the 'locks' health is then DOWN) "
-				+ "or lock.preflight.enabled=false.";
+		String escape = "To start anyway, set distlock.preflight.mode=warn (the 'locks' health is then DOWN) "
+				+ "or distlock.preflight.enabled=false.";
 		if (kind == RedisErrorKind.AUTHENTICATION) {
 			return String.format("Set spring.data.redis.username and spring.data.redis.password (or the user info of "
 					+ "spring.data.redis.url) to a user and password that Redis accepts; a server secured by requirepass "

@@ -56,7 +56,7 @@ import static org.awaitility.Awaitility.await;
 				"management.endpoint.locks.show-values=always",
 				"management.endpoint.health.show-details=always", "spring.data.redis.timeout=2s",
 				// a 20 s lease renewed every second: renewals fail soon after Redis hangs, the lease outlives the test
-				"lock.renewal-ratio=0.05" })
+				"distlock.renewal-ratio=0.05" })
 @DirtiesContext
 @Timeout(value = 120, unit = TimeUnit.SECONDS)
 class LocksActuatorIntegrationTests {

@@ -154,7 +154,7 @@ class LocksEndpointShowValuesIntegrationTests {
 
 	@Test
 	void theForcedReleaseResponseMasksTheFormerOwnerAndTokenAlike() throws Exception {
-		try (ConfigurableApplicationContext context = start("lock.actuator.force-release.enabled=true")) {
+		try (ConfigurableApplicationContext context = start("distlock.actuator.force-release.enabled=true")) {
 			RedisLockService locks = context.getBean(RedisLockService.class);
 			Client client = client(context);
 			locks.acquire("sku-1", Duration.ofSeconds(30), Duration.ZERO);

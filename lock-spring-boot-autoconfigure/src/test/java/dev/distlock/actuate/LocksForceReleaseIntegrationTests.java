@@ -45,8 +45,8 @@ import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
 import static org.awaitility.Awaitility.await;
 
 /**
- * With {@code lock.actuator.force-release.enabled=true} the {@code locks} endpoint deletes a held lease, wakes and
- * audits; with {@code lock.health.renewal-failure-status=out-of-service} failing renewals take the instance out of
+ * With {@code distlock.actuator.force-release.enabled=true} the {@code locks} endpoint deletes a held lease, wakes and
+ * audits; with {@code distlock.health.renewal-failure-status=out-of-service} failing renewals take the instance out of
  * service instead of reporting it down.
  */
 @SpringBootTest(classes = { ActuatorTestApp.class, LocksForceReleaseIntegrationTests.Recorder.class },
@@ -55,8 +55,8 @@ import static org.awaitility.Awaitility.await;
 				// owner ids and fencing tokens to anonymous callers: these tests read them (masking is tested apart)
 				"management.endpoint.locks.show-values=always",
 				"management.endpoint.health.show-details=always", "spring.data.redis.timeout=2s",
-				"lock.renewal-ratio=0.05", "lock.actuator.force-release.enabled=true",
-				"lock.health.renewal-failure-status=out-of-service" })
+				"distlock.renewal-ratio=0.05", "distlock.actuator.force-release.enabled=true",
+				"distlock.health.renewal-failure-status=out-of-service" })
 @DirtiesContext
 @ExtendWith(OutputCaptureExtension.class)
 @Timeout(value = 120, unit = TimeUnit.SECONDS)

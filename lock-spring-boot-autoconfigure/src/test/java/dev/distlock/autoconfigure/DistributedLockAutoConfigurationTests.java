@@ -6,9 +6,15 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
 
 import com.jayway.jsonpath.JsonPath;
+import dev.distlock.annotation.DistributedLock;
+import dev.distlock.annotation.LockContext;
 import dev.distlock.core.Lease;
+import dev.distlock.core.LockAcquisitionTimeoutException;
 import dev.distlock.core.LockRequest;
 import dev.distlock.core.LockService;
 import dev.distlock.interceptor.DistributedLockBeanPostProcessor;
@@ -32,6 +38,7 @@ import org.springframework.data.redis.connection.RedisConnectionFactory;
 import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
 
 /** The auto-configuration's conditions, back-off and properties, with a real Redis behind the connection factory. */
 @ExtendWith({ RedisServerExtension.class, OutputCaptureExtension.class })
@@ -41,7 +48,8 @@ class DistributedLockAutoConfigurationTests {
 
 	private ApplicationContextRunner runner() {
 		return new ApplicationContextRunner()
-			.withConfiguration(AutoConfigurations.of(DataRedisAutoConfiguration.class, DistributedLockAutoConfiguration.class))
+			.withConfiguration(AutoConfigurations.of(DataRedisAutoConfiguration.class,
+					RedisLockServiceAutoConfiguration.class, DistributedLockAutoConfiguration.class))
 			.withPropertyValues("spring.data.redis.host=" + redis.host(), "spring.data.redis.port=" + redis.port());
 	}
 
@@ -88,19 +96,78 @@ class DistributedLockAutoConfigurationTests {
 
 	@Test
 	void isOffWithLockEnabledFalse() {
-		runner().withPropertyValues("lock.enabled=false").run(context -> {
+		runner().withPropertyValues("distlock.enabled=false").run(context -> {
 			assertThat(context).doesNotHaveBean(LockService.class).doesNotHaveBean(DistributedLockBeanPostProcessor.class);
 			assertThat(context).hasSingleBean(RedisConnectionFactory.class);
 		});
 	}
 
 	@Test
+	void withoutSpringDataRedisTheApplicationsOwnLockServiceGetsTheAnnotation() throws Exception {
+		withoutSpringDataRedis().withUserConfiguration(OwnInMemoryLockService.class).withBean(Ledger.class).run(context -> {
+			assertThat(context).hasNotFailed()
+				.hasSingleBean(LockService.class)
+				.hasSingleBean(DistributedLockBeanPostProcessor.class)
+				.hasBean("distributedLockBeanPostProcessor")
+				.doesNotHaveBean("lockService");
+			InMemoryLockService locks = context.getBean(InMemoryLockService.class);
+			Ledger ledger = context.getBean(Ledger.class);
+
+			Lease lease = ledger.post("acct-1").orElseThrow();
+			assertThat(lease).isInstanceOf(InMemoryLockService.InMemoryLease.class);
+			assertThat(lease.key()).isEqualTo("ledger:acct-1");
+			assertThat(lease.name()).isEqualTo("ledger");
+			assertThat(lease.isHeld()).as("released when the call returned").isFalse();
+			assertThat(locks.requests()).singleElement()
+				.satisfies(request -> assertThat(request.waitTime()).isEqualTo(Duration.ofMillis(200)));
+
+			// a key held by another thread: the call waits its 200ms and fails, as it would on Redis
+			ExecutorService holder = Executors.newSingleThreadExecutor();
+			try {
+				Lease held = holder.submit(() -> locks.acquire("ledger:acct-2", Duration.ofSeconds(10), Duration.ZERO))
+					.get(5, TimeUnit.SECONDS);
+				assertThatExceptionOfType(LockAcquisitionTimeoutException.class).isThrownBy(() -> ledger.post("acct-2"))
+					.withMessageContaining("ledger:acct-2");
+				holder.submit(held::release).get(5, TimeUnit.SECONDS);
+			}
+			finally {
+				holder.shutdownNow();
+			}
+			assertThat(ledger.post("acct-2")).isPresent();
+		});
+	}
+
+	@Test
+	void withNeitherRedisNorALockServiceThereIsNoInterceptorAndNoFailure() {
+		withoutSpringDataRedis().withBean(Ledger.class).run(context -> {
+			assertThat(context).hasNotFailed()
+				.doesNotHaveBean(LockService.class)
+				.doesNotHaveBean(DistributedLockBeanPostProcessor.class);
+			assertThat(context.getBean(Ledger.class).post("acct-1")).as("runs unlocked, as with the starter off").isEmpty();
+		});
+		// Spring Data Redis on the classpath, but no connection factory: no engine either
+		new ApplicationContextRunner()
+			.withConfiguration(AutoConfigurations.of(RedisLockServiceAutoConfiguration.class,
+					DistributedLockAutoConfiguration.class))
+			.withBean(Ledger.class)
+			.run(context -> assertThat(context).hasNotFailed()
+				.doesNotHaveBean(LockService.class)
+				.doesNotHaveBean(DistributedLockBeanPostProcessor.class));
+	}
+
+	@Test
 	void isAbsentWithoutSpringDataRedis() {
-		new ApplicationContextRunner().withConfiguration(AutoConfigurations.of(DistributedLockAutoConfiguration.class))
-			.withClassLoader(new FilteredClassLoader(RedisConnectionFactory.class))
-			.run(context -> assertThat(context).doesNotHaveBean(LockService.class)
-				.doesNotHaveBean(DistributedLockBeanPostProcessor.class)
-				.doesNotHaveBean(LockProperties.class));
+		withoutSpringDataRedis().run(context -> assertThat(context).hasNotFailed()
+			.doesNotHaveBean(LockService.class)
+			.doesNotHaveBean(DistributedLockBeanPostProcessor.class)
+			.doesNotHaveBean(LockProperties.class));
+	}
+
+	private static ApplicationContextRunner withoutSpringDataRedis() {
+		return new ApplicationContextRunner()
+			.withConfiguration(AutoConfigurations.of(DataRedisAutoConfiguration.class,
+					RedisLockServiceAutoConfiguration.class, DistributedLockAutoConfiguration.class))
+			.withClassLoader(new FilteredClassLoader("org.springframework.data.redis"));
 	}
 
 	@Test
@@ -112,9 +179,9 @@ class DistributedLockAutoConfigurationTests {
 
 	@Test
 	void propertiesBind() {
-		runner().withPropertyValues("lock.key-prefix=orders", "lock.default-ttl=45s", "lock.default-wait-time=750ms",
-				"lock.renewal-ratio=0.5", "lock.advice-order=7", "lock.on-lost-lease=warn", "lock.idle-unsubscribe=PT3S",
-				"lock.local-hand-overs=2")
+		runner().withPropertyValues("distlock.key-prefix=orders", "distlock.default-ttl=45s",
+				"distlock.default-wait-time=750ms", "distlock.renewal-ratio=0.5", "distlock.advice-order=7",
+				"distlock.on-lost-lease=warn", "distlock.idle-unsubscribe=PT3S", "distlock.local-hand-overs=2")
 			.run(context -> {
 				LockProperties properties = context.getBean(LockProperties.class);
 				assertThat(properties.getKeyPrefix()).isEqualTo("orders");
@@ -135,16 +202,16 @@ class DistributedLockAutoConfigurationTests {
 
 	@Test
 	void invalidPropertiesFailTheStartNamingTheProperty() {
-		runner().withPropertyValues("lock.default-ttl=0s").run(context -> assertThat(context).hasFailed()
-			.getFailure().rootCause().hasMessageContaining("lock.default-ttl"));
-		runner().withPropertyValues("lock.renewal-ratio=1.5").run(context -> assertThat(context).hasFailed()
-			.getFailure().rootCause().hasMessageContaining("lock.renewal-ratio"));
-		runner().withPropertyValues("lock.default-wait-time=-1s").run(context -> assertThat(context).hasFailed()
-			.getFailure().rootCause().hasMessageContaining("lock.default-wait-time"));
-		runner().withPropertyValues("lock.local-hand-overs=-1").run(context -> assertThat(context).hasFailed()
-			.getFailure().rootCause().hasMessageContaining("lock.local-hand-overs"));
-		runner().withPropertyValues("lock.key-prefix=a{b}").run(context -> assertThat(context).hasFailed()
-			.getFailure().rootCause().hasMessageContaining("lock.key-prefix"));
+		runner().withPropertyValues("distlock.default-ttl=0s").run(context -> assertThat(context).hasFailed()
+			.getFailure().rootCause().hasMessageContaining("distlock.default-ttl"));
+		runner().withPropertyValues("distlock.renewal-ratio=1.5").run(context -> assertThat(context).hasFailed()
+			.getFailure().rootCause().hasMessageContaining("distlock.renewal-ratio"));
+		runner().withPropertyValues("distlock.default-wait-time=-1s").run(context -> assertThat(context).hasFailed()
+			.getFailure().rootCause().hasMessageContaining("distlock.default-wait-time"));
+		runner().withPropertyValues("distlock.local-hand-overs=-1").run(context -> assertThat(context).hasFailed()
+			.getFailure().rootCause().hasMessageContaining("distlock.local-hand-overs"));
+		runner().withPropertyValues("distlock.key-prefix=a{b}").run(context -> assertThat(context).hasFailed()
+			.getFailure().rootCause().hasMessageContaining("distlock.key-prefix"));
 	}
 
 	@Test
@@ -160,26 +227,62 @@ class DistributedLockAutoConfigurationTests {
 					"management.endpoint.locks.show-values", "management.endpoint.locks.roles");
 			assertThat(byName.get("management.endpoint.locks.show-values")).containsEntry("defaultValue", "when-authorized");
 			byName.keySet().removeIf(name -> name.startsWith("management.endpoint.locks."));
-			assertThat(byName).containsOnlyKeys("lock.enabled", "lock.key-prefix", "lock.default-ttl",
-					"lock.default-wait-time", "lock.renewal-ratio", "lock.advice-order", "lock.on-lost-lease",
-					"lock.idle-unsubscribe", "lock.local-hand-overs", "lock.health.renewal-failure-status",
-					"lock.actuator.force-release.enabled", "lock.preflight.enabled", "lock.preflight.mode",
-					"lock.preflight.timeout");
-			byName.values().forEach(property -> assertThat(property.get("description")).as("description of %s", property.get("name"))
-				.asString().isNotBlank());
-			assertThat(byName.get("lock.default-ttl")).containsEntry("type", "java.time.Duration").containsEntry("defaultValue", "30s");
-			assertThat(byName.get("lock.default-wait-time")).containsEntry("defaultValue", "5s");
-			assertThat(byName.get("lock.local-hand-overs")).containsEntry("defaultValue", 4);
-			assertThat(byName.get("lock.key-prefix")).containsEntry("defaultValue", "lock");
-			assertThat(byName.get("lock.enabled")).containsEntry("defaultValue", true);
-			assertThat(byName.get("lock.renewal-ratio")).containsKey("defaultValue");
-			assertThat(byName.get("lock.advice-order")).containsEntry("defaultValue", Integer.MIN_VALUE);
-			assertThat(byName.get("lock.health.renewal-failure-status")).containsEntry("defaultValue", "down");
-			assertThat(byName.get("lock.actuator.force-release.enabled")).containsEntry("defaultValue", false);
-			assertThat(byName.get("lock.preflight.enabled")).containsEntry("defaultValue", true);
-			assertThat(byName.get("lock.preflight.mode")).containsEntry("defaultValue", "fail");
-			assertThat(byName.get("lock.preflight.timeout")).containsEntry("defaultValue", "10s");
+			List<String> current = DeprecatedLockProperties.PROPERTIES.stream().map(name -> "distlock." + name).toList();
+			List<String> deprecated = DeprecatedLockProperties.PROPERTIES.stream().map(name -> "lock." + name).toList();
+			// the preflight's properties are new: they never had a lock.* name
+			List<String> preflight = List.of("distlock.preflight.enabled", "distlock.preflight.mode",
+					"distlock.preflight.timeout");
+			assertThat(byName.keySet()).containsExactlyInAnyOrderElementsOf(java.util.stream.Stream
+				.of(current, deprecated, preflight).flatMap(List::stream).toList());
+			byName.values().forEach(property -> assertThat(property.get("description"))
+				.as("description of %s", property.get("name"))
+				.asString()
+				.isNotBlank());
+			// each old name is deprecated in favour of its new one, with the same type
+			for (String name : DeprecatedLockProperties.PROPERTIES) {
+				Map<String, Object> old = byName.get("lock." + name);
+				assertThat(old).as("lock.%s", name)
+					.containsEntry("type", byName.get("distlock." + name).get("type"))
+					.containsEntry("deprecated", true)
+					.doesNotContainKey("defaultValue");
+				assertThat((Map<String, Object>) old.get("deprecation")).as("deprecation of lock.%s", name)
+					.containsEntry("level", "warning")
+					.containsEntry("replacement", "distlock." + name);
+			}
+			assertThat(byName.get("distlock.default-ttl")).containsEntry("type", "java.time.Duration")
+				.containsEntry("defaultValue", "30s");
+			assertThat(byName.get("distlock.default-wait-time")).containsEntry("defaultValue", "5s");
+			assertThat(byName.get("distlock.local-hand-overs")).containsEntry("defaultValue", 4);
+			assertThat(byName.get("distlock.key-prefix")).containsEntry("defaultValue", "lock");
+			assertThat(byName.get("distlock.enabled")).containsEntry("defaultValue", true);
+			assertThat(byName.get("distlock.renewal-ratio")).containsKey("defaultValue");
+			assertThat(byName.get("distlock.advice-order")).containsEntry("defaultValue", Integer.MIN_VALUE);
+			assertThat(byName.get("distlock.health.renewal-failure-status")).containsEntry("defaultValue", "down");
+			assertThat(byName.get("distlock.actuator.force-release.enabled")).containsEntry("defaultValue", false);
+			assertThat(byName.get("distlock.preflight.enabled")).containsEntry("defaultValue", true);
+			assertThat(byName.get("distlock.preflight.mode")).containsEntry("defaultValue", "fail");
+			assertThat(byName.get("distlock.preflight.timeout")).containsEntry("defaultValue", "10s");
 		}
+	}
+
+	@Configuration(proxyBeanMethods = false)
+	static class OwnInMemoryLockService {
+
+		@Bean
+		InMemoryLockService inMemoryLockService() {
+			return new InMemoryLockService();
+		}
+
+	}
+
+	/** Public: with a filtered class loader, its proxy is defined in another class loader than the test's. */
+	public static class Ledger {
+
+		@DistributedLock(key = "'ledger:' + #account", name = "ledger", waitTime = "200ms")
+		public Optional<Lease> post(String account) {
+			return LockContext.current();
+		}
+
 	}
 
 	@Configuration(proxyBeanMethods = false)

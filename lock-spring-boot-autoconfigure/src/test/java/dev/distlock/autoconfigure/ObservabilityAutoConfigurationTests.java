@@ -3,6 +3,7 @@ package dev.distlock.autoconfigure;
 import dev.distlock.actuate.ForceReleaseLocksEndpoint;
 import dev.distlock.actuate.LocksEndpoint;
 import dev.distlock.actuate.LocksHealthIndicator;
+import dev.distlock.interceptor.DistributedLockBeanPostProcessor;
 import dev.distlock.observability.LockMetrics;
 import dev.distlock.observability.LockServiceMetrics;
 import dev.distlock.redis.RedisLockService;
@@ -35,8 +36,8 @@ class ObservabilityAutoConfigurationTests {
 
 	private ApplicationContextRunner runner() {
 		return new ApplicationContextRunner()
-			.withConfiguration(AutoConfigurations.of(DataRedisAutoConfiguration.class, DistributedLockAutoConfiguration.class,
-					LockMetricsAutoConfiguration.class, EndpointAutoConfiguration.class,
+			.withConfiguration(AutoConfigurations.of(DataRedisAutoConfiguration.class, RedisLockServiceAutoConfiguration.class,
+					DistributedLockAutoConfiguration.class, LockMetricsAutoConfiguration.class, EndpointAutoConfiguration.class,
 					LocksEndpointAutoConfiguration.class, LocksHealthContributorAutoConfiguration.class))
 			.withPropertyValues("spring.data.redis.host=" + redis.host(), "spring.data.redis.port=" + redis.port());
 	}
@@ -51,7 +52,7 @@ class ObservabilityAutoConfigurationTests {
 			assertThat(context).hasSingleBean(LocksEndpoint.class).doesNotHaveBean(ForceReleaseLocksEndpoint.class);
 		});
 		runner().withPropertyValues("management.endpoints.web.exposure.include=locks",
-				"lock.actuator.force-release.enabled=true")
+				"distlock.actuator.force-release.enabled=true")
 			.run(context -> assertThat(context).hasSingleBean(ForceReleaseLocksEndpoint.class));
 	}
 
@@ -64,13 +65,39 @@ class ObservabilityAutoConfigurationTests {
 	@Test
 	void nothingWithoutActuatorOrHealthOnTheClasspath() {
 		new ApplicationContextRunner()
-			.withConfiguration(AutoConfigurations.of(DataRedisAutoConfiguration.class, DistributedLockAutoConfiguration.class,
-					LocksEndpointAutoConfiguration.class, LocksHealthContributorAutoConfiguration.class))
+			.withConfiguration(AutoConfigurations.of(DataRedisAutoConfiguration.class, RedisLockServiceAutoConfiguration.class,
+					DistributedLockAutoConfiguration.class, LocksEndpointAutoConfiguration.class,
+					LocksHealthContributorAutoConfiguration.class))
 			.withPropertyValues("spring.data.redis.host=" + redis.host(), "spring.data.redis.port=" + redis.port(),
 					"management.endpoints.web.exposure.include=locks")
 			.withClassLoader(new FilteredClassLoader("org.springframework.boot.actuate", "org.springframework.boot.health"))
 			.run(context -> assertThat(context).hasNotFailed()
 				.hasSingleBean(RedisLockService.class)
+				.doesNotHaveBean(LocksEndpoint.class)
+				.doesNotHaveBean(LocksHealthIndicator.class));
+	}
+
+	@Test
+	void theOperatorViewsBackOffWithoutTheRedisEngine() {
+		// another engine, with Spring Data Redis on the classpath
+		runner().withBean(SimpleMeterRegistry.class)
+			.withBean(InMemoryLockService.class)
+			.withPropertyValues("management.endpoints.web.exposure.include=locks")
+			.run(context -> assertThat(context).hasNotFailed()
+				.hasSingleBean(DistributedLockBeanPostProcessor.class)
+				.doesNotHaveBean(RedisLockService.class)
+				.doesNotHaveBean(LockServiceMetrics.class)
+				.doesNotHaveBean(LocksEndpoint.class)
+				.doesNotHaveBean(LocksHealthIndicator.class));
+		// and without it
+		runner().withBean(SimpleMeterRegistry.class)
+			.withBean(InMemoryLockService.class)
+			.withPropertyValues("management.endpoints.web.exposure.include=locks")
+			.withClassLoader(new FilteredClassLoader("org.springframework.data.redis"))
+			.run(context -> assertThat(context).hasNotFailed()
+				.hasSingleBean(DistributedLockBeanPostProcessor.class)
+				.doesNotHaveBean(LockMetrics.class)
+				.doesNotHaveBean(LockServiceMetrics.class)
 				.doesNotHaveBean(LocksEndpoint.class)
 				.doesNotHaveBean(LocksHealthIndicator.class));
 	}
@@ -93,7 +120,7 @@ class ObservabilityAutoConfigurationTests {
 	@Test
 	void everythingIsOffWithLockEnabledFalse() {
 		runner().withBean(SimpleMeterRegistry.class)
-			.withPropertyValues("lock.enabled=false", "management.endpoints.web.exposure.include=locks")
+			.withPropertyValues("distlock.enabled=false", "management.endpoints.web.exposure.include=locks")
 			.run(context -> assertThat(context).hasNotFailed()
 				.doesNotHaveBean(LockMetrics.class)
 				.doesNotHaveBean(LocksEndpoint.class)

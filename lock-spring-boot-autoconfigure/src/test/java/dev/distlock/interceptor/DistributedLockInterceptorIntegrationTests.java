@@ -13,6 +13,7 @@ import dev.distlock.annotation.LockContext;
 import dev.distlock.annotation.LockFailure;
 import dev.distlock.annotation.LockFailureHandler;
 import dev.distlock.autoconfigure.DistributedLockAutoConfiguration;
+import dev.distlock.autoconfigure.RedisLockServiceAutoConfiguration;
 import dev.distlock.core.Lease;
 import dev.distlock.core.LockAcquisitionTimeoutException;
 import dev.distlock.core.LockListener;
@@ -70,7 +71,7 @@ class DistributedLockInterceptorIntegrationTests {
 	static ApplicationContextRunner runner(RedisServer redis) {
 		return new ApplicationContextRunner()
 			.withConfiguration(AutoConfigurations.of(AopAutoConfiguration.class, DataRedisAutoConfiguration.class,
-					DistributedLockAutoConfiguration.class))
+					RedisLockServiceAutoConfiguration.class, DistributedLockAutoConfiguration.class))
 			.withPropertyValues("spring.data.redis.host=" + redis.host(), "spring.data.redis.port=" + redis.port(),
 					"spring.data.redis.timeout=2s");
 	}
@@ -211,7 +212,7 @@ class DistributedLockInterceptorIntegrationTests {
 			Inventory inventory = context.getBean(Inventory.class);
 			Observation seen = inventory.isoDurations("iso");
 			assertThat(seen.lease().ttl()).isEqualTo(Duration.ofSeconds(2));
-			// at most the 2s asked for (lock.default-ttl would give about 30000); how far below depends on scheduling
+			// at most the 2s asked for (distlock.default-ttl would give about 30000); how far below depends on scheduling
 			assertThat(seen.pttlInRedis()).isBetween(1L, 2000L);
 
 			LockService locks = context.getBean(LockService.class);
@@ -219,7 +220,7 @@ class DistributedLockInterceptorIntegrationTests {
 			long start = System.nanoTime();
 			assertThatExceptionOfType(LockAcquisitionTimeoutException.class).isThrownBy(() -> inventory.isoDurations("iso"))
 				.satisfies(ex -> assertThat(ex.getWaitTime()).isEqualTo(Duration.ofMillis(300)));
-			// waited the 300ms asked for, not lock.default-wait-time (5s)
+			// waited the 300ms asked for, not distlock.default-wait-time (5s)
 			assertThat(Duration.ofNanos(System.nanoTime() - start)).isBetween(Duration.ofMillis(300), Duration.ofMillis(4900));
 			held.release();
 		});
@@ -289,7 +290,7 @@ class DistributedLockInterceptorIntegrationTests {
 	@Test
 	void aLeaseLostDuringTheCallIsOnlyLoggedWithOnLostLeaseWarn() {
 		run(context -> assertThat(callThatLosesItsLease(context)).succeedsWithin(Duration.ofSeconds(10)).isEqualTo("finished"),
-				"lock.on-lost-lease=warn");
+				"distlock.on-lost-lease=warn");
 	}
 
 	/** Starts a locked call, deletes its lease in Redis while it runs, then lets it return. */

@@ -66,7 +66,7 @@ class TransactionOrderingIntegrationTests {
 
 	@Test
 	void withTheOrderReversedTheNextHolderReadsAStaleRow() throws Exception {
-		Deposits deposits = depositConcurrently("reversed", Accounts.class, "lock.advice-order=2147483647");
+		Deposits deposits = depositConcurrently("reversed", Accounts.class, "distlock.advice-order=2147483647");
 		assertThat(deposits.balance()).isLessThan(CALLS);
 		assertThat(deposits.commits()).isEqualTo(CALLS);
 		assertThat(deposits.commitsUnderLock()).isZero();

@@ -5,6 +5,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
 
 import dev.distlock.autoconfigure.DistributedLockAutoConfiguration;
+import dev.distlock.autoconfigure.RedisLockServiceAutoConfiguration;
 import dev.distlock.autoconfigure.LockMetricsAutoConfiguration;
 import dev.distlock.test.redis.RedisServer;
 import dev.distlock.test.redis.RedisServerExtension;
@@ -39,8 +40,8 @@ class LockMetricsCardinalityIntegrationTests {
 	static ApplicationContextRunner runner(RedisServer redis) {
 		return new ApplicationContextRunner()
 			.withConfiguration(AutoConfigurations.of(AopAutoConfiguration.class, DataRedisAutoConfiguration.class,
-					DistributedLockAutoConfiguration.class, LockMetricsAutoConfiguration.class,
-					MetricsAutoConfiguration.class))
+					RedisLockServiceAutoConfiguration.class, DistributedLockAutoConfiguration.class,
+					LockMetricsAutoConfiguration.class, MetricsAutoConfiguration.class))
 			.withPropertyValues("spring.data.redis.host=" + redis.host(), "spring.data.redis.port=" + redis.port(),
 					"spring.data.redis.timeout=2s")
 			.withUserConfiguration(Beans.class);
@@ -80,7 +81,8 @@ class LockMetricsCardinalityIntegrationTests {
 	void noMetersWithoutAMeterRegistryAndNoneWithoutMicrometer(RedisServer redis) {
 		new ApplicationContextRunner()
 			.withConfiguration(AutoConfigurations.of(DataRedisAutoConfiguration.class,
-					DistributedLockAutoConfiguration.class, LockMetricsAutoConfiguration.class))
+					RedisLockServiceAutoConfiguration.class, DistributedLockAutoConfiguration.class,
+					LockMetricsAutoConfiguration.class))
 			.withPropertyValues("spring.data.redis.port=" + redis.port())
 			.run(context -> assertThat(context).hasNotFailed().doesNotHaveBean(LockMetrics.class));
 		runner(redis).withClassLoader(new FilteredClassLoader("io.micrometer.core"))

@@ -73,7 +73,7 @@ class LockPreflightIntegrationTests {
 					LocksHealthContributorAutoConfiguration.class))
 			.withPropertyValues("spring.data.redis.host=" + redis.host(), "spring.data.redis.port=" + redis.port(),
 					"spring.data.redis.username=" + user, "spring.data.redis.password=pw",
-					"spring.data.redis.timeout=2s", "lock.preflight.timeout=30s");
+					"spring.data.redis.timeout=2s", "distlock.preflight.timeout=30s");
 	}
 
 	private static PreflightReport failedPreflight(AssertableApplicationContext context) {
@@ -122,7 +122,7 @@ class LockPreflightIntegrationTests {
 			assertThat(analysis.getAction())
 				.startsWith("Grant the ACL user 'no-channel' what it lacks: ACL SETUSER no-channel &lock:*")
 				.contains("The minimal ACL for key prefix 'lock' is: " + ACL)
-				.contains("lock.preflight.mode=warn");
+				.contains("distlock.preflight.mode=warn");
 		});
 	}
 
@@ -213,7 +213,7 @@ class LockPreflightIntegrationTests {
 
 	@Test
 	void inWarnModeTheApplicationStartsAndTheLocksHealthIsDownWithTheReason(CapturedOutput output) {
-		runner("no-hincrby").withPropertyValues("lock.preflight.mode=warn").run(context -> {
+		runner("no-hincrby").withPropertyValues("distlock.preflight.mode=warn").run(context -> {
 			assertThat(context).hasNotFailed();
 			assertThat(output).contains("WARN").contains("refused what the locks need")
 				.contains("ACL SETUSER no-hincrby +hincrby");
@@ -247,14 +247,14 @@ class LockPreflightIntegrationTests {
 		redis.pause();
 		try {
 			long start = System.nanoTime();
-			runner("complete").withPropertyValues("lock.preflight.timeout=1s").run(context -> {
+			runner("complete").withPropertyValues("distlock.preflight.timeout=1s").run(context -> {
 				assertThat(context).hasNotFailed();
 				assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(Duration.ofSeconds(20));
 				PreflightReport report = context.getBean(LockPreflightRunner.class).getReport();
 				assertThat(report.outcome()).isEqualTo(Outcome.UNAVAILABLE);
 				assertThat(report.findings()).singleElement()
 					.satisfies(finding -> assertThat(finding.error().message())
-						.isEqualTo("no answer within 1000 ms (lock.preflight.timeout)"));
+						.isEqualTo("no answer within 1000 ms (distlock.preflight.timeout)"));
 				redis.resume();
 			});
 		}
@@ -280,7 +280,7 @@ class LockPreflightIntegrationTests {
 
 	@Test
 	void theCheckCanBeTurnedOff() {
-		runner("no-channel").withPropertyValues("lock.preflight.enabled=false").run(context -> {
+		runner("no-channel").withPropertyValues("distlock.preflight.enabled=false").run(context -> {
 			assertThat(context).hasNotFailed().doesNotHaveBean(LockPreflightRunner.class);
 			assertThat(context).hasSingleBean(RedisLockService.class);
 		});
@@ -292,7 +292,7 @@ class LockPreflightIntegrationTests {
 			.web(WebApplicationType.NONE)
 			.properties("spring.data.redis.host=" + redis.host(), "spring.data.redis.port=" + redis.port(),
 					"spring.data.redis.username=no-evalsha", "spring.data.redis.password=pw",
-					"spring.data.redis.timeout=2s", "lock.preflight.timeout=30s");
+					"spring.data.redis.timeout=2s", "distlock.preflight.timeout=30s");
 		assertThatException().isThrownBy(application::run)
 			.isInstanceOf(LockPreflightException.class);
 		assertThat(output).contains("APPLICATION FAILED TO START")

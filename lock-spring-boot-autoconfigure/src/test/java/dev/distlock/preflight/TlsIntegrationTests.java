@@ -73,7 +73,7 @@ class TlsIntegrationTests {
 			.withConfiguration(AutoConfigurations.of(SslAutoConfiguration.class, DataRedisAutoConfiguration.class,
 					DistributedLockAutoConfiguration.class, LockPreflightAutoConfiguration.class))
 			.withPropertyValues("spring.data.redis.host=127.0.0.1", "spring.data.redis.port=" + tlsPort,
-					"spring.data.redis.ssl.bundle=redis", "spring.data.redis.timeout=5s", "lock.preflight.timeout=30s");
+					"spring.data.redis.ssl.bundle=redis", "spring.data.redis.timeout=5s", "distlock.preflight.timeout=30s");
 	}
 
 	private static String trusting(Path ca) {

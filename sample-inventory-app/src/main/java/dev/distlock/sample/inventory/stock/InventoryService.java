@@ -148,7 +148,7 @@ public class InventoryService {
 	private static long currentFencingToken(String method) {
 		return LockContext.current().map(Lease::fencingToken).orElseThrow(() -> new IllegalStateException(
 				"InventoryService." + method + " ran without its distributed lock: call it through the Spring proxy, "
-						+ "with the distlock auto-configuration enabled (lock.enabled=true)"));
+						+ "with the distlock auto-configuration enabled (distlock.enabled=true)"));
 	}
 
 	private static String lockKey(String sku) {

@@ -1,0 +1,53 @@
+package dev.distlock.autoconfigure;
+
+import dev.distlock.interceptor.InvalidLockDeclarationException;
+import org.jspecify.annotations.Nullable;
+
+import org.springframework.boot.diagnostics.AbstractFailureAnalyzer;
+import org.springframework.boot.diagnostics.FailureAnalysis;
+
+/**
+ * Turns an {@link InvalidLockDeclarationException} into the "APPLICATION FAILED TO START" report: which method, which
+ * attribute, what is wrong with it, and what to do about it, in place of a stack trace through bean creation.
+ */
+class InvalidLockDeclarationFailureAnalyzer extends AbstractFailureAnalyzer<InvalidLockDeclarationException> {
+
+	@Override
+	protected FailureAnalysis analyze(Throwable rootFailure, InvalidLockDeclarationException cause) {
+		String method = cause.getMethod();
+		if (method == null) {
+			return new FailureAnalysis("A @DistributedLock declaration cannot work: " + cause.getMessage(),
+					"Correct the @DistributedLock declaration, or remove it.", cause);
+		}
+		StringBuilder description = new StringBuilder("A @DistributedLock declaration cannot work:\n\n");
+		description.append("    Method: ").append(method).append('\n');
+		if (cause.getAttribute() != null) {
+			description.append("    Attribute: ").append(cause.getAttribute()).append('\n');
+		}
+		description.append("    Problem: ").append(cause.getProblem());
+		return new FailureAnalysis(description.toString(), action(method, cause.getAttribute()), cause);
+	}
+
+	private static String action(String method, @Nullable String attribute) {
+		if (attribute == null) {
+			return "Make " + method + " a public, non-static, non-final method with a synchronous return type, so "
+					+ "that a Spring proxy can hold the lock around it, or remove @DistributedLock from it. To lock "
+					+ "asynchronous work, call LockService.execute inside that work.";
+		}
+		return switch (attribute) {
+			case "key" -> "Correct the key expression of " + method + ". It is SpEL over the method's parameters "
+					+ "(#name, #p0, #a0), #root.method, #root.target and beans (@name); parameter names need the "
+					+ "compiler's -parameters flag, #p0 works without it.";
+			case "ttl" -> "Give 'ttl' of " + method + " a duration of at least 1ms, such as \"30s\", \"500ms\" or "
+					+ "\"PT2S\", or a ${...} placeholder that resolves to one; leave it empty to use distlock.default-ttl.";
+			case "waitTime" -> "Give 'waitTime' of " + method + " a duration of 0 or more, such as \"5s\", \"500ms\" "
+					+ "or \"0\" (try once), or a ${...} placeholder that resolves to one; leave it empty to use "
+					+ "distlock.default-wait-time.";
+			case "failureHandler" -> "Name in 'failureHandler' of " + method + " a bean that implements "
+					+ "dev.distlock.annotation.LockFailureHandler, or define one with that name; and set either "
+					+ "'failureHandler' or 'onFailure', not both.";
+			default -> "Correct '" + attribute + "' of the @DistributedLock declaration on " + method + ".";
+		};
+	}
+
+}

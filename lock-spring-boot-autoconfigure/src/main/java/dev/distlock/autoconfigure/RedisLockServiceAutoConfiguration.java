@@ -1,0 +1,48 @@
+package dev.distlock.autoconfigure;
+
+import dev.distlock.core.LockListener;
+import dev.distlock.core.LockService;
+import dev.distlock.redis.RedisLockService;
+
+import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.boot.autoconfigure.AutoConfiguration;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnSingleCandidate;
+import org.springframework.boot.context.properties.EnableConfigurationProperties;
+import org.springframework.boot.data.redis.autoconfigure.DataRedisAutoConfiguration;
+import org.springframework.context.ApplicationEventPublisher;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Import;
+import org.springframework.data.redis.connection.RedisConnectionFactory;
+
+/**
+ * Auto-configures the Redis engine, a {@link RedisLockService} on the application's {@link RedisConnectionFactory},
+ * unless the application defines a {@link LockService} of its own. Only the engine lives here: the
+ * {@code @DistributedLock} support ({@link DistributedLockAutoConfiguration}) needs a {@code LockService}, not Redis.
+ *
+ * @since 0.1.0
+ */
+@AutoConfiguration(after = DataRedisAutoConfiguration.class)
+@ConditionalOnClass(RedisConnectionFactory.class)
+@ConditionalOnLocksEnabled
+@EnableConfigurationProperties(LockProperties.class)
+@Import(DeprecatedLockProperties.Registrar.class)
+public final class RedisLockServiceAutoConfiguration {
+
+	@Bean
+	@ConditionalOnMissingBean(LockService.class)
+	@ConditionalOnSingleCandidate(RedisConnectionFactory.class)
+	RedisLockService lockService(RedisConnectionFactory connectionFactory, LockProperties properties,
+			ApplicationEventPublisher eventPublisher, ObjectProvider<LockListener> listeners) {
+		RedisLockService.Builder builder = RedisLockService.builder(connectionFactory)
+			.keyPrefix(properties.getKeyPrefix())
+			.renewalRatio(properties.getRenewalRatio())
+			.idleUnsubscribe(properties.getIdleUnsubscribe())
+			.localHandOvers(properties.getLocalHandOvers())
+			.eventPublisher(eventPublisher);
+		listeners.orderedStream().forEach(builder::listener);
+		return builder.build();
+	}
+
+}

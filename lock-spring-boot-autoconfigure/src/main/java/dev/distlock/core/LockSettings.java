@@ -1,0 +1,136 @@
+package dev.distlock.core;
+
+import java.time.Duration;
+
+import org.jspecify.annotations.Nullable;
+
+/**
+ * The rules that lock settings obey, each written once. {@link LockRequest}, the {@code distlock.*} properties, the
+ * {@code @DistributedLock} declarations and the engines' builders all check through here, so a rule and its message
+ * cannot drift apart between the API and the configuration.
+ * <p>
+ * Every {@code check} method returns the value it was given when it is valid, and otherwise throws an
+ * {@link IllegalArgumentException} whose message starts with {@code subject}: the caller names the argument
+ * ({@code "'keyPrefix'"}) or the property ({@code "distlock.key-prefix"}) the user has to change.
+ *
+ * @since 0.1.0
+ */
+public final class LockSettings {
+
+	/** The rule of lease times, as the messages word it. */
+	public static final String TTL_RULE = "must be at least 1ms";
+
+	/** The rule of wait times, as the messages word it. */
+	public static final String WAIT_TIME_RULE = "must not be negative";
+
+	private static final Duration MIN_TTL = Duration.ofMillis(1);
+
+	private LockSettings() {
+	}
+
+	/** Whether {@code ttl} is a valid lease time: at least 1ms, the resolution of the store's expiry. */
+	public static boolean isValidTtl(@Nullable Duration ttl) {
+		return ttl != null && ttl.compareTo(MIN_TTL) >= 0;
+	}
+
+	/** Whether {@code waitTime} is a valid wait: zero (try once) or more. */
+	public static boolean isValidWaitTime(@Nullable Duration waitTime) {
+		return waitTime != null && !waitTime.isNegative();
+	}
+
+	/**
+	 * A lock key: not blank. A blank key would lock nothing that a reader of the code could name.
+	 * @throws IllegalArgumentException naming {@code subject}
+	 */
+	public static String checkKey(@Nullable String key, String subject) {
+		if (key == null || key.isBlank()) {
+			throw invalid(subject, "must not be blank", (key != null) ? "'" + key + "'" : null);
+		}
+		return key;
+	}
+
+	/**
+	 * A lock's metrics name: absent, or not blank (a blank tag value is rejected by most meter registries).
+	 * @throws IllegalArgumentException naming {@code subject}
+	 */
+	public static @Nullable String checkName(@Nullable String name, String subject) {
+		if (name != null && name.isBlank()) {
+			throw invalid(subject, "must not be blank", "'" + name + "'");
+		}
+		return name;
+	}
+
+	/**
+	 * The namespace of the lock keys in the store: not blank, and without braces, which would end the Redis Cluster
+	 * hash tag that follows the prefix ({@code <prefix>:{<key>}}).
+	 * @throws IllegalArgumentException naming {@code subject}
+	 */
+	public static String checkKeyPrefix(@Nullable String keyPrefix, String subject) {
+		if (keyPrefix == null || keyPrefix.isBlank() || keyPrefix.contains("{") || keyPrefix.contains("}")) {
+			throw invalid(subject, "must be non-blank and without braces", (keyPrefix != null) ? "'" + keyPrefix + "'" : null);
+		}
+		return keyPrefix;
+	}
+
+	/**
+	 * A lease time: {@value #TTL_RULE}.
+	 * @throws IllegalArgumentException naming {@code subject}
+	 */
+	public static Duration checkTtl(@Nullable Duration ttl, String subject) {
+		if (ttl == null || !isValidTtl(ttl)) {
+			throw invalid(subject, TTL_RULE, ttl);
+		}
+		return ttl;
+	}
+
+	/**
+	 * A wait for a held key: {@value #WAIT_TIME_RULE}; zero tries once.
+	 * @throws IllegalArgumentException naming {@code subject}
+	 */
+	public static Duration checkWaitTime(@Nullable Duration waitTime, String subject) {
+		if (waitTime == null || !isValidWaitTime(waitTime)) {
+			throw invalid(subject, WAIT_TIME_RULE, waitTime);
+		}
+		return waitTime;
+	}
+
+	/**
+	 * The part of the lease time after which a watchdog renews a held lease: between 0 and 1, both exclusive (at 0 it
+	 * would renew without pause, at 1 only when the lease has already expired).
+	 * @throws IllegalArgumentException naming {@code subject}
+	 */
+	public static double checkRenewalRatio(double renewalRatio, String subject) {
+		if (!(renewalRatio > 0 && renewalRatio < 1)) {
+			throw invalid(subject, "must be between 0 and 1 (exclusive)", renewalRatio);
+		}
+		return renewalRatio;
+	}
+
+	/**
+	 * How long a release channel without waiters stays subscribed: not negative; zero unsubscribes at once.
+	 * @throws IllegalArgumentException naming {@code subject}
+	 */
+	public static Duration checkIdleUnsubscribe(@Nullable Duration idleUnsubscribe, String subject) {
+		if (idleUnsubscribe == null || idleUnsubscribe.isNegative()) {
+			throw invalid(subject, "must not be negative", idleUnsubscribe);
+		}
+		return idleUnsubscribe;
+	}
+
+	/**
+	 * How many times in a row a released lease may go straight to a waiting thread of the same process: not
+	 * negative; zero turns hand-overs off.
+	 * @throws IllegalArgumentException naming {@code subject}
+	 */
+	public static int checkLocalHandOvers(int localHandOvers, String subject) {
+		if (localHandOvers < 0) {
+			throw invalid(subject, "must not be negative", localHandOvers);
+		}
+		return localHandOvers;
+	}
+
+	private static IllegalArgumentException invalid(String subject, String rule, @Nullable Object value) {
+		return new IllegalArgumentException(subject + " " + rule + ", but was " + value);
+	}
+
+}
