@@ -13,7 +13,10 @@ import org.springframework.boot.context.properties.EnableConfigurationProperties
 import org.springframework.boot.data.redis.autoconfigure.DataRedisAutoConfiguration;
 import org.springframework.context.ApplicationEventPublisher;
 import org.springframework.context.annotation.Bean;
+import org.springframework.boot.thread.Threading;
 import org.springframework.context.annotation.Import;
+import org.springframework.core.env.Environment;
+import org.springframework.core.task.VirtualThreadTaskExecutor;
 import org.springframework.data.redis.connection.RedisConnectionFactory;
 
 /**
@@ -34,7 +37,7 @@ public final class RedisLockServiceAutoConfiguration {
 	@ConditionalOnMissingBean(LockService.class)
 	@ConditionalOnSingleCandidate(RedisConnectionFactory.class)
 	RedisLockService lockService(RedisConnectionFactory connectionFactory, LockProperties properties,
-			ApplicationEventPublisher eventPublisher, ObjectProvider<LockListener> listeners) {
+			ApplicationEventPublisher eventPublisher, ObjectProvider<LockListener> listeners, Environment environment) {
 		RedisLockService.Builder builder = RedisLockService.builder(connectionFactory)
 			.keyPrefix(properties.getKeyPrefix())
 			.renewalRatio(properties.getRenewalRatio())
@@ -42,6 +45,10 @@ public final class RedisLockServiceAutoConfiguration {
 			.localHandOvers(properties.getLocalHandOvers())
 			.eventPublisher(eventPublisher);
 		listeners.orderedStream().forEach(builder::listener);
+		if (Threading.VIRTUAL.isActive(environment)) {
+			// spring.threads.virtual.enabled: the engine's threads are virtual too, named by their role as ever
+			builder.threadFactory(new VirtualThreadTaskExecutor("distlock-").getVirtualThreadFactory());
+		}
 		return builder.build();
 	}
 

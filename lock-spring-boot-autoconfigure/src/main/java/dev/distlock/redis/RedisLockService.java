@@ -19,6 +19,7 @@ import dev.distlock.core.LockListener;
 import dev.distlock.core.LockLostEvent;
 import dev.distlock.core.LockRequest;
 import dev.distlock.core.LockService;
+import dev.distlock.core.LockSettings;
 import dev.distlock.core.LockUnavailableException;
 
 import org.apache.commons.logging.Log;
@@ -167,7 +168,7 @@ public class RedisLockService implements LockService, SmartLifecycle, AutoClosea
 	 * @throws LockUnavailableException if Redis could not be reached
 	 */
 	public Optional<ForcedRelease> forceRelease(String key) {
-		Assert.hasText(key, "'key' must not be blank");
+		LockSettings.checkKey(key, "'key'");
 		return this.forcedReleaser.forceRelease(key, redisKey(key));
 	}
 
@@ -290,28 +291,19 @@ public class RedisLockService implements LockService, SmartLifecycle, AutoClosea
 
 		/** The namespace of the lock keys: {@code <prefix>:{<key>}}. Default {@code lock}. */
 		public Builder keyPrefix(String keyPrefix) {
-			if (keyPrefix == null || keyPrefix.isBlank() || keyPrefix.contains("{") || keyPrefix.contains("}")) {
-				throw new IllegalArgumentException("Lock key prefix must be non-blank and without braces, but was '" + keyPrefix + "'");
-			}
-			this.keyPrefix = keyPrefix;
+			this.keyPrefix = LockSettings.checkKeyPrefix(keyPrefix, "'keyPrefix'");
 			return this;
 		}
 
 		/** The part of the lease time after which the watchdog renews a lease; between 0 and 1, default 1/3. */
 		public Builder renewalRatio(double renewalRatio) {
-			if (!(renewalRatio > 0 && renewalRatio < 1)) {
-				throw new IllegalArgumentException("Lock renewal ratio must be between 0 and 1 (exclusive), but was " + renewalRatio);
-			}
-			this.renewalRatio = renewalRatio;
+			this.renewalRatio = LockSettings.checkRenewalRatio(renewalRatio, "'renewalRatio'");
 			return this;
 		}
 
 		/** How long a release channel without waiters stays subscribed, saving a subscribe when waiters return. */
 		public Builder idleUnsubscribe(Duration idleUnsubscribe) {
-			if (idleUnsubscribe == null || idleUnsubscribe.isNegative()) {
-				throw new IllegalArgumentException("Idle unsubscribe delay must not be negative, but was " + idleUnsubscribe);
-			}
-			this.idleUnsubscribe = idleUnsubscribe;
+			this.idleUnsubscribe = LockSettings.checkIdleUnsubscribe(idleUnsubscribe, "'idleUnsubscribe'");
 			return this;
 		}
 
@@ -335,10 +327,7 @@ public class RedisLockService implements LockService, SmartLifecycle, AutoClosea
 		 * other waiting process; the bound keeps one busy process from keeping a lock from the others. Default 4.
 		 */
 		public Builder localHandOvers(int localHandOvers) {
-			if (localHandOvers < 0) {
-				throw new IllegalArgumentException("Local hand-overs must not be negative, but was " + localHandOvers);
-			}
-			this.localHandOvers = localHandOvers;
+			this.localHandOvers = LockSettings.checkLocalHandOvers(localHandOvers, "'localHandOvers'");
 			return this;
 		}
 

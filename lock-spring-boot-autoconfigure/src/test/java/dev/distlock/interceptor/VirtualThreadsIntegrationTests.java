@@ -46,6 +46,30 @@ class VirtualThreadsIntegrationTests {
 	}
 
 	@Test
+	void theEngineRenewsOnAVirtualThreadNamedByItsRole() {
+		java.util.Set<Thread> renewers = java.util.concurrent.ConcurrentHashMap.newKeySet();
+		DistributedLockInterceptorIntegrationTests.runner(redis)
+			.withPropertyValues("spring.threads.virtual.enabled=true")
+			.withBean(dev.distlock.core.LockListener.class, () -> new dev.distlock.core.LockListener() {
+				@Override
+				public void renewed(String name, boolean success) {
+					renewers.add(Thread.currentThread());
+				}
+			})
+			.run(context -> {
+				dev.distlock.core.LockService locks = context.getBean(dev.distlock.core.LockService.class);
+				try (dev.distlock.core.Lease lease = locks.acquire("virtual-renewal", java.time.Duration.ofMillis(1500),
+						java.time.Duration.ZERO)) {
+					org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(10)).until(() -> !renewers.isEmpty());
+				}
+				assertThat(renewers).allSatisfy(thread -> {
+					assertThat((Boolean) Thread.class.getMethod("isVirtual").invoke(thread)).isTrue();
+					assertThat(thread.getName()).startsWith("distlock-").endsWith("-watchdog-renewal");
+				});
+			});
+	}
+
+	@Test
 	void annotatedCallsOnVirtualThreadsExcludeEachOther() {
 		redis.execute("FLUSHALL");
 		DistributedLockInterceptorIntegrationTests.runner(redis)
