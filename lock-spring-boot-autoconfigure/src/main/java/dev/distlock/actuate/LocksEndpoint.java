@@ -24,11 +24,19 @@ public class LocksEndpoint {
 
 	private final RedisLockService lockService;
 
+	/**
+	 * An endpoint over the given service's leases.
+	 * @param lockService the service whose leases are listed
+	 */
 	public LocksEndpoint(RedisLockService lockService) {
 		Assert.notNull(lockService, "'lockService' must not be null");
 		this.lockService = lockService;
 	}
 
+	/**
+	 * The leases this instance holds now, and lost ones whose holders have not released them yet.
+	 * @return the instance's client id, its waiting threads and its leases, oldest first
+	 */
 	@ReadOperation
 	public LocksDescriptor locks() {
 		List<LeaseDescriptor> leases = this.lockService.activeLeases().stream()
@@ -38,6 +46,7 @@ public class LocksEndpoint {
 		return new LocksDescriptor(this.lockService.clientId(), this.lockService.waitingThreads(), leases);
 	}
 
+	/** {@return the service whose leases this endpoint shows} */
 	protected final RedisLockService getLockService() {
 		return this.lockService;
 	}

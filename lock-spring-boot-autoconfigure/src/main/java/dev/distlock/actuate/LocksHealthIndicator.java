@@ -29,6 +29,11 @@ public class LocksHealthIndicator implements HealthIndicator {
 
 	private final Status renewalFailureStatus;
 
+	/**
+	 * An indicator over the given service's leases.
+	 * @param lockService the service whose leases and renewals are reported
+	 * @param renewalFailureStatus the status while renewals of held leases are failing
+	 */
 	public LocksHealthIndicator(RedisLockService lockService, Status renewalFailureStatus) {
 		Assert.notNull(lockService, "'lockService' must not be null");
 		Assert.notNull(renewalFailureStatus, "'renewalFailureStatus' must not be null");
@@ -36,7 +41,11 @@ public class LocksHealthIndicator implements HealthIndicator {
 		this.renewalFailureStatus = renewalFailureStatus;
 	}
 
-	/** A status from a property value: 'down', 'out-of-service', 'OUT_OF_SERVICE' or a custom code. */
+	/**
+	 * A status from a property value: 'down', 'out-of-service', 'OUT_OF_SERVICE' or a custom code.
+	 * @param code the property value
+	 * @return the status, its code upper-cased with '-' turned into '_'
+	 */
 	public static Status status(String code) {
 		Assert.hasText(code, "'code' must not be blank");
 		return new Status(code.trim().toUpperCase(Locale.ROOT).replace('-', '_'));

@@ -43,6 +43,10 @@ import org.springframework.util.function.SingletonSupplier;
 @EnableConfigurationProperties(LockProperties.class)
 public final class DistributedLockAutoConfiguration {
 
+	/** Created by Spring Boot from the auto-configuration imports; applications do not create it. */
+	public DistributedLockAutoConfiguration() {
+	}
+
 	@Bean
 	@ConditionalOnMissingBean(LockService.class)
 	@ConditionalOnSingleCandidate(RedisConnectionFactory.class)

@@ -30,6 +30,10 @@ import org.springframework.data.redis.connection.RedisConnectionFactory;
 @ConditionalOnBooleanProperty(name = "lock.enabled", matchIfMissing = true)
 public final class LockMetricsAutoConfiguration {
 
+	/** Created by Spring Boot from the auto-configuration imports; applications do not create it. */
+	public LockMetricsAutoConfiguration() {
+	}
+
 	@Bean
 	@ConditionalOnMissingBean
 	LockMetrics lockMetrics(MeterRegistry meterRegistry) {

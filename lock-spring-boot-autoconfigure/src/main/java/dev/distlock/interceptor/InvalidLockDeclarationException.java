@@ -9,10 +9,19 @@ package dev.distlock.interceptor;
  */
 public class InvalidLockDeclarationException extends IllegalStateException {
 
+	/**
+	 * An exception with the given message.
+	 * @param message the detail message, naming the method
+	 */
 	public InvalidLockDeclarationException(String message) {
 		super(message);
 	}
 
+	/**
+	 * An exception with the given message and cause.
+	 * @param message the detail message, naming the method
+	 * @param cause what made the declaration or the key unusable
+	 */
 	public InvalidLockDeclarationException(String message, Throwable cause) {
 		super(message, cause);
 	}

@@ -89,6 +89,10 @@ public class RedisLockService implements LockService, AutoCloseable {
 
 	private volatile boolean closed;
 
+	/**
+	 * A service as the builder describes it; use {@link #builder(RedisConnectionFactory)}.
+	 * @param builder the settings
+	 */
 	protected RedisLockService(Builder builder) {
 		this.keyPrefix = builder.keyPrefix;
 		this.clientId = newClientId();
@@ -103,7 +107,11 @@ public class RedisLockService implements LockService, AutoCloseable {
 		this.watchdog = new LeaseWatchdog(this.store, builder.renewalRatio, new WatchdogCallbacks(), threadName + "-watchdog");
 	}
 
-	/** Start building a service on the given connection factory. */
+	/**
+	 * Start building a service on the given connection factory.
+	 * @param connectionFactory the connections to Redis
+	 * @return a builder with the defaults
+	 */
 	public static Builder builder(RedisConnectionFactory connectionFactory) {
 		return new Builder(connectionFactory);
 	}
@@ -447,6 +455,7 @@ public class RedisLockService implements LockService, AutoCloseable {
 	/**
 	 * The leases this service holds now, and those found {@linkplain LeaseSnapshot#lost() lost} whose holders have
 	 * not released them yet.
+	 * @return the leases, oldest first
 	 */
 	public List<LeaseSnapshot> activeLeases() {
 		long now = System.nanoTime();
@@ -457,7 +466,7 @@ public class RedisLockService implements LockService, AutoCloseable {
 		return snapshots;
 	}
 
-	/** How many leases this service holds now, not counting lost ones; cheaper than {@code activeLeases()}. */
+	/** {@return how many leases this service holds now, not counting lost ones; cheaper than {@code activeLeases()}} */
 	public int activeLeaseCount() {
 		int held = 0;
 		for (LeaseEntry entry : this.entries.values()) {
@@ -468,7 +477,10 @@ public class RedisLockService implements LockService, AutoCloseable {
 		return held;
 	}
 
-	/** How many leases were found lost while their holders have not released them yet (still running without them). */
+	/**
+	 * {@return how many leases were found lost while their holders have not released them yet (still running without
+	 * them)}
+	 */
 	public int lostLeaseCount() {
 		int lost = 0;
 		for (LeaseEntry entry : this.entries.values()) {
@@ -482,6 +494,7 @@ public class RedisLockService implements LockService, AutoCloseable {
 	/**
 	 * The leases held and the threads waiting now, per lock name, in one pass over the held leases and one over the
 	 * waiting threads; meant to be taken once per metrics scrape rather than once per name.
+	 * @return the leases and waiting threads by lock name
 	 */
 	public LockActivity activityByName() {
 		Map<String, Integer> held = new HashMap<>();
@@ -498,6 +511,7 @@ public class RedisLockService implements LockService, AutoCloseable {
 	 * and from now on with each new name, on the thread that uses it first, before its first lease or waiting thread
 	 * shows in {@link #activityByName()}. For meters per name, which must exist by the time their name has something
 	 * to count. The action must be quick; it may be called more than once for a name that is new while it is added.
+	 * @param action called with each lock name
 	 */
 	public void onLockName(Consumer<String> action) {
 		Assert.notNull(action, "'action' must not be null");
@@ -521,7 +535,7 @@ public class RedisLockService implements LockService, AutoCloseable {
 		}
 	}
 
-	/** Whether the watchdog is failing to renew some held leases, and since when. */
+	/** {@return whether the watchdog is failing to renew some held leases, and since when} */
 	public RenewalStatus renewalStatus() {
 		int failing = 0;
 		Instant since = null;
@@ -543,6 +557,7 @@ public class RedisLockService implements LockService, AutoCloseable {
 	/**
 	 * Delete the lease on {@code key} whoever holds it, and announce its release so waiters wake: an operator's
 	 * override for a lock whose holder is stuck. The holder finds its lease lost at its next renewal or release.
+	 * @param key the lock key as callers give it
 	 * @return the lease that was deleted, or empty when the key was free
 	 * @throws LockUnavailableException if Redis could not be reached
 	 */
@@ -579,17 +594,20 @@ public class RedisLockService implements LockService, AutoCloseable {
 		return Optional.of(new ForcedRelease(key, owner, holds, token));
 	}
 
-	/** Threads of this process currently waiting for a lock held elsewhere. */
+	/** {@return threads of this process currently waiting for a lock held elsewhere} */
 	public int waitingThreads() {
 		return this.subscriber.waiterCount();
 	}
 
-	/** The Redis key of a lock key: {@code <prefix>:{<key>}}; the braces make it a cluster hash tag. */
+	/**
+	 * {@return the Redis key of a lock key: {@code <prefix>:{<key>}}; the braces make it a cluster hash tag}
+	 * @param key the lock key as callers give it
+	 */
 	public String redisKey(String key) {
 		return this.keyPrefix + ":{" + key + "}";
 	}
 
-	/** This service's random client id, the prefix of every owner id it writes. */
+	/** {@return this service's random client id, the prefix of every owner id it writes} */
 	public String clientId() {
 		return this.clientId;
 	}
@@ -671,7 +689,11 @@ public class RedisLockService implements LockService, AutoCloseable {
 			this.connectionFactory = connectionFactory;
 		}
 
-		/** The namespace of the lock keys: {@code <prefix>:{<key>}}. Default {@code lock}. */
+		/**
+		 * The namespace of the lock keys: {@code <prefix>:{<key>}}. Default {@code lock}.
+		 * @param keyPrefix the prefix; non-blank, without braces
+		 * @return this builder
+		 */
 		public Builder keyPrefix(String keyPrefix) {
 			if (keyPrefix == null || keyPrefix.isBlank() || keyPrefix.contains("{") || keyPrefix.contains("}")) {
 				throw new IllegalArgumentException("Lock key prefix must be non-blank and without braces, but was '" + keyPrefix + "'");
@@ -680,7 +702,11 @@ public class RedisLockService implements LockService, AutoCloseable {
 			return this;
 		}
 
-		/** The part of the lease time after which the watchdog renews a lease; between 0 and 1, default 1/3. */
+		/**
+		 * The part of the lease time after which the watchdog renews a lease; between 0 and 1, default 1/3.
+		 * @param renewalRatio the ratio, between 0 and 1 (exclusive)
+		 * @return this builder
+		 */
 		public Builder renewalRatio(double renewalRatio) {
 			if (!(renewalRatio > 0 && renewalRatio < 1)) {
 				throw new IllegalArgumentException("Lock renewal ratio must be between 0 and 1 (exclusive), but was " + renewalRatio);
@@ -689,7 +715,11 @@ public class RedisLockService implements LockService, AutoCloseable {
 			return this;
 		}
 
-		/** How long a release channel without waiters stays subscribed, saving a subscribe when waiters return. */
+		/**
+		 * How long a release channel without waiters stays subscribed, saving a subscribe when waiters return.
+		 * @param idleUnsubscribe the delay; not negative
+		 * @return this builder
+		 */
 		public Builder idleUnsubscribe(Duration idleUnsubscribe) {
 			if (idleUnsubscribe == null || idleUnsubscribe.isNegative()) {
 				throw new IllegalArgumentException("Idle unsubscribe delay must not be negative, but was " + idleUnsubscribe);
@@ -698,13 +728,21 @@ public class RedisLockService implements LockService, AutoCloseable {
 			return this;
 		}
 
-		/** Where {@link LockLostEvent}s are published (asynchronously, so a slow listener cannot delay renewals). */
+		/**
+		 * Where {@link LockLostEvent}s are published (asynchronously, so a slow listener cannot delay renewals).
+		 * @param eventPublisher the publisher, or {@code null} to publish none
+		 * @return this builder
+		 */
 		public Builder eventPublisher(@Nullable ApplicationEventPublisher eventPublisher) {
 			this.eventPublisher = eventPublisher;
 			return this;
 		}
 
-		/** Add a listener for metrics or tracing. */
+		/**
+		 * Add a listener for metrics or tracing.
+		 * @param listener the listener
+		 * @return this builder
+		 */
 		public Builder listener(LockListener listener) {
 			Assert.notNull(listener, "'listener' must not be null");
 			this.listeners.add(listener);
@@ -716,6 +754,8 @@ public class RedisLockService implements LockService, AutoCloseable {
 		 * before it is released for every process to compete for; 0 turns hand-overs off. A hand-over costs one round
 		 * trip and no failed attempts, where a release and a new acquisition cost two plus one failed attempt per
 		 * other waiting process; the bound keeps one busy process from keeping a lock from the others. Default 4.
+		 * @param localHandOvers the bound; not negative
+		 * @return this builder
 		 */
 		public Builder localHandOvers(int localHandOvers) {
 			if (localHandOvers < 0) {
@@ -725,13 +765,18 @@ public class RedisLockService implements LockService, AutoCloseable {
 			return this;
 		}
 
-		/** The prefix of the service's thread names. */
+		/**
+		 * The prefix of the service's thread names.
+		 * @param threadNamePrefix the prefix; not blank
+		 * @return this builder
+		 */
 		public Builder threadNamePrefix(String threadNamePrefix) {
 			Assert.hasText(threadNamePrefix, "'threadNamePrefix' must not be blank");
 			this.threadNamePrefix = threadNamePrefix;
 			return this;
 		}
 
+		/** {@return a new service with these settings} */
 		public RedisLockService build() {
 			return new RedisLockService(this);
 		}
