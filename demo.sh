@@ -10,7 +10,7 @@ set -euo pipefail
 cd "$(dirname "$0")"
 
 echo "Building the sample app (the first run downloads Maven and the dependencies)..." >&2
-./mvnw -q -B -pl sample-inventory-demo -am package -DskipTests
+./mvnw -q -B -pl sample-inventory-demo -am package -DskipTests -Dmaven.javadoc.skip=true -Dmaven.source.skip=true
 
 JAVA="${JAVA_HOME:+$JAVA_HOME/bin/}java"
 exec "$JAVA" -jar sample-inventory-demo/target/sample-inventory-demo.jar "$@"

@@ -44,6 +44,11 @@ public class ForceReleaseLocksEndpoint extends LocksEndpoint {
 
 	private final @Nullable ApplicationEventPublisher eventPublisher;
 
+	/**
+	 * An endpoint over the given service's leases, with the force-release operation.
+	 * @param lockService the service whose leases are listed and released
+	 * @param eventPublisher where the audit event of each forced release goes; {@code null} for none
+	 */
 	public ForceReleaseLocksEndpoint(RedisLockService lockService, @Nullable ApplicationEventPublisher eventPublisher) {
 		this(lockService, eventPublisher, Show.WHEN_AUTHORIZED, Set.of());
 	}
@@ -63,6 +68,9 @@ public class ForceReleaseLocksEndpoint extends LocksEndpoint {
 
 	/**
 	 * Delete the lease on the key (path segments after {@code /locks/}, joined by '/') and wake its waiters.
+	 * @param key the path segments of the lock key
+	 * @param securityContext the caller, named in the log line and the audit event
+	 * @return what was released, or that the lock was free
 	 */
 	@DeleteOperation
 	public ForceReleaseDescriptor forceRelease(@Selector(match = Match.ALL_REMAINING) String[] key,

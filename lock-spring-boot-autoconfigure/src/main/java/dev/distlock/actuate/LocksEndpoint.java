@@ -42,7 +42,10 @@ public class LocksEndpoint {
 
 	private final Set<String> roles;
 
-	/** An endpoint that shows owner ids and fencing tokens to authenticated callers only. */
+	/**
+	 * An endpoint over the given service's leases that shows owner ids and fencing tokens to authenticated callers only.
+	 * @param lockService the service whose leases are listed
+	 */
 	public LocksEndpoint(RedisLockService lockService) {
 		this(lockService, Show.WHEN_AUTHORIZED, Set.of());
 	}
@@ -62,6 +65,10 @@ public class LocksEndpoint {
 		this.roles = Set.copyOf(roles);
 	}
 
+	/**
+	 * The leases this instance holds now, and lost ones whose holders have not released them yet.
+	 * @return the instance's client id, its waiting threads and its leases, oldest first
+	 */
 	@ReadOperation
 	public LocksDescriptor locks(SecurityContext securityContext) {
 		boolean show = showValues(securityContext);
@@ -72,6 +79,7 @@ public class LocksEndpoint {
 		return new LocksDescriptor(show ? this.lockService.clientId() : MASK, this.lockService.waitingThreads(), leases);
 	}
 
+	/** {@return the service whose leases this endpoint shows} */
 	protected final RedisLockService getLockService() {
 		return this.lockService;
 	}

@@ -38,6 +38,11 @@ public class LocksHealthIndicator implements HealthIndicator {
 
 	private final @Nullable LockPreflightRunner preflight;
 
+	/**
+	 * An indicator over the given service's leases.
+	 * @param lockService the service whose leases and renewals are reported
+	 * @param renewalFailureStatus the status while renewals of held leases are failing
+	 */
 	public LocksHealthIndicator(RedisLockService lockService, Status renewalFailureStatus) {
 		this(lockService, renewalFailureStatus, null);
 	}
@@ -56,7 +61,11 @@ public class LocksHealthIndicator implements HealthIndicator {
 		this.preflight = preflight;
 	}
 
-	/** A status from a property value: 'down', 'out-of-service', 'OUT_OF_SERVICE' or a custom code. */
+	/**
+	 * A status from a property value: 'down', 'out-of-service', 'OUT_OF_SERVICE' or a custom code.
+	 * @param code the property value
+	 * @return the status, its code upper-cased with '-' turned into '_'
+	 */
 	public static Status status(String code) {
 		Assert.hasText(code, "'code' must not be blank");
 		return new Status(code.trim().toUpperCase(Locale.ROOT).replace('-', '_'));

@@ -32,7 +32,10 @@ import org.springframework.core.annotation.AliasFor;
 @Documented
 public @interface DistributedLock {
 
-	/** Alias for {@link #key()}. */
+	/**
+	 * Alias for {@link #key()}.
+	 * @return the SpEL expression for the lock key
+	 */
 	@AliasFor("key")
 	String value() default "";
 
@@ -41,6 +44,7 @@ public @interface DistributedLock {
 	 * {@code #a0}), {@code #root.method}, {@code #root.target}, {@code #root.args} and beans ({@code @pricing.region()}).
 	 * A result that is a collection or an array locks every element, acquired in sorted order, all or none. A key that
 	 * evaluates to null, a blank string or an empty collection fails the call before the method runs.
+	 * @return the SpEL expression for the lock key
 	 */
 	@AliasFor("value")
 	String key() default "";
@@ -48,6 +52,7 @@ public @interface DistributedLock {
 	/**
 	 * The name that groups this lock in metrics and logs; keys are unbounded, names are not. Defaults to
 	 * {@code SimpleClassName.method}.
+	 * @return the lock's name, or empty for the default
 	 */
 	String name() default "";
 
@@ -56,6 +61,7 @@ public @interface DistributedLock {
 	 * {@code ${...}} placeholder that resolves to one. Empty means {@code distlock.default-ttl}. With the default
 	 * {@link #fixedLease() renewal}, the watchdog renews the lease every ttl × {@code distlock.renewal-ratio} while the
 	 * method runs, so the ttl only bounds how long a crashed instance blocks the key.
+	 * @return the lease time, or empty for the default
 	 */
 	String ttl() default "";
 
@@ -63,18 +69,21 @@ public @interface DistributedLock {
 	 * How long to wait for the lock when another caller holds it, in the same format as {@link #ttl()}; {@code "0"}
 	 * tries once. Empty means {@code distlock.default-wait-time}. ({@code wait} itself cannot be an annotation attribute
 	 * in Java: it would clash with {@link Object#wait()}.)
+	 * @return the longest wait for the lock, or empty for the default
 	 */
 	String waitTime() default "";
 
 	/**
 	 * Whether the lease is fixed: never renewed, so it expires at its ttl even if the method still runs (the method
 	 * then finds {@link LockContext#current() its lease} no longer held, and the call ends with a lost-lease error).
+	 * @return whether the lease is fixed
 	 */
 	boolean fixedLease() default false;
 
 	/**
 	 * What to do when the lock is not acquired within the wait. Leave it at {@code THROW} when a
 	 * {@link #failureHandler()} is set: the handler decides alone, and a declaration that sets both fails the start.
+	 * @return what a call that did not get the lock does
 	 */
 	OnLockFailure onFailure() default OnLockFailure.THROW;
 
@@ -84,6 +93,7 @@ public @interface DistributedLock {
 	 * bean that is not a {@code LockFailureHandler}, fails the start. The handler may be defined anywhere in the
 	 * configuration, and may be lazy: it is looked up on the first failure. Exclusive with {@link #onFailure()}: set
 	 * one or the other.
+	 * @return the handler bean's name, or empty for none
 	 */
 	String failureHandler() default "";
 

@@ -24,13 +24,19 @@ public final class LockContext {
 	private LockContext() {
 	}
 
-	/** The lease of the innermost locked call on this thread (its first key's, if it locked several). */
+	/**
+	 * The lease of the innermost locked call on this thread (its first key's, if it locked several).
+	 * @return the lease, or empty outside a locked call
+	 */
 	public static Optional<Lease> current() {
 		Deque<List<Lease>> stack = LEASES.get();
 		return (stack == null || stack.isEmpty()) ? Optional.empty() : Optional.of(stack.peek().get(0));
 	}
 
-	/** All leases of the innermost locked call on this thread, in acquisition order; empty outside a locked call. */
+	/**
+	 * All leases of the innermost locked call on this thread, in acquisition order; empty outside a locked call.
+	 * @return the leases, possibly none
+	 */
 	public static List<Lease> currentLeases() {
 		Deque<List<Lease>> stack = LEASES.get();
 		return (stack == null || stack.isEmpty()) ? List.of() : stack.peek();
@@ -39,6 +45,8 @@ public final class LockContext {
 	/**
 	 * Make {@code leases} the current ones until the returned scope is closed. The interceptor does this around every
 	 * locked call; programmatic callers may do the same to give code they call the same view.
+	 * @param leases the leases of the call, the first one being {@link #current()}; at least one
+	 * @return the scope to close when the call ends, restoring the previous context
 	 */
 	public static Scope enter(List<Lease> leases) {
 		if (leases.isEmpty()) {

@@ -12,6 +12,8 @@ import org.jspecify.annotations.Nullable;
 public interface LockFailureHandler {
 
 	/**
+	 * Decide what a call that did not get its lock returns or throws; the method itself is not run.
+	 * @param failure the call, its key and why the lock was not acquired
 	 * @return the value the call returns instead (must fit the method's return type)
 	 * @throws RuntimeException to fail the call
 	 */

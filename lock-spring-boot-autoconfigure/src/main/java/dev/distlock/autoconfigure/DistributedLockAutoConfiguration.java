@@ -42,6 +42,10 @@ import org.springframework.util.function.SingletonSupplier;
 @Import(DeprecatedLockProperties.Registrar.class)
 public final class DistributedLockAutoConfiguration {
 
+	/** Created by Spring Boot from the auto-configuration imports; applications do not create it. */
+	public DistributedLockAutoConfiguration() {
+	}
+
 	/**
 	 * Static and with lazy dependencies, as a bean post-processor must be: it is created before the beans it
 	 * advises, and must not pull the lock service (and its store) into existence early. The class's condition still

@@ -29,6 +29,10 @@ import org.springframework.data.redis.connection.RedisConnectionFactory;
 @ConditionalOnLocksEnabled
 public final class LockMetricsAutoConfiguration {
 
+	/** Created by Spring Boot from the auto-configuration imports; applications do not create it. */
+	public LockMetricsAutoConfiguration() {
+	}
+
 	@Bean
 	@ConditionalOnMissingBean
 	LockMetrics lockMetrics(MeterRegistry meterRegistry) {

@@ -77,82 +77,133 @@ public class LockProperties {
 
 	private final Preflight preflight = new Preflight();
 
+	/** Properties with their defaults. */
+	public LockProperties() {
+	}
+
+	/** {@return whether distributed locks are enabled} */
 	public boolean isEnabled() {
 		return this.enabled;
 	}
 
+	/**
+	 * Set whether to enable distributed locks.
+	 * @param enabled whether to enable them
+	 */
 	public void setEnabled(boolean enabled) {
 		this.enabled = enabled;
 	}
 
+	/** {@return the namespace of the lock keys in Redis} */
 	public String getKeyPrefix() {
 		return this.keyPrefix;
 	}
 
+	/**
+	 * Set the namespace of the lock keys in Redis.
+	 * @param keyPrefix the prefix; non-blank, without braces
+	 */
 	public void setKeyPrefix(String keyPrefix) {
 		this.keyPrefix = LockSettings.checkKeyPrefix(keyPrefix, "distlock.key-prefix");
 	}
 
+	/** {@return the lease time of {@code @DistributedLock} methods that do not set one} */
 	public Duration getDefaultTtl() {
 		return this.defaultTtl;
 	}
 
+	/**
+	 * Set the lease time of {@code @DistributedLock} methods that do not set one.
+	 * @param defaultTtl the lease time; at least 1ms
+	 */
 	public void setDefaultTtl(Duration defaultTtl) {
 		this.defaultTtl = LockSettings.checkTtl(defaultTtl, "distlock.default-ttl");
 	}
 
+	/** {@return how long {@code @DistributedLock} methods that do not set a wait time wait} */
 	public Duration getDefaultWaitTime() {
 		return this.defaultWaitTime;
 	}
 
+	/**
+	 * Set how long {@code @DistributedLock} methods that do not set a wait time wait.
+	 * @param defaultWaitTime the wait; not negative
+	 */
 	public void setDefaultWaitTime(Duration defaultWaitTime) {
 		this.defaultWaitTime = LockSettings.checkWaitTime(defaultWaitTime, "distlock.default-wait-time");
 	}
 
+	/** {@return the part of the lease time after which the watchdog renews a held lease} */
 	public double getRenewalRatio() {
 		return this.renewalRatio;
 	}
 
+	/**
+	 * Set the part of the lease time after which the watchdog renews a held lease.
+	 * @param renewalRatio the ratio, between 0 and 1 (exclusive)
+	 */
 	public void setRenewalRatio(double renewalRatio) {
 		this.renewalRatio = LockSettings.checkRenewalRatio(renewalRatio, "distlock.renewal-ratio");
 	}
 
+	/** {@return the order of the {@code @DistributedLock} advice among the other advice on a bean} */
 	public int getAdviceOrder() {
 		return this.adviceOrder;
 	}
 
+	/**
+	 * Set the order of the {@code @DistributedLock} advice among the other advice on a bean.
+	 * @param adviceOrder the order
+	 */
 	public void setAdviceOrder(int adviceOrder) {
 		this.adviceOrder = adviceOrder;
 	}
 
+	/** {@return what a {@code @DistributedLock} call does when its lease was lost while the method ran} */
 	public LostLeasePolicy getOnLostLease() {
 		return this.onLostLease;
 	}
 
+	/**
+	 * Set what a {@code @DistributedLock} call does when its lease was lost while the method ran.
+	 * @param onLostLease the policy
+	 */
 	public void setOnLostLease(LostLeasePolicy onLostLease) {
 		this.onLostLease = onLostLease;
 	}
 
+	/** {@return how many times in a row a released lock may go straight to another thread of this instance} */
 	public int getLocalHandOvers() {
 		return this.localHandOvers;
 	}
 
+	/**
+	 * Set how many times in a row a released lock may go straight to another thread of this instance.
+	 * @param localHandOvers the bound; not negative, zero turns hand-overs off
+	 */
 	public void setLocalHandOvers(int localHandOvers) {
 		this.localHandOvers = LockSettings.checkLocalHandOvers(localHandOvers, "distlock.local-hand-overs");
 	}
 
+	/** {@return how long a release channel without waiters stays subscribed} */
 	public Duration getIdleUnsubscribe() {
 		return this.idleUnsubscribe;
 	}
 
+	/**
+	 * Set how long a release channel without waiters stays subscribed.
+	 * @param idleUnsubscribe the delay; not negative
+	 */
 	public void setIdleUnsubscribe(Duration idleUnsubscribe) {
 		this.idleUnsubscribe = LockSettings.checkIdleUnsubscribe(idleUnsubscribe, "distlock.idle-unsubscribe");
 	}
 
+	/** {@return the settings of the "locks" health indicator} */
 	public Health getHealth() {
 		return this.health;
 	}
 
+	/** {@return the settings of the "locks" actuator endpoint} */
 	public Actuator getActuator() {
 		return this.actuator;
 	}
@@ -170,10 +221,19 @@ public class LockProperties {
 		 */
 		private String renewalFailureStatus = "down";
 
+		/** Health settings with their defaults. */
+		public Health() {
+		}
+
+		/** {@return the health status reported while renewals of held leases are failing} */
 		public String getRenewalFailureStatus() {
 			return this.renewalFailureStatus;
 		}
 
+		/**
+		 * Set the health status reported while renewals of held leases are failing.
+		 * @param renewalFailureStatus the status code; not blank
+		 */
 		public void setRenewalFailureStatus(String renewalFailureStatus) {
 			if (renewalFailureStatus == null || renewalFailureStatus.isBlank()) {
 				throw new IllegalArgumentException("distlock.health.renewal-failure-status must not be blank");
@@ -238,6 +298,11 @@ public class LockProperties {
 
 		private final ForceRelease forceRelease = new ForceRelease();
 
+		/** Endpoint settings with their defaults. */
+		public Actuator() {
+		}
+
+		/** {@return the settings of the forced release through the endpoint} */
 		public ForceRelease getForceRelease() {
 			return this.forceRelease;
 		}
@@ -251,10 +316,19 @@ public class LockProperties {
 			 */
 			private boolean enabled;
 
+			/** Forced release settings with their defaults: off. */
+			public ForceRelease() {
+			}
+
+			/** {@return whether the endpoint offers the force-release operation} */
 			public boolean isEnabled() {
 				return this.enabled;
 			}
 
+			/**
+			 * Set whether the endpoint offers the force-release operation.
+			 * @param enabled whether it does
+			 */
 			public void setEnabled(boolean enabled) {
 				this.enabled = enabled;
 			}

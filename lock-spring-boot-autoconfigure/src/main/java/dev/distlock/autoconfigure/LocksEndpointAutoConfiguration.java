@@ -30,6 +30,10 @@ import org.springframework.data.redis.connection.RedisConnectionFactory;
 @Import(DeprecatedLockProperties.Registrar.class)
 public final class LocksEndpointAutoConfiguration {
 
+	/** Created by Spring Boot from the auto-configuration imports; applications do not create it. */
+	public LocksEndpointAutoConfiguration() {
+	}
+
 	@Bean
 	@ConditionalOnMissingBean
 	@ConditionalOnAvailableEndpoint

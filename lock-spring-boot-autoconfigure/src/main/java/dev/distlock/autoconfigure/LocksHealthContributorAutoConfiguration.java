@@ -29,6 +29,10 @@ import org.springframework.data.redis.connection.RedisConnectionFactory;
 @Import(DeprecatedLockProperties.Registrar.class)
 public final class LocksHealthContributorAutoConfiguration {
 
+	/** Created by Spring Boot from the auto-configuration imports; applications do not create it. */
+	public LocksHealthContributorAutoConfiguration() {
+	}
+
 	@Bean
 	@ConditionalOnEnabledHealthIndicator("locks")
 	@ConditionalOnMissingBean(name = "locksHealthIndicator")

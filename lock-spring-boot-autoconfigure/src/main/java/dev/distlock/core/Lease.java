@@ -14,38 +14,46 @@ import java.time.Duration;
  */
 public interface Lease extends AutoCloseable {
 
-	/** The key as the caller gave it. */
+	/** {@return the key as the caller gave it} */
 	String key();
 
-	/** The name that groups this lock in metrics and logs. */
+	/** {@return the name that groups this lock in metrics and logs} */
 	String name();
 
 	/**
-	 * The owner id stored in the store for this hold: the service's random client id, the acquiring thread and a
-	 * number, fresh for each acquisition (re-entries share it).
+	 * {@return the owner id stored in the store for this hold: the service's random client id, the acquiring thread and
+	 * a number, fresh for each acquisition (re-entries share it)}
 	 */
 	String owner();
 
-	/** A number that is the same across re-entries of one lease and strictly greater for every later holder of the key. */
+	/**
+	 * {@return a number that is the same across re-entries of one lease and strictly greater for every later holder of
+	 * the key}
+	 */
 	long fencingToken();
 
-	/** The lease time this hold asked for. */
+	/** {@return the lease time this hold asked for} */
 	Duration ttl();
 
-	/** Whether the watchdog renews this lease while it is held. */
+	/** {@return whether the watchdog renews this lease while it is held} */
 	boolean isAutoRenewed();
 
 	/**
 	 * Whether this hold is still ours as far as this process knows: not released, not lost, and (for a fixed lease)
 	 * not past its lease time. It does not ask the store.
+	 * @return whether this hold is still ours
 	 */
 	boolean isHeld();
 
-	/** Whether the lease was found to be lost: gone from the store, or not renewable for longer than its lease time. */
+	/**
+	 * {@return whether the lease was found to be lost: gone from the store, or not renewable for longer than its lease
+	 * time}
+	 */
 	boolean isLost();
 
 	/**
 	 * Add {@code extra} to the lease's remaining time.
+	 * @param extra the time to add; positive
 	 * @throws LockNotOwnedException if the lease is no longer ours, released by this hold included
 	 * ({@link LockLostException} when it was already lost)
 	 */

@@ -10,18 +10,30 @@ import java.time.Duration;
  */
 public class LockAcquisitionTimeoutException extends TransientLockException {
 
+	/** How long the caller waited. */
 	private final Duration waitTime;
 
+	/**
+	 * An exception with the standard message, naming the key and the wait.
+	 * @param key the lock key as the caller gave it
+	 * @param waitTime how long the caller waited
+	 */
 	public LockAcquisitionTimeoutException(String key, Duration waitTime) {
 		this(key, waitTime, "Could not acquire lock '" + key + "' within " + waitTime.toMillis() + "ms: it is held by another owner");
 	}
 
+	/**
+	 * An exception with a message of the caller's.
+	 * @param key the lock key as the caller gave it
+	 * @param waitTime how long the caller waited
+	 * @param message the detail message
+	 */
 	public LockAcquisitionTimeoutException(String key, Duration waitTime, String message) {
 		super(key, message, null);
 		this.waitTime = waitTime;
 	}
 
-	/** How long the caller waited. */
+	/** {@return how long the caller waited} */
 	public Duration getWaitTime() {
 		return this.waitTime;
 	}

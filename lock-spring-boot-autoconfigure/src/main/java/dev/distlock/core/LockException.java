@@ -9,14 +9,21 @@ import org.jspecify.annotations.Nullable;
  */
 public abstract class LockException extends RuntimeException {
 
+	/** The lock key as the caller gave it. */
 	private final String key;
 
+	/**
+	 * An exception about the lock on {@code key}.
+	 * @param key the lock key as the caller gave it
+	 * @param message the detail message
+	 * @param cause the cause, or {@code null}
+	 */
 	protected LockException(String key, String message, @Nullable Throwable cause) {
 		super(message, cause);
 		this.key = key;
 	}
 
-	/** The lock key as the caller gave it. */
+	/** {@return the lock key as the caller gave it} */
 	public String getKey() {
 		return this.key;
 	}

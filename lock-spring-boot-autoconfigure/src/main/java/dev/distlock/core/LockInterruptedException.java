@@ -8,6 +8,11 @@ package dev.distlock.core;
  */
 public class LockInterruptedException extends LockException {
 
+	/**
+	 * An exception for a wait for {@code key} that was interrupted.
+	 * @param key the lock key as the caller gave it
+	 * @param cause the interruption
+	 */
 	public LockInterruptedException(String key, InterruptedException cause) {
 		super(key, "Interrupted while waiting for lock '" + key + "'", cause);
 	}

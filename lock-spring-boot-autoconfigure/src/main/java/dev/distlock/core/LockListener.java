@@ -12,26 +12,46 @@ import org.jspecify.annotations.Nullable;
  */
 public interface LockListener {
 
-	/** A lease (or a re-entry of one) was acquired after waiting {@code waited}. */
+	/**
+	 * A lease (or a re-entry of one) was acquired after waiting {@code waited}.
+	 * @param request what was asked for
+	 * @param lease the lease acquired
+	 * @param waited how long the acquisition took
+	 */
 	default void acquired(LockRequest request, Lease lease, Duration waited) {
 	}
 
 	/**
 	 * An acquisition ended without a lease after {@code waited}: the key stayed held ({@code failure} is null), the
 	 * thread was interrupted, or the store could not be reached.
+	 * @param request what was asked for
+	 * @param waited how long the acquisition took
+	 * @param failure why it failed, or {@code null} when the key stayed held for the whole wait
 	 */
 	default void notAcquired(LockRequest request, Duration waited, @Nullable RuntimeException failure) {
 	}
 
-	/** A hold was released after being held for {@code held}; {@code wasOwned} is false when the lease was gone. */
+	/**
+	 * A hold was released after being held for {@code held}; {@code wasOwned} is false when the lease was gone.
+	 * @param lease the hold released
+	 * @param held how long it was held
+	 * @param wasOwned whether the lease was still this owner's when released
+	 */
 	default void released(Lease lease, Duration held, boolean wasOwned) {
 	}
 
-	/** The watchdog renewed a lease ({@code success}) or failed to reach the store for it. */
+	/**
+	 * The watchdog renewed a lease ({@code success}) or failed to reach the store for it.
+	 * @param name the lease's lock name
+	 * @param success whether the renewal reached the store
+	 */
 	default void renewed(String name, boolean success) {
 	}
 
-	/** A held lease was found lost. */
+	/**
+	 * A held lease was found lost.
+	 * @param event the loss, as it is published
+	 */
 	default void lost(LockLostEvent event) {
 	}
 

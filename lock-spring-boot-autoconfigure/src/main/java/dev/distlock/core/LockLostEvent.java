@@ -39,6 +39,7 @@ public record LockLostEvent(String key, String name, String owner, long fencingT
 			this.description = description;
 		}
 
+		/** {@return how the loss was noticed, in words, for logs and exception messages} */
 		public String description() {
 			return this.description;
 		}

@@ -7,15 +7,20 @@ package dev.distlock.core;
  */
 public class LockLostException extends LockNotOwnedException {
 
+	/** How the loss was noticed. */
 	private final LockLostEvent.Detection detection;
 
+	/**
+	 * An exception for the loss {@code event} describes.
+	 * @param event the loss, as it was published
+	 */
 	public LockLostException(LockLostEvent event) {
 		super(event.key(), event.owner(), "Lock '" + event.key() + "' (fencing token " + event.fencingToken()
 				+ ") was lost while held by " + event.owner() + ": " + event.detection().description());
 		this.detection = event.detection();
 	}
 
-	/** How the loss was noticed. */
+	/** {@return how the loss was noticed} */
 	public LockLostEvent.Detection getDetection() {
 		return this.detection;
 	}

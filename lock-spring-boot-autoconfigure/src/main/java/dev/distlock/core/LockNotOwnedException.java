@@ -8,14 +8,21 @@ package dev.distlock.core;
  */
 public class LockNotOwnedException extends LockException {
 
+	/** The owner that no longer holds the lease. */
 	private final String owner;
 
+	/**
+	 * An exception for a lease on {@code key} that {@code owner} no longer holds.
+	 * @param key the lock key as the caller gave it
+	 * @param owner the owner that no longer holds the lease
+	 * @param message the detail message
+	 */
 	public LockNotOwnedException(String key, String owner, String message) {
 		super(key, message, null);
 		this.owner = owner;
 	}
 
-	/** The owner that no longer holds the lease. */
+	/** {@return the owner that no longer holds the lease} */
 	public String getOwner() {
 		return this.owner;
 	}

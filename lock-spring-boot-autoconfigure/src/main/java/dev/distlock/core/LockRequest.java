@@ -20,6 +20,15 @@ public record LockRequest(String key, Duration ttl, Duration waitTime, boolean a
 	/** The name of locks that were not given one. */
 	public static final String DEFAULT_NAME = "default";
 
+	/**
+	 * Checks the arguments.
+	 * @param key the lock key; not blank
+	 * @param ttl the lease time; at least 1ms
+	 * @param waitTime the longest time to wait for the key; zero tries once, never negative
+	 * @param autoRenew whether the watchdog renews the lease while it is held
+	 * @param name the name used to group this lock in metrics and logs, or {@code null} for {@link #DEFAULT_NAME}
+	 * @throws IllegalArgumentException naming the argument that is out of range
+	 */
 	public LockRequest {
 		LockSettings.checkKey(key, "'key'");
 		LockSettings.checkTtl(ttl, "'ttl' of lock '" + key + "'");
@@ -27,22 +36,34 @@ public record LockRequest(String key, Duration ttl, Duration waitTime, boolean a
 		LockSettings.checkName(name, "'name' of lock '" + key + "'");
 	}
 
-	/** A request for a lease that the watchdog renews while it is held. */
+	/**
+	 * A request for a lease that the watchdog renews while it is held.
+	 * @param key the lock key
+	 * @param ttl the lease time
+	 * @param wait the longest time to wait for the key
+	 * @return the request
+	 */
 	public static LockRequest of(String key, Duration ttl, Duration wait) {
 		return new LockRequest(key, ttl, wait, true, null);
 	}
 
-	/** This request with a lease that is never renewed: it expires {@code ttl} after the acquisition at the latest. */
+	/**
+	 * {@return this request with a lease that is never renewed: it expires {@code ttl} after the acquisition at the
+	 * latest}
+	 */
 	public LockRequest withFixedLease() {
 		return new LockRequest(this.key, this.ttl, this.waitTime, false, this.name);
 	}
 
-	/** This request with the given metrics name. */
+	/**
+	 * {@return this request with the given metrics name}
+	 * @param name the name used to group this lock in metrics and logs
+	 */
 	public LockRequest withName(String name) {
 		return new LockRequest(this.key, this.ttl, this.waitTime, this.autoRenew, name);
 	}
 
-	/** The name, or {@link #DEFAULT_NAME} when none was given. */
+	/** {@return the name, or {@link #DEFAULT_NAME} when none was given} */
 	public String effectiveName() {
 		return (this.name != null) ? this.name : DEFAULT_NAME;
 	}

@@ -18,6 +18,7 @@ public interface LockService {
 
 	/**
 	 * Try to acquire {@code request.key()}, waiting up to {@code request.waitTime()} for the current holder to release it.
+	 * @param request the key, lease time, wait and renewal of the lease to acquire
 	 * @return the lease, or empty when the key was not free within the wait
 	 * @throws LockInterruptedException if the thread was interrupted while waiting (its interrupt status is kept)
 	 * @throws LockUnavailableException if the store could not be reached until the wait's deadline (attempts that
@@ -28,6 +29,10 @@ public interface LockService {
 	/**
 	 * Try to acquire {@code key} with a lease of {@code ttl} that the watchdog renews while it is held, waiting up to
 	 * {@code wait}; {@code wait} of zero tries exactly once.
+	 * @param key the lock key
+	 * @param ttl the lease time
+	 * @param wait the longest time to wait for the key
+	 * @return the lease, or empty when the key was not free within the wait
 	 * @see #tryAcquire(LockRequest)
 	 */
 	default Optional<Lease> tryAcquire(String key, Duration ttl, Duration wait) {
@@ -36,19 +41,34 @@ public interface LockService {
 
 	/**
 	 * Acquire as {@link #tryAcquire(LockRequest)} does, but fail when the key is not free in time.
+	 * @param request the key, lease time, wait and renewal of the lease to acquire
+	 * @return the lease
 	 * @throws LockAcquisitionTimeoutException if the key was not free within the wait
 	 */
 	default Lease acquire(LockRequest request) {
 		return tryAcquire(request).orElseThrow(() -> new LockAcquisitionTimeoutException(request.key(), request.waitTime()));
 	}
 
-	/** @see #acquire(LockRequest) */
+	/**
+	 * Acquire {@code key} with a lease of {@code ttl} that the watchdog renews while it is held, waiting up to
+	 * {@code wait}, and fail when the key is not free in time.
+	 * @param key the lock key
+	 * @param ttl the lease time
+	 * @param wait the longest time to wait for the key
+	 * @return the lease
+	 * @throws LockAcquisitionTimeoutException if the key was not free within the wait
+	 * @see #acquire(LockRequest)
+	 */
 	default Lease acquire(String key, Duration ttl, Duration wait) {
 		return acquire(LockRequest.of(key, ttl, wait));
 	}
 
 	/**
 	 * Run {@code action} while holding the lease, and release it afterwards, also when the action throws.
+	 * @param <T> the action's result type
+	 * @param request the key, lease time, wait and renewal of the lease to hold
+	 * @param action what to run under the lock
+	 * @return the action's result
 	 * @throws LockAcquisitionTimeoutException if the key was not free within the wait
 	 * @throws LockLostException if the lease was lost while the action ran (the action's own exception wins)
 	 */
@@ -71,12 +91,30 @@ public interface LockService {
 		return result;
 	}
 
-	/** @see #execute(LockRequest, Supplier) */
+	/**
+	 * Run {@code action} while holding a lease of {@code ttl} on {@code key} (renewed by the watchdog), waiting up to
+	 * {@code wait} for it, and release it afterwards, also when the action throws.
+	 * @param <T> the action's result type
+	 * @param key the lock key
+	 * @param ttl the lease time
+	 * @param wait the longest time to wait for the key
+	 * @param action what to run under the lock
+	 * @return the action's result
+	 * @throws LockAcquisitionTimeoutException if the key was not free within the wait
+	 * @see #execute(LockRequest, Supplier)
+	 */
 	default <T> T execute(String key, Duration ttl, Duration wait, Supplier<T> action) {
 		return execute(LockRequest.of(key, ttl, wait), action);
 	}
 
-	/** {@link #execute(LockRequest, Supplier)} for an action without a result. */
+	/**
+	 * {@link #execute(LockRequest, Supplier)} for an action without a result.
+	 * @param key the lock key
+	 * @param ttl the lease time
+	 * @param wait the longest time to wait for the key
+	 * @param action what to run under the lock
+	 * @throws LockAcquisitionTimeoutException if the key was not free within the wait
+	 */
 	default void run(String key, Duration ttl, Duration wait, Runnable action) {
 		execute(LockRequest.of(key, ttl, wait), () -> {
 			action.run();

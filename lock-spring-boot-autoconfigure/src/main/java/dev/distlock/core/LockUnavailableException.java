@@ -9,6 +9,12 @@ package dev.distlock.core;
  */
 public class LockUnavailableException extends LockException {
 
+	/**
+	 * An exception for an operation on {@code key} that could not reach the store.
+	 * @param key the lock key as the caller gave it
+	 * @param message the detail message
+	 * @param cause the client's or the store's error
+	 */
 	public LockUnavailableException(String key, String message, Throwable cause) {
 		super(key, message, cause);
 	}

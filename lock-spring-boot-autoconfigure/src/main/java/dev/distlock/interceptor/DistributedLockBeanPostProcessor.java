@@ -29,10 +29,18 @@ import org.springframework.core.OrderComparator;
 public class DistributedLockBeanPostProcessor extends AbstractBeanFactoryAwareAdvisingPostProcessor
 		implements SmartInitializingSingleton {
 
+	/** Where the methods' lock operations come from; validates each bean class once. */
 	private final LockOperationSource operationSource;
 
+	/** Whether each bean class seen has a locked method. */
 	private final Map<Class<?>, Boolean> annotatedClasses = new ConcurrentHashMap<>(256);
 
+	/**
+	 * A post-processor that proxies the beans with locked methods.
+	 * @param operationSource where the methods' lock operations come from
+	 * @param interceptor the advice
+	 * @param order the advisor's order among the advisors of a bean
+	 */
 	public DistributedLockBeanPostProcessor(LockOperationSource operationSource, DistributedLockInterceptor interceptor,
 			int order) {
 		this.operationSource = operationSource;

@@ -68,7 +68,11 @@ public class DistributedLockInterceptor implements MethodInterceptor {
 	private @Nullable LockCallObservationConvention callConvention;
 
 	/**
+	 * An interceptor that locks the calls {@code operationSource} has an operation for.
+	 * @param operationSource where the methods' lock operations come from
 	 * @param lockService looked up on first use, so the interceptor can be created before the service's dependencies
+	 * @param beanFactory where failure handler beans are looked up by name; may be null when no method names one
+	 * @param lostLeasePolicy what a call whose lease was lost while it ran ends with
 	 */
 	public DistributedLockInterceptor(LockOperationSource operationSource, Supplier<LockService> lockService,
 			@Nullable BeanFactory beanFactory, LostLeasePolicy lostLeasePolicy) {
@@ -81,13 +85,17 @@ public class DistributedLockInterceptor implements MethodInterceptor {
 	/**
 	 * Observe calls with this registry (looked up on first use); without one nothing is observed. Acquisitions are
 	 * observed by the lock service itself when it is an {@link dev.distlock.observability.ObservedLockService}.
+	 * @param observationRegistry supplies the registry
 	 */
 	public void setObservationRegistry(Supplier<ObservationRegistry> observationRegistry) {
 		Assert.notNull(observationRegistry, "'observationRegistry' must not be null");
 		this.observationRegistry = observationRegistry;
 	}
 
-	/** Name and tag locked-call observations with this convention instead of the default one. */
+	/**
+	 * Name and tag locked-call observations with this convention instead of the default one.
+	 * @param convention the convention, or {@code null} for the default one
+	 */
 	public void setCallObservationConvention(@Nullable LockCallObservationConvention convention) {
 		this.callConvention = convention;
 	}

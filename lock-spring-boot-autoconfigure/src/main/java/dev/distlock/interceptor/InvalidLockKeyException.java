@@ -8,10 +8,19 @@ package dev.distlock.interceptor;
  */
 public class InvalidLockKeyException extends IllegalArgumentException {
 
+	/**
+	 * An exception with the given message.
+	 * @param message the detail message, naming the method
+	 */
 	public InvalidLockKeyException(String message) {
 		super(message);
 	}
 
+	/**
+	 * An exception with the given message and cause.
+	 * @param message the detail message, naming the method
+	 * @param cause what made the declaration or the key unusable
+	 */
 	public InvalidLockKeyException(String message, Throwable cause) {
 		super(message, cause);
 	}

@@ -65,6 +65,7 @@ public class LockOperationSource {
 	private final Duration defaultWaitTime;
 
 	/**
+	 * A source that parses each method's annotation once, with the given defaults.
 	 * @param beanFactory resolves {@code @bean} references in keys (checked at startup), or null
 	 * @param valueResolver resolves {@code ${...}} placeholders in durations, or null
 	 * @param defaultTtl the lease time of declarations that give none, at least 1ms
@@ -86,7 +87,12 @@ public class LockOperationSource {
 		return this.evaluator;
 	}
 
-	/** The operation of {@code method} invoked on {@code targetClass}, or null if it is not annotated. */
+	/**
+	 * The operation of {@code method} invoked on {@code targetClass}, or null if it is not annotated.
+	 * @param method the method called
+	 * @param targetClass the class of the object it is called on, or {@code null} for the declaring class
+	 * @return the operation, cached per method and target class
+	 */
 	public @Nullable LockOperation getOperation(Method method, @Nullable Class<?> targetClass) {
 		if (method.getDeclaringClass() == Object.class) {
 			return null;
@@ -104,6 +110,7 @@ public class LockOperationSource {
 	/**
 	 * Parse every annotated method of {@code targetClass} and its interfaces, failing on the first declaration that
 	 * cannot work, including annotated methods that a proxy cannot intercept (private, final, static).
+	 * @param targetClass the bean class
 	 * @return whether the class has any annotated method
 	 */
 	public boolean validateClass(Class<?> targetClass) {

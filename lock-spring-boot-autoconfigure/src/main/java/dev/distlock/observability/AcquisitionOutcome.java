@@ -22,7 +22,7 @@ public enum AcquisitionOutcome {
 		this.value = value;
 	}
 
-	/** The tag value. */
+	/** {@return the tag value} */
 	public String value() {
 		return this.value;
 	}

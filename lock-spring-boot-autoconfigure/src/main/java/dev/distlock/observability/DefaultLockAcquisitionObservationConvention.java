@@ -19,6 +19,10 @@ public class DefaultLockAcquisitionObservationConvention implements LockAcquisit
 	/** A shared instance. */
 	public static final DefaultLockAcquisitionObservationConvention INSTANCE = new DefaultLockAcquisitionObservationConvention();
 
+	/** The default acquisition convention; extend it to change some names or tags and keep the others. */
+	public DefaultLockAcquisitionObservationConvention() {
+	}
+
 	@Override
 	public String getName() {
 		return NAME;

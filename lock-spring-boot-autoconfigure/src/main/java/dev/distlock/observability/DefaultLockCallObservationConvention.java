@@ -18,6 +18,10 @@ public class DefaultLockCallObservationConvention implements LockCallObservation
 	/** A shared instance. */
 	public static final DefaultLockCallObservationConvention INSTANCE = new DefaultLockCallObservationConvention();
 
+	/** The default locked-call convention; extend it to change some names or tags and keep the others. */
+	public DefaultLockCallObservationConvention() {
+	}
+
 	@Override
 	public String getName() {
 		return NAME;

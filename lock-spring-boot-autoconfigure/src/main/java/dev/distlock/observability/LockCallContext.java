@@ -17,23 +17,29 @@ public class LockCallContext extends Observation.Context {
 
 	private final String method;
 
+	/**
+	 * The context of one locked call.
+	 * @param lockName the lock's name
+	 * @param keys the evaluated keys, in the order they are acquired
+	 * @param method the locked method, as {@code ClassName.method(..)}
+	 */
 	public LockCallContext(String lockName, List<String> keys, String method) {
 		this.lockName = lockName;
 		this.keys = List.copyOf(keys);
 		this.method = method;
 	}
 
-	/** The lock's name: bounded, a low-cardinality tag. */
+	/** {@return the lock's name: bounded, a low-cardinality tag} */
 	public String getLockName() {
 		return this.lockName;
 	}
 
-	/** The evaluated keys, in the order they are acquired: unbounded, high-cardinality tags only. */
+	/** {@return the evaluated keys, in the order they are acquired: unbounded, high-cardinality tags only} */
 	public List<String> getKeys() {
 		return this.keys;
 	}
 
-	/** The locked method, as {@code ClassName.method(..)}. */
+	/** {@return the locked method, as {@code ClassName.method(..)}} */
 	public String getMethod() {
 		return this.method;
 	}

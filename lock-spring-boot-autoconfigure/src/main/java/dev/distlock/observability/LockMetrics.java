@@ -52,6 +52,10 @@ public class LockMetrics implements LockListener {
 
 	private final Map<String, NameMeters> meters = new ConcurrentHashMap<>();
 
+	/**
+	 * A listener that records into {@code registry}.
+	 * @param registry where the meters are registered
+	 */
 	public LockMetrics(MeterRegistry registry) {
 		Assert.notNull(registry, "'registry' must not be null");
 		this.registry = registry;
@@ -94,7 +98,11 @@ public class LockMetrics implements LockListener {
 		return (meters != null) ? meters : this.meters.computeIfAbsent(name, n -> new NameMeters(this.registry, n));
 	}
 
-	/** The tag value of a loss detection: {@code renewal-found-gone}, {@code renewal-failed}, ... */
+	/**
+	 * The tag value of a loss detection: {@code renewal-found-gone}, {@code renewal-failed}, ...
+	 * @param detection how the loss was noticed
+	 * @return the detection's name in lower case, words joined by '-'
+	 */
 	public static String detectionTag(LockLostEvent.Detection detection) {
 		return detection.name().toLowerCase(Locale.ROOT).replace('_', '-');
 	}

@@ -45,6 +45,10 @@ public class LockServiceMetrics implements MeterBinder {
 
 	private volatile @Nullable Snapshot snapshot;
 
+	/**
+	 * Gauges whose snapshot of the service's activity is reused for at most {@link #DEFAULT_MAX_SNAPSHOT_AGE}.
+	 * @param lockService the service whose leases and waiting threads are measured
+	 */
 	public LockServiceMetrics(RedisLockService lockService) {
 		this(lockService, DEFAULT_MAX_SNAPSHOT_AGE);
 	}
@@ -52,6 +56,8 @@ public class LockServiceMetrics implements MeterBinder {
 	/**
 	 * Gauges whose snapshot of the service's activity is reused for at most {@code maxSnapshotAge}; zero takes one per
 	 * gauge read.
+	 * @param lockService the service whose leases and waiting threads are measured
+	 * @param maxSnapshotAge how long a snapshot is reused; not negative
 	 */
 	public LockServiceMetrics(RedisLockService lockService, Duration maxSnapshotAge) {
 		Assert.notNull(lockService, "'lockService' must not be null");

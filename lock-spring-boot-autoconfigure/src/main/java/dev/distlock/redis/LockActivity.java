@@ -16,17 +16,28 @@ public record LockActivity(Map<String, Integer> heldLeases, Map<String, Integer>
 	/** Nothing held, nobody waiting. */
 	public static final LockActivity IDLE = new LockActivity(Map.of(), Map.of());
 
+	/**
+	 * Copies both maps, so the activity does not change after it was taken.
+	 * @param heldLeases leases held now (lost ones not counted), by lock name
+	 * @param waitingThreads threads waiting now, by lock name
+	 */
 	public LockActivity {
 		heldLeases = Map.copyOf(heldLeases);
 		waitingThreads = Map.copyOf(waitingThreads);
 	}
 
-	/** Leases of the lock {@code name} held now. */
+	/**
+	 * {@return leases of the lock {@code name} held now}
+	 * @param name the lock's name
+	 */
 	public int heldLeases(String name) {
 		return this.heldLeases.getOrDefault(name, 0);
 	}
 
-	/** Threads waiting now for the lock {@code name}. */
+	/**
+	 * {@return threads waiting now for the lock {@code name}}
+	 * @param name the lock's name
+	 */
 	public int waitingThreads(String name) {
 		return this.waitingThreads.getOrDefault(name, 0);
 	}

@@ -80,6 +80,10 @@ public class RedisLockService implements LockService, SmartLifecycle, AutoClosea
 
 	private volatile boolean closed;
 
+	/**
+	 * A service as the builder describes it; use {@link #builder(RedisConnectionFactory)}.
+	 * @param builder the settings
+	 */
 	protected RedisLockService(Builder builder) {
 		this.keyPrefix = builder.keyPrefix;
 		this.clientId = newClientId();
@@ -105,7 +109,11 @@ public class RedisLockService implements LockService, SmartLifecycle, AutoClosea
 		this.forcedReleaser = new ForcedReleaser(store, this.subscriber);
 	}
 
-	/** Start building a service on the given connection factory. */
+	/**
+	 * Start building a service on the given connection factory.
+	 * @param connectionFactory the connections to Redis
+	 * @return a builder with the defaults
+	 */
 	public static Builder builder(RedisConnectionFactory connectionFactory) {
 		return new Builder(connectionFactory);
 	}
@@ -123,17 +131,21 @@ public class RedisLockService implements LockService, SmartLifecycle, AutoClosea
 	/**
 	 * The leases this service holds now, and those found {@linkplain LeaseSnapshot#lost() lost} whose holders have
 	 * not released them yet.
+	 * @return the leases, oldest first
 	 */
 	public List<LeaseSnapshot> activeLeases() {
 		return this.view.activeLeases();
 	}
 
-	/** How many leases this service holds now, not counting lost ones; cheaper than {@code activeLeases()}. */
+	/** {@return how many leases this service holds now, not counting lost ones; cheaper than {@code activeLeases()}} */
 	public int activeLeaseCount() {
 		return this.view.activeLeaseCount();
 	}
 
-	/** How many leases were found lost while their holders have not released them yet (still running without them). */
+	/**
+	 * {@return how many leases were found lost while their holders have not released them yet (still running without
+	 * them)}
+	 */
 	public int lostLeaseCount() {
 		return this.view.lostLeaseCount();
 	}
@@ -141,6 +153,7 @@ public class RedisLockService implements LockService, SmartLifecycle, AutoClosea
 	/**
 	 * The leases held and the threads waiting now, per lock name, in one pass over the held leases and one over the
 	 * waiting threads; meant to be taken once per metrics scrape rather than once per name.
+	 * @return the leases and waiting threads by lock name
 	 */
 	public LockActivity activityByName() {
 		return this.view.activityByName();
@@ -151,12 +164,13 @@ public class RedisLockService implements LockService, SmartLifecycle, AutoClosea
 	 * and from now on with each new name, on the thread that uses it first, before its first lease or waiting thread
 	 * shows in {@link #activityByName()}. For meters per name, which must exist by the time their name has something
 	 * to count. The action must be quick; it may be called more than once for a name that is new while it is added.
+	 * @param action called with each lock name
 	 */
 	public void onLockName(Consumer<String> action) {
 		this.view.onLockName(action);
 	}
 
-	/** Whether the watchdog is failing to renew some held leases, and since when. */
+	/** {@return whether the watchdog is failing to renew some held leases, and since when} */
 	public RenewalStatus renewalStatus() {
 		return this.view.renewalStatus();
 	}
@@ -164,6 +178,7 @@ public class RedisLockService implements LockService, SmartLifecycle, AutoClosea
 	/**
 	 * Delete the lease on {@code key} whoever holds it, and announce its release so waiters wake: an operator's
 	 * override for a lock whose holder is stuck. The holder finds its lease lost at its next renewal or release.
+	 * @param key the lock key as callers give it
 	 * @return the lease that was deleted, or empty when the key was free
 	 * @throws LockUnavailableException if Redis could not be reached
 	 */
@@ -172,17 +187,20 @@ public class RedisLockService implements LockService, SmartLifecycle, AutoClosea
 		return this.forcedReleaser.forceRelease(key, redisKey(key));
 	}
 
-	/** Threads of this process currently waiting for a lock held elsewhere. */
+	/** {@return threads of this process currently waiting for a lock held elsewhere} */
 	public int waitingThreads() {
 		return this.view.waitingThreads();
 	}
 
-	/** The Redis key of a lock key: {@code <prefix>:{<key>}}; the braces make it a cluster hash tag. */
+	/**
+	 * {@return the Redis key of a lock key: {@code <prefix>:{<key>}}; the braces make it a cluster hash tag}
+	 * @param key the lock key as callers give it
+	 */
 	public String redisKey(String key) {
 		return this.keyPrefix + ":{" + key + "}";
 	}
 
-	/** This service's random client id, the prefix of every owner id it writes. */
+	/** {@return this service's random client id, the prefix of every owner id it writes} */
 	public String clientId() {
 		return this.clientId;
 	}
@@ -289,31 +307,51 @@ public class RedisLockService implements LockService, SmartLifecycle, AutoClosea
 			this.connectionFactory = connectionFactory;
 		}
 
-		/** The namespace of the lock keys: {@code <prefix>:{<key>}}. Default {@code lock}. */
+		/**
+		 * The namespace of the lock keys: {@code <prefix>:{<key>}}. Default {@code lock}.
+		 * @param keyPrefix the prefix; non-blank, without braces
+		 * @return this builder
+		 */
 		public Builder keyPrefix(String keyPrefix) {
 			this.keyPrefix = LockSettings.checkKeyPrefix(keyPrefix, "'keyPrefix'");
 			return this;
 		}
 
-		/** The part of the lease time after which the watchdog renews a lease; between 0 and 1, default 1/3. */
+		/**
+		 * The part of the lease time after which the watchdog renews a lease; between 0 and 1, default 1/3.
+		 * @param renewalRatio the ratio, between 0 and 1 (exclusive)
+		 * @return this builder
+		 */
 		public Builder renewalRatio(double renewalRatio) {
 			this.renewalRatio = LockSettings.checkRenewalRatio(renewalRatio, "'renewalRatio'");
 			return this;
 		}
 
-		/** How long a release channel without waiters stays subscribed, saving a subscribe when waiters return. */
+		/**
+		 * How long a release channel without waiters stays subscribed, saving a subscribe when waiters return.
+		 * @param idleUnsubscribe the delay; not negative
+		 * @return this builder
+		 */
 		public Builder idleUnsubscribe(Duration idleUnsubscribe) {
 			this.idleUnsubscribe = LockSettings.checkIdleUnsubscribe(idleUnsubscribe, "'idleUnsubscribe'");
 			return this;
 		}
 
-		/** Where {@link LockLostEvent}s are published (asynchronously, so a slow listener cannot delay renewals). */
+		/**
+		 * Where {@link LockLostEvent}s are published (asynchronously, so a slow listener cannot delay renewals).
+		 * @param eventPublisher the publisher, or {@code null} to publish none
+		 * @return this builder
+		 */
 		public Builder eventPublisher(@Nullable ApplicationEventPublisher eventPublisher) {
 			this.eventPublisher = eventPublisher;
 			return this;
 		}
 
-		/** Add a listener for metrics or tracing. */
+		/**
+		 * Add a listener for metrics or tracing.
+		 * @param listener the listener
+		 * @return this builder
+		 */
 		public Builder listener(LockListener listener) {
 			Assert.notNull(listener, "'listener' must not be null");
 			this.listeners.add(listener);
@@ -325,6 +363,8 @@ public class RedisLockService implements LockService, SmartLifecycle, AutoClosea
 		 * before it is released for every process to compete for; 0 turns hand-overs off. A hand-over costs one round
 		 * trip and no failed attempts, where a release and a new acquisition cost two plus one failed attempt per
 		 * other waiting process; the bound keeps one busy process from keeping a lock from the others. Default 4.
+		 * @param localHandOvers the bound; not negative
+		 * @return this builder
 		 */
 		public Builder localHandOvers(int localHandOvers) {
 			this.localHandOvers = LockSettings.checkLocalHandOvers(localHandOvers, "'localHandOvers'");
@@ -340,13 +380,18 @@ public class RedisLockService implements LockService, SmartLifecycle, AutoClosea
 			return this;
 		}
 
-		/** The prefix of the service's thread names. */
+		/**
+		 * The prefix of the service's thread names.
+		 * @param threadNamePrefix the prefix; not blank
+		 * @return this builder
+		 */
 		public Builder threadNamePrefix(String threadNamePrefix) {
 			Assert.hasText(threadNamePrefix, "'threadNamePrefix' must not be blank");
 			this.threadNamePrefix = threadNamePrefix;
 			return this;
 		}
 
+		/** {@return a new service with these settings} */
 		public RedisLockService build() {
 			return new RedisLockService(this);
 		}

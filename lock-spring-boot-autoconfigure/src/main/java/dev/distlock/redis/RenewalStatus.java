@@ -19,7 +19,7 @@ public record RenewalStatus(int failingLeases, @Nullable Instant failingSince, @
 	/** No held lease is failing to renew. */
 	public static final RenewalStatus HEALTHY = new RenewalStatus(0, null, null);
 
-	/** Whether renewals of at least one held lease are failing. */
+	/** {@return whether renewals of at least one held lease are failing} */
 	public boolean isFailing() {
 		return this.failingLeases > 0;
 	}
