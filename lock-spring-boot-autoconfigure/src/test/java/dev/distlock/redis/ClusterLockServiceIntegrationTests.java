@@ -3,11 +3,17 @@ package dev.distlock.redis;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashSet;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
 
 import dev.distlock.core.Lease;
 import dev.distlock.core.LockListener;
@@ -76,6 +82,54 @@ class ClusterLockServiceIntegrationTests extends LockServiceContractTests {
 		assertThat(masters).containsExactlyInAnyOrderElementsOf(cluster.masters());
 		leases.forEach(Lease::release);
 		assertThat(this.redis.keys("lock:*")).isEmpty();
+	}
+
+	/**
+	 * A waiter's subscription lives on the node Lettuce's cluster pub/sub connection chose, not on the key's master; a
+	 * release's PUBLISH reaches it over the cluster bus. With keys on all three masters, most of them are on another
+	 * node than the subscription, and every waiter gets its lock.
+	 */
+	@Test
+	void waitersSubscribedOnAnotherNodeThanTheKeysMasterGetTheLock() throws Exception {
+		RedisLockService holder = this.support.service();
+		RedisLockService waiter = this.support.service();
+		Map<RedisServer, String> namePerMaster = new LinkedHashMap<>();
+		for (int i = 0; namePerMaster.size() < 3; i++) {
+			namePerMaster.putIfAbsent(cluster.masterFor(holder.redisKey("sub-" + i)), "sub-" + i);
+		}
+		int elsewhere = 0;
+		ExecutorService thread = Executors.newSingleThreadExecutor();
+		try {
+			for (Map.Entry<RedisServer, String> entry : namePerMaster.entrySet()) {
+				String name = entry.getValue();
+				Lease held = holder.acquire(name, Duration.ofSeconds(30), Duration.ZERO);
+				Future<Lease> waiting = thread.submit(() -> waiter.acquire(name, Duration.ofSeconds(30), Duration.ofSeconds(20)));
+				await().atMost(Duration.ofSeconds(10)).until(() -> waiter.waitingThreads() == 1);
+				String channel = holder.redisKey(name) + ":released";
+				AtomicReference<RedisServer> subscribedOn = new AtomicReference<>();
+				await().atMost(Duration.ofSeconds(10)).until(() -> {
+					for (RedisServer node : cluster.nodes()) {
+						List<?> numsub = (List<?>) node.execute("PUBSUB", "NUMSUB", channel);
+						if ((Long) numsub.get(1) > 0) {
+							subscribedOn.set(node);
+							return true;
+						}
+					}
+					return false;
+				});
+				if (!subscribedOn.get().equals(entry.getKey())) {
+					elsewhere++;
+				}
+				held.release();
+				Lease acquired = waiting.get(20, TimeUnit.SECONDS);
+				assertThat(acquired.fencingToken()).isGreaterThan(held.fencingToken());
+				acquired.release();
+			}
+		}
+		finally {
+			thread.shutdownNow();
+		}
+		assertThat(elsewhere).as("waiters subscribed on another node than their key's master").isGreaterThanOrEqualTo(2);
 	}
 
 	/**
