@@ -85,7 +85,18 @@ class ClusterFailoverIntegrationTests {
 	 */
 	@Test
 	void withoutRefreshTheTimeToTheFirstAcquisitionIsMeasured() {
-		this.support = LockTestSupport.forCluster(this.cluster, false);
+		measureFirstAcquisition(LockTestSupport.forCluster(this.cluster, false), "no topology refresh");
+	}
+
+	/** Boot's {@code spring.data.redis.lettuce.cluster.refresh.period=1s} with adaptive refresh: measured only. */
+	@Test
+	void withPeriodicRefreshTheTimeToTheFirstAcquisitionIsMeasured() {
+		measureFirstAcquisition(LockTestSupport.forCluster(this.cluster, true, Duration.ofSeconds(1)),
+				"adaptive and 1 s periodic topology refresh");
+	}
+
+	private void measureFirstAcquisition(LockTestSupport support, String label) {
+		this.support = support;
 		RedisServer victim = this.cluster.masters().get(0);
 		RedisLockService prober = this.support.service();
 		String name = FailoverScenario.nameOn(prober, topology(), victim, true, "probe", new java.util.HashSet<>());
@@ -95,8 +106,8 @@ class ClusterFailoverIntegrationTests {
 		this.cluster.awaitPromotion(victim, PROMOTION_TIMEOUT);
 		double promotedAfter = (System.nanoTime() - killedAt) / 1e9;
 		Optional<Double> first = FailoverScenario.secondsToFirstAcquisition(prober, name, killedAt, Duration.ofSeconds(60));
-		System.out.printf("failover (cluster, no topology refresh): promoted after %.1f s, first acquisition on the failed "
-				+ "shard after %s%n", promotedAfter, first.map(s -> String.format("%.1f s", s)).orElse("more than 60 s"));
+		System.out.printf("failover (cluster, %s): promoted after %.1f s, first acquisition on the failed shard after %s%n",
+				label, promotedAfter, first.map(s -> String.format("%.1f s", s)).orElse("more than 60 s"));
 	}
 
 }

@@ -9,6 +9,7 @@ import dev.distlock.test.redis.RedisSentinelSet;
 import dev.distlock.test.redis.RedisServer;
 import io.lettuce.core.cluster.ClusterClientOptions;
 import io.lettuce.core.cluster.ClusterTopologyRefreshOptions;
+import org.jspecify.annotations.Nullable;
 
 import org.springframework.data.redis.connection.RedisClusterConfiguration;
 import org.springframework.data.redis.connection.RedisConfiguration;
@@ -37,7 +38,7 @@ public final class LockTestSupport implements AutoCloseable {
 	private final boolean jedis;
 
 	/** Lettuce's client options; for a cluster, whether it refreshes its topology as Boot's adaptive refresh does. */
-	private final LettuceClientConfiguration lettuce;
+	private final @Nullable LettuceClientConfiguration lettuce;
 
 	public LockTestSupport(String host, int port) {
 		this(new RedisStandaloneConfiguration(host, port), false, LettuceClientConfiguration.builder()
@@ -45,7 +46,7 @@ public final class LockTestSupport implements AutoCloseable {
 			.build());
 	}
 
-	private LockTestSupport(RedisConfiguration configuration, boolean jedis, LettuceClientConfiguration lettuce) {
+	private LockTestSupport(RedisConfiguration configuration, boolean jedis, @Nullable LettuceClientConfiguration lettuce) {
 		this.configuration = configuration;
 		this.jedis = jedis;
 		this.lettuce = lettuce;
@@ -66,9 +67,17 @@ public final class LockTestSupport implements AutoCloseable {
 	 * with Lettuce's defaults (no refresh: Boot's default).
 	 */
 	public static LockTestSupport forCluster(RedisCluster cluster, boolean adaptiveRefresh) {
+		return forCluster(cluster, adaptiveRefresh, null);
+	}
+
+	/** As {@link #forCluster(RedisCluster, boolean)}, also refreshing every {@code period} if not null. */
+	public static LockTestSupport forCluster(RedisCluster cluster, boolean adaptiveRefresh, @Nullable Duration period) {
 		ClusterTopologyRefreshOptions.Builder refresh = ClusterTopologyRefreshOptions.builder();
 		if (adaptiveRefresh) {
 			refresh.enableAllAdaptiveRefreshTriggers();
+		}
+		if (period != null) {
+			refresh.enablePeriodicRefresh(period);
 		}
 		LettuceClientConfiguration lettuce = LettuceClientConfiguration.builder()
 			.commandTimeout(COMMAND_TIMEOUT)
