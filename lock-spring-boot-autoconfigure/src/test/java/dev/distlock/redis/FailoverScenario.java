@@ -233,6 +233,7 @@ final class FailoverScenario {
 			assertThat(recorder.lost).singleElement().satisfies(event -> {
 				assertThat(event.key()).isEqualTo(unreplicatedName);
 				assertThat(event.fencingToken()).isEqualTo(unreplicated.fencingToken());
+				assertThat(event.detection()).isEqualTo(LockLostEvent.Detection.RENEWAL_FOUND_GONE);
 			});
 			assertThatExceptionOfType(LockLostException.class).isThrownBy(unreplicated::release);
 			try (Lease next = prober.acquire(unreplicatedName, TTL, Duration.ofSeconds(10))) {
