@@ -4,9 +4,17 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 
+import dev.distlock.test.redis.RedisCluster;
+import dev.distlock.test.redis.RedisSentinelSet;
 import dev.distlock.test.redis.RedisServer;
+import io.lettuce.core.cluster.ClusterClientOptions;
+import io.lettuce.core.cluster.ClusterTopologyRefreshOptions;
+import org.jspecify.annotations.Nullable;
 
+import org.springframework.data.redis.connection.RedisClusterConfiguration;
+import org.springframework.data.redis.connection.RedisConfiguration;
 import org.springframework.data.redis.connection.RedisConnectionFactory;
+import org.springframework.data.redis.connection.RedisSentinelConfiguration;
 import org.springframework.data.redis.connection.RedisStandaloneConfiguration;
 import org.springframework.data.redis.connection.jedis.JedisClientConfiguration;
 import org.springframework.data.redis.connection.jedis.JedisConnectionFactory;
@@ -23,44 +31,80 @@ public final class LockTestSupport implements AutoCloseable {
 	/** Short enough that a test of an unreachable server ends quickly, long enough for a loaded 2-core machine. */
 	public static final Duration COMMAND_TIMEOUT = Duration.ofSeconds(2);
 
-	private final String host;
-
-	private final int port;
+	private final RedisConfiguration configuration;
 
 	private final List<AutoCloseable> opened = new ArrayList<>();
 
 	private final boolean jedis;
 
+	/** Lettuce's client options; for a cluster, whether it refreshes its topology as Boot's adaptive refresh does. */
+	private final @Nullable LettuceClientConfiguration lettuce;
+
 	public LockTestSupport(String host, int port) {
-		this(host, port, false);
+		this(new RedisStandaloneConfiguration(host, port), false, LettuceClientConfiguration.builder()
+			.commandTimeout(COMMAND_TIMEOUT)
+			.build());
 	}
 
-	private LockTestSupport(String host, int port, boolean jedis) {
-		this.host = host;
-		this.port = port;
+	private LockTestSupport(RedisConfiguration configuration, boolean jedis, @Nullable LettuceClientConfiguration lettuce) {
+		this.configuration = configuration;
 		this.jedis = jedis;
+		this.lettuce = lettuce;
 	}
 
 	/** Connection factories on Jedis instead of Lettuce. */
 	public static LockTestSupport jedis(RedisServer server) {
-		return new LockTestSupport(server.host(), server.port(), true);
+		return new LockTestSupport(new RedisStandaloneConfiguration(server.host(), server.port()), true, null);
 	}
 
 	public static LockTestSupport forServer(RedisServer server) {
 		return new LockTestSupport(server.host(), server.port());
 	}
 
+	/**
+	 * Lettuce factories on a cluster, seeded with every node, with adaptive topology refresh as
+	 * {@code spring.data.redis.lettuce.cluster.refresh.adaptive=true} configures it (on redirects and reconnects), or
+	 * with Lettuce's defaults (no refresh: Boot's default).
+	 */
+	public static LockTestSupport forCluster(RedisCluster cluster, boolean adaptiveRefresh) {
+		return forCluster(cluster, adaptiveRefresh, null);
+	}
+
+	/** As {@link #forCluster(RedisCluster, boolean)}, also refreshing every {@code period} if not null. */
+	public static LockTestSupport forCluster(RedisCluster cluster, boolean adaptiveRefresh, @Nullable Duration period) {
+		ClusterTopologyRefreshOptions.Builder refresh = ClusterTopologyRefreshOptions.builder();
+		if (adaptiveRefresh) {
+			refresh.enableAllAdaptiveRefreshTriggers();
+		}
+		if (period != null) {
+			refresh.enablePeriodicRefresh(period);
+		}
+		LettuceClientConfiguration lettuce = LettuceClientConfiguration.builder()
+			.commandTimeout(COMMAND_TIMEOUT)
+			.clientOptions(ClusterClientOptions.builder().topologyRefreshOptions(refresh.build()).build())
+			.build();
+		return new LockTestSupport(new RedisClusterConfiguration(cluster.seedNodes()), false, lettuce);
+	}
+
+	/** Lettuce factories that ask the sentinels for the master (and follow it when it fails over). */
+	public static LockTestSupport forSentinels(RedisSentinelSet sentinels) {
+		RedisSentinelConfiguration configuration = new RedisSentinelConfiguration(sentinels.masterName(),
+				new java.util.HashSet<>(sentinels.sentinelNodes()));
+		return new LockTestSupport(configuration, false, LettuceClientConfiguration.builder()
+			.commandTimeout(COMMAND_TIMEOUT)
+			.build());
+	}
+
 	public synchronized RedisConnectionFactory connectionFactory() {
 		if (this.jedis) {
-			JedisConnectionFactory factory = new JedisConnectionFactory(new RedisStandaloneConfiguration(this.host, this.port),
+			JedisConnectionFactory factory = new JedisConnectionFactory((RedisStandaloneConfiguration) this.configuration,
 					JedisClientConfiguration.builder().connectTimeout(COMMAND_TIMEOUT).readTimeout(COMMAND_TIMEOUT).build());
 			factory.afterPropertiesSet();
 			factory.start();
 			this.opened.add(factory::destroy);
 			return factory;
 		}
-		LettuceConnectionFactory factory = new LettuceConnectionFactory(new RedisStandaloneConfiguration(this.host, this.port),
-				LettuceClientConfiguration.builder().commandTimeout(COMMAND_TIMEOUT).build());
+		LettuceConnectionFactory factory = new LettuceConnectionFactory(this.configuration, this.lettuce);
 		factory.afterPropertiesSet();
 		factory.start();
 		this.opened.add(factory::destroy);

@@ -1,0 +1,113 @@
+package dev.distlock.redis;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.TimeUnit;
+
+import dev.distlock.test.redis.RedisCluster;
+import dev.distlock.test.redis.RedisServer;
+import dev.distlock.test.redis.RedisTopologyExtension;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.ExtendWith;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * A master of a 3+3 cluster is killed while the engine holds leases on every shard and a waiter waits: what survives,
+ * what is lost, and how long until the failed shard takes locks again, with and without Lettuce's topology refresh.
+ * Each test gets the cluster healthy again (the killed node restarted as a replica) from {@link RedisTopologyExtension}.
+ */
+@Tag("failover")
+@ExtendWith(RedisTopologyExtension.class)
+@Timeout(value = 180, unit = TimeUnit.SECONDS)
+class ClusterFailoverIntegrationTests {
+
+	private static final Duration PROMOTION_TIMEOUT = Duration.ofSeconds(60);
+
+	private RedisCluster cluster;
+
+	private LockTestSupport support;
+
+	@BeforeEach
+	void cluster(RedisCluster redis) {
+		this.cluster = redis;
+	}
+
+	@AfterEach
+	void close() {
+		if (this.support != null) {
+			this.support.close();
+		}
+	}
+
+	private FailoverScenario.Topology topology() {
+		return new FailoverScenario.Topology() {
+			@Override
+			public RedisServer masterFor(String redisKey) {
+				return ClusterFailoverIntegrationTests.this.cluster.masterFor(redisKey);
+			}
+
+			@Override
+			public RedisServer replicaOf(RedisServer master) {
+				return ClusterFailoverIntegrationTests.this.cluster.replicaOf(master).orElseThrow();
+			}
+
+			@Override
+			public void kill(RedisServer master) {
+				ClusterFailoverIntegrationTests.this.cluster.kill(master);
+			}
+
+			@Override
+			public RedisServer awaitPromotion(RedisServer killed) {
+				return ClusterFailoverIntegrationTests.this.cluster.awaitPromotion(killed, PROMOTION_TIMEOUT);
+			}
+		};
+	}
+
+	@Test
+	void withAdaptiveRefreshOnlyTheFailedShardsUnreplicatedLeaseIsLost() throws Exception {
+		this.support = LockTestSupport.forCluster(this.cluster, true);
+		List<RedisServer> masters = this.cluster.masters();
+		RedisServer victim = masters.get(0);
+		double seconds = FailoverScenario.run(this.support, topology(), victim, masters.subList(1, masters.size()),
+				promoted -> "cluster, adaptive topology refresh");
+		assertThat(seconds).isPositive();
+	}
+
+	/**
+	 * Boot's default for a cluster: no topology refresh. The client keeps sending the failed shard's commands to the
+	 * dead node; this measures whether and when it recovers, it asserts nothing more.
+	 */
+	@Test
+	void withoutRefreshTheTimeToTheFirstAcquisitionIsMeasured() {
+		measureFirstAcquisition(LockTestSupport.forCluster(this.cluster, false), "no topology refresh");
+	}
+
+	/** Boot's {@code spring.data.redis.lettuce.cluster.refresh.period=1s} with adaptive refresh: measured only. */
+	@Test
+	void withPeriodicRefreshTheTimeToTheFirstAcquisitionIsMeasured() {
+		measureFirstAcquisition(LockTestSupport.forCluster(this.cluster, true, Duration.ofSeconds(1)),
+				"adaptive and 1 s periodic topology refresh");
+	}
+
+	private void measureFirstAcquisition(LockTestSupport support, String label) {
+		this.support = support;
+		RedisServer victim = this.cluster.masters().get(0);
+		RedisLockService prober = this.support.service();
+		String name = FailoverScenario.nameOn(prober, topology(), victim, true, "probe", new java.util.HashSet<>());
+		prober.acquire(name, FailoverScenario.TTL, Duration.ZERO).release();
+		this.cluster.kill(victim);
+		long killedAt = System.nanoTime();
+		this.cluster.awaitPromotion(victim, PROMOTION_TIMEOUT);
+		double promotedAfter = (System.nanoTime() - killedAt) / 1e9;
+		Optional<Double> first = FailoverScenario.secondsToFirstAcquisition(prober, name, killedAt, Duration.ofSeconds(60));
+		System.out.printf("failover (cluster, %s): promoted after %.1f s, first acquisition on the failed shard after %s%n",
+				label, promotedAfter, first.map(s -> String.format("%.1f s", s)).orElse("more than 60 s"));
+	}
+
+}
