@@ -23,7 +23,7 @@ import org.springframework.data.redis.connection.RedisConnectionFactory;
  *
  * @since 0.1.0
  */
-@AutoConfiguration(after = DistributedLockAutoConfiguration.class)
+@AutoConfiguration(after = RedisLockServiceAutoConfiguration.class)
 @ConditionalOnClass(RedisConnectionFactory.class)
 @ConditionalOnSingleCandidate(RedisLockService.class)
 @ConditionalOnBooleanProperty(name = "distlock.preflight.enabled", matchIfMissing = true)

@@ -6,6 +6,7 @@ import java.util.concurrent.TimeUnit;
 
 import dev.distlock.actuate.LocksHealthIndicator;
 import dev.distlock.autoconfigure.DistributedLockAutoConfiguration;
+import dev.distlock.autoconfigure.RedisLockServiceAutoConfiguration;
 import dev.distlock.autoconfigure.LockPreflightAutoConfiguration;
 import dev.distlock.autoconfigure.LocksHealthContributorAutoConfiguration;
 import dev.distlock.core.Lease;
@@ -69,7 +70,7 @@ class LockPreflightIntegrationTests {
 	private static ApplicationContextRunner runner(String user) {
 		return new ApplicationContextRunner()
 			.withConfiguration(AutoConfigurations.of(DataRedisAutoConfiguration.class,
-					DistributedLockAutoConfiguration.class, LockPreflightAutoConfiguration.class,
+					RedisLockServiceAutoConfiguration.class, DistributedLockAutoConfiguration.class, LockPreflightAutoConfiguration.class,
 					LocksHealthContributorAutoConfiguration.class))
 			.withPropertyValues("spring.data.redis.host=" + redis.host(), "spring.data.redis.port=" + redis.port(),
 					"spring.data.redis.username=" + user, "spring.data.redis.password=pw",

@@ -5,6 +5,7 @@ import java.time.Duration;
 import java.util.concurrent.TimeUnit;
 
 import dev.distlock.autoconfigure.DistributedLockAutoConfiguration;
+import dev.distlock.autoconfigure.RedisLockServiceAutoConfiguration;
 import dev.distlock.autoconfigure.LockPreflightAutoConfiguration;
 import dev.distlock.core.Lease;
 import dev.distlock.core.LockService;
@@ -71,7 +72,7 @@ class TlsIntegrationTests {
 	private static ApplicationContextRunner runner(int tlsPort) {
 		return new ApplicationContextRunner()
 			.withConfiguration(AutoConfigurations.of(SslAutoConfiguration.class, DataRedisAutoConfiguration.class,
-					DistributedLockAutoConfiguration.class, LockPreflightAutoConfiguration.class))
+					RedisLockServiceAutoConfiguration.class, DistributedLockAutoConfiguration.class, LockPreflightAutoConfiguration.class))
 			.withPropertyValues("spring.data.redis.host=127.0.0.1", "spring.data.redis.port=" + tlsPort,
 					"spring.data.redis.ssl.bundle=redis", "spring.data.redis.timeout=5s", "distlock.preflight.timeout=30s");
 	}
