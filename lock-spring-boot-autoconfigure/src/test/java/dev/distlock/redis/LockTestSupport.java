@@ -36,9 +36,14 @@ public final class LockTestSupport implements AutoCloseable {
 		return new LockTestSupport(server.host(), server.port());
 	}
 
-	public synchronized LettuceConnectionFactory connectionFactory() {
+	public LettuceConnectionFactory connectionFactory() {
+		return connectionFactory(COMMAND_TIMEOUT);
+	}
+
+	/** A factory with its own command timeout: short ones make the client give up on calls a fault holds back. */
+	public synchronized LettuceConnectionFactory connectionFactory(Duration commandTimeout) {
 		LettuceConnectionFactory factory = new LettuceConnectionFactory(new RedisStandaloneConfiguration(this.host, this.port),
-				LettuceClientConfiguration.builder().commandTimeout(COMMAND_TIMEOUT).build());
+				LettuceClientConfiguration.builder().commandTimeout(commandTimeout).build());
 		factory.afterPropertiesSet();
 		factory.start();
 		this.opened.add(factory::destroy);
