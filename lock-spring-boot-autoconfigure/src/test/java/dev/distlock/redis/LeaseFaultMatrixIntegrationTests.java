@@ -106,12 +106,41 @@ class LeaseFaultMatrixIntegrationTests {
 	private static RedisServer server;
 
 	@BeforeAll
-	static void server(RedisServer redis) {
+	static void server(RedisServer redis) throws Exception {
 		server = redis;
 		// Loaded up front, so that no case's first call of a script differs from the others (NOSCRIPT, then EVAL).
 		for (RedisScript<?> script : List.of(LockScripts.ACQUIRE, LockScripts.RELEASE, LockScripts.HAND_OVER,
 				LockScripts.EXTEND, LockScripts.RENEW_ALL, LockScripts.DISCARD, LockScripts.FORCE_RELEASE)) {
 			server.execute("SCRIPT", "LOAD", script.getScriptAsString());
+		}
+		warmUp();
+	}
+
+	/**
+	 * Every operation once, through a proxy, with the default command timeout: the first case would otherwise load
+	 * and compile the client's code under its 500 ms timeouts, which a loaded machine does not always allow.
+	 */
+	private static void warmUp() throws Exception {
+		ExecutorService thread = Executors.newSingleThreadExecutor();
+		try (FaultProxy proxy = FaultProxy.to(server);
+				LockTestSupport viaProxy = new LockTestSupport(proxy.host(), proxy.port());
+				LockTestSupport direct = LockTestSupport.forServer(server)) {
+			RedisLockService client = viaProxy.service();
+			RedisLockService others = direct.service();
+			Lease held = client.acquire("warm-up", SETUP, SETUP);
+			Future<Lease> waiting = thread.submit(() -> client.acquire("warm-up", SETUP, SETUP));
+			await().atMost(SETUP).until(() -> client.waitingThreads() == 1);
+			held.extend(EXTENSION);
+			held.renew();
+			held.release();
+			Lease handedOver = waiting.get(SETUP.toMillis(), TimeUnit.MILLISECONDS);
+			handedOver.release();
+			Lease other = others.acquire("warm-up", SETUP, SETUP);
+			client.forceRelease("warm-up");
+			assertThatExceptionOfType(LockLostException.class).isThrownBy(other::release);
+		}
+		finally {
+			thread.shutdownNow();
 		}
 	}
 
@@ -448,7 +477,7 @@ class LeaseFaultMatrixIntegrationTests {
 		final List<Future<Outcome>> background = new CopyOnWriteArrayList<>();
 
 		final ExecutorService threads = Executors.newCachedThreadPool(runnable -> {
-			Thread thread = new Thread(runnable, "matrix-" + cases.get());
+			Thread thread = new Thread(runnable, "matrix-case-" + cases.get());
 			thread.setDaemon(true);
 			return thread;
 		});
@@ -458,27 +487,42 @@ class LeaseFaultMatrixIntegrationTests {
 
 		int renewalsBeforeFault;
 
-		Case(Operation operation, Fault fault) {
+		Case(Operation operation, Fault fault) throws Exception {
 			this.key = (operation.name() + "-" + fault.name()).toLowerCase(Locale.ROOT);
-			// a prefix per case: its own keep-alive channel tells when both services listen for releases
-			String prefix = "matrix" + cases.incrementAndGet();
+			cases.incrementAndGet();
 			this.proxy = FaultProxy.to(server);
 			this.viaProxy = new LockTestSupport(this.proxy.host(), this.proxy.port());
 			this.direct = LockTestSupport.forServer(server);
 			// channels stay subscribed for the case's life, so that a waiter's path does not depend on timing
 			this.client = this.viaProxy.service(RedisLockService.builder(this.viaProxy.connectionFactory(COMMAND_TIMEOUT))
-				.keyPrefix(prefix)
 				.idleUnsubscribe(Duration.ofMinutes(1))
 				.listener(this.clientEvents));
 			this.others = this.direct.service(RedisLockService.builder(this.direct.connectionFactory())
-				.keyPrefix(prefix)
 				.listener(this.othersEvents));
 			this.redisKey = this.client.redisKey(this.key);
 			this.channel = this.redisKey + ":released";
-			// the client's command connection is open, and both services listen for releases, before any fault
-			this.client.acquire(this.key + "-warm-up", SETUP, SETUP).release();
-			await().atMost(SETUP).pollInterval(Duration.ofMillis(5))
-				.until(() -> subscribers(prefix + ":__subscriber__") == 2 && this.proxy.connectionCount() == 2);
+			try {
+				listeningForReleases();
+			}
+			catch (Exception | Error ex) {
+				close();
+				throw ex;
+			}
+		}
+
+		/**
+		 * Before any fault, the client's command connection and its pub/sub connection are open, and the latter
+		 * subscribed. A waiting acquisition makes sure of it: the connection the service opens as it starts may have
+		 * failed on a loaded machine, and the subscriber opens it again, and subscribes again, while a waiter needs it.
+		 */
+		private void listeningForReleases() throws Exception {
+			String warmUp = this.key + "-warm-up";
+			Lease blocker = this.others.acquire(warmUp, SETUP, SETUP);
+			Future<?> waiter = this.threads.submit(() -> this.client.acquire(warmUp, SETUP, SETUP).release());
+			await().atMost(SETUP).pollInterval(Duration.ofMillis(5)).until(() -> this.proxy.connectionCount() == 2
+					&& subscribers(this.client.redisKey(warmUp) + ":released") == 1);
+			blocker.release();
+			waiter.get(SETUP.toMillis(), TimeUnit.MILLISECONDS);
 		}
 
 		Held hold(Lease lease) {
