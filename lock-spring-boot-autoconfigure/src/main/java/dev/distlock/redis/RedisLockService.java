@@ -840,6 +840,13 @@ public class RedisLockService implements LockService, AutoCloseable {
 		@Override
 		public void lost(LeaseEntry entry, LockLostEvent event) {
 			publishLost(entry, event);
+			if (event.detection() == LockLostEvent.Detection.RENEWAL_FAILED) {
+				// Renewals sent before the lease was given up may still run: held by the network, or sent again by the
+				// client on a new connection. Each keeps the lease in Redis for one more lease time, a hold that this
+				// process calls lost. Its owner id is not used again (re-entries take a new one; the holder's release
+				// finds the lease gone either way), and renewals never create a lease, so once Redis answers it can go.
+				RedisLockService.this.reconciler.discard(entry.key, entry.redisKey, entry.owner, entry.channel);
+			}
 		}
 
 		@Override
