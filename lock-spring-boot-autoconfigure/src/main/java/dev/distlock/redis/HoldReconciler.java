@@ -14,7 +14,8 @@ import org.apache.commons.logging.LogFactory;
 /**
  * Deletes holds that Redis may have although this process does not know them: a script the client stopped waiting for
  * (a timeout, a reset connection, a paused server) may still run, later, and create or keep a hold. The service hands
- * each such owner id here once nothing in the process uses it any more; the discard is retried until Redis answers,
+ * each such owner id here once nothing in the process uses it any more, or once the watchdog gave its lease up as lost
+ * (whose holder's release finds it gone either way); the discard is retried until Redis answers,
  * then sent once more one command timeout later, for a script that reached Redis late on a connection that was replaced
  * meanwhile. What even that misses is a hold that nothing renews: it ends at its lease time.
  * <p>

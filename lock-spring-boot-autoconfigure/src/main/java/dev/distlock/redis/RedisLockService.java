@@ -96,11 +96,11 @@ public class RedisLockService implements LockService, SmartLifecycle, AutoClosea
 				(eventPublisher != null) ? singleThread(threads, threadName + "-events") : null);
 		this.subscriber = new ReleaseSubscriber(builder.connectionFactory, this.keyPrefix + ":__subscriber__",
 				builder.idleUnsubscribe.toNanos(), threads, threadName + "-pubsub");
-		this.watchdog = new LeaseWatchdog(store, builder.renewalRatio, new WatchdogCallbacks(listeners, this.registry),
-				threads, threadName + "-watchdog");
 		long timeout = store.commandTimeoutMillis();
 		this.reconciler = new HoldReconciler(store, (timeout > 0) ? Math.min(timeout, 5_000) : 2_000, threads,
 				threadName + "-reconcile");
+		this.watchdog = new LeaseWatchdog(store, builder.renewalRatio,
+				new WatchdogCallbacks(listeners, this.registry, this.reconciler), threads, threadName + "-watchdog");
 		LeaseReleaser releaser = new LeaseReleaser(store, this.subscriber, this.watchdog, this.registry,
 				this.reconciler, listeners, this.clientId, builder.localHandOvers);
 		this.acquirer = new LeaseAcquirer(store, this.subscriber, this.watchdog, this.registry, this.reconciler,
@@ -261,8 +261,11 @@ public class RedisLockService implements LockService, SmartLifecycle, AutoClosea
 		return new ThreadPoolExecutor(1, 1, 0, TimeUnit.MILLISECONDS, new LinkedBlockingQueue<>(), threads.named(name));
 	}
 
-	/** The watchdog's news: renewals for the listeners, losses and expiries for the registry. Calls nothing back. */
-	private record WatchdogCallbacks(List<LockListener> listeners, LeaseRegistry registry)
+	/**
+	 * The watchdog's news: renewals for the listeners, losses and expiries for the registry (and a lease given up for the
+	 * reconciler). Calls nothing back.
+	 */
+	private record WatchdogCallbacks(List<LockListener> listeners, LeaseRegistry registry, HoldReconciler reconciler)
 			implements LeaseWatchdog.Callbacks {
 
 		@Override
@@ -273,6 +276,13 @@ public class RedisLockService implements LockService, SmartLifecycle, AutoClosea
 		@Override
 		public void lost(LeaseEntry entry, LockLostEvent event) {
 			this.registry.announceLost(entry, event);
+			if (event.detection() == LockLostEvent.Detection.RENEWAL_FAILED) {
+				// Renewals sent before the lease was given up may still run: held by the network, or sent again by the
+				// client on a new connection. Each keeps the lease in Redis for one more lease time, a hold that this
+				// process calls lost. Its owner id is not used again (re-entries take a new one; the holder's release
+				// finds the lease gone either way), and renewals never create a lease, so once Redis answers it can go.
+				this.reconciler.discard(entry.key, entry.redisKey, entry.owner, entry.channel);
+			}
 		}
 
 		@Override

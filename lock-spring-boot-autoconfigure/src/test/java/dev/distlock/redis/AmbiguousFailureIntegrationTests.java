@@ -9,7 +9,9 @@ import java.util.concurrent.TimeUnit;
 import dev.distlock.core.Lease;
 import dev.distlock.core.LockListener;
 import dev.distlock.core.LockLostEvent;
+import dev.distlock.core.LockLostException;
 import dev.distlock.core.LockUnavailableException;
+import dev.distlock.test.redis.FaultProxy;
 import dev.distlock.test.redis.RedisServer;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -98,6 +100,39 @@ class AmbiguousFailureIntegrationTests {
 		Optional<Lease> other = service().tryAcquire("late", LONG_TTL, Duration.ZERO);
 		assertThat(other).isPresent();
 		other.get().release();
+	}
+
+	@Test
+	void aLeaseTheWatchdogGaveUpLeavesNoHoldBehindThoughItsRenewalsRan() {
+		Duration ttl = Duration.ofMillis(4500);
+		// as on a server that ran them before: on a fresh one EVALSHA fails (NOSCRIPT), which lost replies hide
+		this.server.execute("SCRIPT", "LOAD", LockScripts.RENEW_ALL.getScriptAsString());
+		this.server.execute("SCRIPT", "LOAD", LockScripts.DISCARD.getScriptAsString());
+		try (FaultProxy proxy = FaultProxy.to(this.server);
+				LockTestSupport viaProxy = new LockTestSupport(proxy.host(), proxy.port())) {
+			RedisLockService service = viaProxy.service(RedisLockService.builder(viaProxy.connectionFactory())
+				.listener(new LockListener() {
+					@Override
+					public void lost(LockLostEvent event) {
+						AmbiguousFailureIntegrationTests.this.lost.add(event);
+					}
+				}));
+			Lease lease = service.acquire("given-up", ttl, Duration.ZERO);
+			String key = service.redisKey("given-up");
+			proxy.dropReplies(); // the renewals run in Redis, and the watchdog never hears that they did
+			await().atMost(ttl.plusSeconds(2)).until(lease::isLost);
+			// the defect: each renewal that ran kept the lease in Redis for a lease time after it was sent, seconds
+			// after its process had reported it lost, and nothing renewed or released it there
+			await().atMost(Duration.ofMillis(1500)).pollInterval(Duration.ofMillis(10))
+				.until(() -> Long.valueOf(0).equals(this.server.execute("EXISTS", key)));
+			proxy.heal();
+			assertThat(this.lost).singleElement()
+				.satisfies(event -> assertThat(event.detection()).isEqualTo(LockLostEvent.Detection.RENEWAL_FAILED));
+			assertThatExceptionOfType(LockLostException.class).isThrownBy(lease::release);
+			Optional<Lease> other = service().tryAcquire("given-up", ttl, Duration.ZERO);
+			assertThat(other).isPresent();
+			other.get().release();
+		}
 	}
 
 	@Test
