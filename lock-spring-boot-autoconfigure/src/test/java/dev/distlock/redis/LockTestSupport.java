@@ -61,7 +61,6 @@ public final class LockTestSupport implements AutoCloseable {
 		return new LockTestSupport(server.host(), server.port());
 	}
 
-<<<<<<< HEAD
 	/**
 	 * Lettuce factories on a cluster, seeded with every node, with adaptive topology refresh as
 	 * {@code spring.data.redis.lettuce.cluster.refresh.adaptive=true} configures it (on redirects and reconnects), or
@@ -106,16 +105,16 @@ public final class LockTestSupport implements AutoCloseable {
 			return factory;
 		}
 		LettuceConnectionFactory factory = new LettuceConnectionFactory(this.configuration, this.lettuce);
-=======
-	public LettuceConnectionFactory connectionFactory() {
-		return connectionFactory(COMMAND_TIMEOUT);
+		factory.afterPropertiesSet();
+		factory.start();
+		this.opened.add(factory::destroy);
+		return factory;
 	}
 
-	/** A factory with its own command timeout: short ones make the client give up on calls a fault holds back. */
+	/** A Lettuce factory with its own command timeout: short ones make the client give up on calls a fault holds back. */
 	public synchronized LettuceConnectionFactory connectionFactory(Duration commandTimeout) {
-		LettuceConnectionFactory factory = new LettuceConnectionFactory(new RedisStandaloneConfiguration(this.host, this.port),
+		LettuceConnectionFactory factory = new LettuceConnectionFactory(this.configuration,
 				LettuceClientConfiguration.builder().commandTimeout(commandTimeout).build());
->>>>>>> fault-matrix
 		factory.afterPropertiesSet();
 		factory.start();
 		this.opened.add(factory::destroy);
