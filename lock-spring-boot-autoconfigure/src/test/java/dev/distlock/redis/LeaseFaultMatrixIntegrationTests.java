@@ -727,7 +727,7 @@ class LeaseFaultMatrixIntegrationTests {
 		private static boolean parkedBetweenAttempts(@Nullable Thread thread) {
 			return thread != null && thread.getState() == Thread.State.TIMED_WAITING
 					&& Arrays.stream(thread.getStackTrace())
-						.anyMatch(frame -> frame.getClassName().equals(ReleaseSubscriber.Waiter.class.getName())
+						.anyMatch(frame -> frame.getClassName().equals(Waiter.class.getName())
 								&& frame.getMethodName().equals("await"));
 		}
 
