@@ -304,8 +304,8 @@ class LockPreflightIntegrationTests {
 	}
 
 	@Configuration(proxyBeanMethods = false)
-	@ImportAutoConfiguration({ DataRedisAutoConfiguration.class, DistributedLockAutoConfiguration.class,
-			LockPreflightAutoConfiguration.class })
+	@ImportAutoConfiguration({ DataRedisAutoConfiguration.class, RedisLockServiceAutoConfiguration.class,
+			DistributedLockAutoConfiguration.class, LockPreflightAutoConfiguration.class })
 	static class PreflightApplication {
 
 	}
