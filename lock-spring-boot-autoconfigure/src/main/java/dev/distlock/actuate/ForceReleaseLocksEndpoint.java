@@ -54,6 +54,8 @@ public class ForceReleaseLocksEndpoint extends LocksEndpoint {
 	}
 
 	/**
+	 * An endpoint over the given service's leases that may release them, with its own rule for showing owner ids and
+	 * fencing tokens.
 	 * @param lockService the service whose leases are listed and released
 	 * @param eventPublisher where audit events go
 	 * @param showValues when owner ids and fencing tokens are shown

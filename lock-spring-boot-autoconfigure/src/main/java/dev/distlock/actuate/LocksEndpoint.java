@@ -51,6 +51,7 @@ public class LocksEndpoint {
 	}
 
 	/**
+	 * An endpoint over the given service's leases with its own rule for showing owner ids and fencing tokens.
 	 * @param lockService the service whose leases are listed
 	 * @param showValues when owner ids and fencing tokens are shown
 	 * @param roles the roles of which a caller needs one for {@link Show#WHEN_AUTHORIZED}; empty: any authenticated
@@ -68,6 +69,7 @@ public class LocksEndpoint {
 	/**
 	 * The leases this instance holds now, and lost ones whose holders have not released them yet.
 	 * @return the instance's client id, its waiting threads and its leases, oldest first
+	 * @param securityContext the caller, whose roles decide whether owner ids and tokens are shown
 	 */
 	@ReadOperation
 	public LocksDescriptor locks(SecurityContext securityContext) {
@@ -84,7 +86,11 @@ public class LocksEndpoint {
 		return this.lockService;
 	}
 
-	/** Whether the caller may see owner ids and fencing tokens. */
+	/**
+	 * Whether the caller may see owner ids and fencing tokens.
+	 * @param securityContext the caller
+	 * @return true when owner ids and fencing tokens may be shown
+	 */
 	protected final boolean showValues(SecurityContext securityContext) {
 		return this.showValues.isShown(securityContext, this.roles);
 	}

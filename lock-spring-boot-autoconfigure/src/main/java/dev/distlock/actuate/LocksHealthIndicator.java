@@ -48,6 +48,7 @@ public class LocksHealthIndicator implements HealthIndicator {
 	}
 
 	/**
+	 * A health indicator that also reports what the startup preflight found.
 	 * @param lockService the service whose leases are reported
 	 * @param renewalFailureStatus the status while renewals of held leases fail
 	 * @param preflight the startup preflight whose refusals (in {@code warn} mode) make the status {@code DOWN}

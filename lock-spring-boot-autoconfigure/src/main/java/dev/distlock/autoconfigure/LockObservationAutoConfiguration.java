@@ -32,6 +32,10 @@ import org.springframework.util.function.SingletonSupplier;
 @ConditionalOnLocksEnabled
 public final class LockObservationAutoConfiguration {
 
+	/** Created by Spring Boot from the auto-configuration imports; applications do not create it. */
+	public LockObservationAutoConfiguration() {
+	}
+
 	/** The name of the observed {@code LockService} bean. */
 	public static final String BEAN_NAME = "observedLockService";
 

@@ -30,6 +30,10 @@ import org.springframework.data.redis.connection.RedisConnectionFactory;
 @EnableConfigurationProperties(LockProperties.class)
 public final class LockPreflightAutoConfiguration {
 
+	/** Created by Spring Boot from the auto-configuration imports; applications do not create it. */
+	public LockPreflightAutoConfiguration() {
+	}
+
 	/** Not lazy even with lazy initialization on: a check nothing asks for must still run. */
 	@Bean
 	@Lazy(false)

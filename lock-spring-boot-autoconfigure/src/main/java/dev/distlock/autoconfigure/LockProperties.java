@@ -208,6 +208,7 @@ public class LockProperties {
 		return this.actuator;
 	}
 
+	/** {@return the settings of the startup check of Redis's credentials and permissions} */
 	public Preflight getPreflight() {
 		return this.preflight;
 	}
@@ -246,6 +247,10 @@ public class LockProperties {
 	/** The check at startup that the Redis user may do everything the locks need. */
 	public static class Preflight {
 
+		/** Created with the defaults, then bound by Spring Boot. */
+		public Preflight() {
+		}
+
 		/**
 		 * Whether to check at startup that Redis accepts the credentials and TLS handshake, and allows every command,
 		 * key and channel the locks use.
@@ -264,26 +269,41 @@ public class LockProperties {
 		 */
 		private Duration timeout = Duration.ofSeconds(10);
 
+		/** {@return whether the check runs at startup} */
 		public boolean isEnabled() {
 			return this.enabled;
 		}
 
+		/**
+		 * Set whether the check runs at startup.
+		 * @param enabled whether to check
+		 */
 		public void setEnabled(boolean enabled) {
 			this.enabled = enabled;
 		}
 
+		/** {@return what a refusal does} */
 		public PreflightMode getMode() {
 			return this.mode;
 		}
 
+		/**
+		 * Set what a refusal does.
+		 * @param mode fail the start, or warn and report the health DOWN
+		 */
 		public void setMode(PreflightMode mode) {
 			this.mode = mode;
 		}
 
+		/** {@return how long the check may hold up the start at most} */
 		public Duration getTimeout() {
 			return this.timeout;
 		}
 
+		/**
+		 * Set how long the check may hold up the start at most.
+		 * @param timeout the deadline; at least 1ms
+		 */
 		public void setTimeout(Duration timeout) {
 			if (timeout == null || timeout.toMillis() < 1) {
 				throw new IllegalArgumentException("distlock.preflight.timeout must be at least 1ms, but was " + timeout);

@@ -15,6 +15,10 @@ import org.springframework.boot.context.properties.ConfigurationProperties;
 @ConfigurationProperties("management.endpoint.locks")
 public class LocksEndpointProperties {
 
+	/** Created by Spring Boot, which binds {@code management.endpoint.locks.*} to it. */
+	public LocksEndpointProperties() {
+	}
+
 	/**
 	 * When to show owner ids and fencing tokens: 'never', 'when-authorized' (to an authenticated caller with one of
 	 * the roles) or 'always'. Masked values read '******'.
@@ -27,18 +31,28 @@ public class LocksEndpointProperties {
 	 */
 	private Set<String> roles = new HashSet<>();
 
+	/** {@return when owner ids and fencing tokens are shown} */
 	public Show getShowValues() {
 		return this.showValues;
 	}
 
+	/**
+	 * Set when owner ids and fencing tokens are shown.
+	 * @param showValues never, when authorized or always
+	 */
 	public void setShowValues(Show showValues) {
 		this.showValues = showValues;
 	}
 
+	/** {@return the roles of which a caller needs one under 'when-authorized'} */
 	public Set<String> getRoles() {
 		return this.roles;
 	}
 
+	/**
+	 * Set the roles of which a caller needs one under 'when-authorized'.
+	 * @param roles the roles; empty lets every authenticated caller see the values
+	 */
 	public void setRoles(Set<String> roles) {
 		this.roles = roles;
 	}

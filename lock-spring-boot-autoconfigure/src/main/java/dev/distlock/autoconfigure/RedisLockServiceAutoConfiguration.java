@@ -33,6 +33,10 @@ import org.springframework.data.redis.connection.RedisConnectionFactory;
 @Import(DeprecatedLockProperties.Registrar.class)
 public final class RedisLockServiceAutoConfiguration {
 
+	/** Created by Spring Boot from the auto-configuration imports; applications do not create it. */
+	public RedisLockServiceAutoConfiguration() {
+	}
+
 	@Bean
 	@ConditionalOnMissingBean(LockService.class)
 	@ConditionalOnSingleCandidate(RedisConnectionFactory.class)

@@ -28,18 +28,29 @@ public final class LockSettings {
 	private LockSettings() {
 	}
 
-	/** Whether {@code ttl} is a valid lease time: at least 1ms, the resolution of the store's expiry. */
+	/**
+	 * Whether {@code ttl} is a valid lease time: at least 1ms, the resolution of the store's expiry.
+	 * @param ttl the lease time to check, may be null
+	 * @return true when it is a valid lease time
+	 */
 	public static boolean isValidTtl(@Nullable Duration ttl) {
 		return ttl != null && ttl.compareTo(MIN_TTL) >= 0;
 	}
 
-	/** Whether {@code waitTime} is a valid wait: zero (try once) or more. */
+	/**
+	 * Whether {@code waitTime} is a valid wait: zero (try once) or more.
+	 * @param waitTime the wait to check, may be null
+	 * @return true when it is a valid wait
+	 */
 	public static boolean isValidWaitTime(@Nullable Duration waitTime) {
 		return waitTime != null && !waitTime.isNegative();
 	}
 
 	/**
 	 * A lock key: not blank. A blank key would lock nothing that a reader of the code could name.
+	 * @param key the lock key
+	 * @param subject what the message names, e.g. the method or the property
+	 * @return the key, unchanged
 	 * @throws IllegalArgumentException naming {@code subject}
 	 */
 	public static String checkKey(@Nullable String key, String subject) {
@@ -51,6 +62,9 @@ public final class LockSettings {
 
 	/**
 	 * A lock's metrics name: absent, or not blank (a blank tag value is rejected by most meter registries).
+	 * @param name the metrics name, or null for none
+	 * @param subject what the message names, e.g. the method or the property
+	 * @return the name, unchanged
 	 * @throws IllegalArgumentException naming {@code subject}
 	 */
 	public static @Nullable String checkName(@Nullable String name, String subject) {
@@ -63,6 +77,9 @@ public final class LockSettings {
 	/**
 	 * The namespace of the lock keys in the store: not blank, and without braces, which would end the Redis Cluster
 	 * hash tag that follows the prefix ({@code <prefix>:{<key>}}).
+	 * @param keyPrefix the prefix of every lock key in the store
+	 * @param subject what the message names, e.g. the property
+	 * @return the prefix, unchanged
 	 * @throws IllegalArgumentException naming {@code subject}
 	 */
 	public static String checkKeyPrefix(@Nullable String keyPrefix, String subject) {
@@ -74,6 +91,9 @@ public final class LockSettings {
 
 	/**
 	 * A lease time: {@value #TTL_RULE}.
+	 * @param ttl the lease time
+	 * @param subject what the message names, e.g. the method or the property
+	 * @return the lease time, unchanged
 	 * @throws IllegalArgumentException naming {@code subject}
 	 */
 	public static Duration checkTtl(@Nullable Duration ttl, String subject) {
@@ -85,6 +105,9 @@ public final class LockSettings {
 
 	/**
 	 * A wait for a held key: {@value #WAIT_TIME_RULE}; zero tries once.
+	 * @param waitTime the wait
+	 * @param subject what the message names, e.g. the method or the property
+	 * @return the wait, unchanged
 	 * @throws IllegalArgumentException naming {@code subject}
 	 */
 	public static Duration checkWaitTime(@Nullable Duration waitTime, String subject) {
@@ -97,6 +120,9 @@ public final class LockSettings {
 	/**
 	 * The part of the lease time after which a watchdog renews a held lease: between 0 and 1, both exclusive (at 0 it
 	 * would renew without pause, at 1 only when the lease has already expired).
+	 * @param renewalRatio the part of the lease time
+	 * @param subject what the message names, e.g. the property
+	 * @return the ratio, unchanged
 	 * @throws IllegalArgumentException naming {@code subject}
 	 */
 	public static double checkRenewalRatio(double renewalRatio, String subject) {
@@ -108,6 +134,9 @@ public final class LockSettings {
 
 	/**
 	 * How long a release channel without waiters stays subscribed: not negative; zero unsubscribes at once.
+	 * @param idleUnsubscribe how long an idle channel stays subscribed
+	 * @param subject what the message names, e.g. the property
+	 * @return the duration, unchanged
 	 * @throws IllegalArgumentException naming {@code subject}
 	 */
 	public static Duration checkIdleUnsubscribe(@Nullable Duration idleUnsubscribe, String subject) {
@@ -120,6 +149,9 @@ public final class LockSettings {
 	/**
 	 * How many times in a row a released lease may go straight to a waiting thread of the same process: not
 	 * negative; zero turns hand-overs off.
+	 * @param localHandOvers the number of hand-overs in a row
+	 * @param subject what the message names, e.g. the property
+	 * @return the number, unchanged
 	 * @throws IllegalArgumentException naming {@code subject}
 	 */
 	public static int checkLocalHandOvers(int localHandOvers, String subject) {

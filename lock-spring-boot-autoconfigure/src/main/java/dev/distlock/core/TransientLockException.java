@@ -23,6 +23,12 @@ import org.jspecify.annotations.Nullable;
  */
 public abstract class TransientLockException extends LockException {
 
+	/**
+	 * Create a transient failure of one lock.
+	 * @param key the lock key
+	 * @param message what failed, naming the key
+	 * @param cause the failure underneath, if any
+	 */
 	protected TransientLockException(String key, String message, @Nullable Throwable cause) {
 		super(key, message, cause);
 	}

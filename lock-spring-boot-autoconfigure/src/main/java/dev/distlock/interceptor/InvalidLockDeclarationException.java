@@ -13,16 +13,28 @@ import org.jspecify.annotations.Nullable;
  */
 public class InvalidLockDeclarationException extends IllegalStateException {
 
+	/** The method at fault, or null when made from a message only. */
 	private final @Nullable String method;
 
+	/** The annotation attribute at fault, or null when it is the method itself. */
 	private final @Nullable String attribute;
 
+	/** What is wrong, without the method. */
 	private final String problem;
 
+	/**
+	 * A declaration problem told in one message, when there is no single method or attribute to name.
+	 * @param message what is wrong
+	 */
 	public InvalidLockDeclarationException(String message) {
 		this(message, (Throwable) null);
 	}
 
+	/**
+	 * A declaration problem told in one message, with what it was found with.
+	 * @param message what is wrong
+	 * @param cause what the problem was found with, or {@code null}
+	 */
 	public InvalidLockDeclarationException(String message, @Nullable Throwable cause) {
 		super(message, cause);
 		this.method = null;
@@ -31,6 +43,7 @@ public class InvalidLockDeclarationException extends IllegalStateException {
 	}
 
 	/**
+	 * A problem of one method's declaration, with the attribute at fault.
 	 * @param method the declaring class, the method and its parameter types, as in
 	 * {@code com.acme.Inventory.purchase(String, int)}
 	 * @param attribute the annotation attribute at fault, or {@code null} when the method itself is
@@ -45,7 +58,10 @@ public class InvalidLockDeclarationException extends IllegalStateException {
 		this.problem = problem;
 	}
 
-	/** The method whose declaration is at fault, or {@code null} when the exception was made from a message only. */
+	/**
+	 * The method whose declaration is at fault, or {@code null} when the exception was made from a message only.
+	 * @return the method, or {@code null}
+	 */
 	public @Nullable String getMethod() {
 		return this.method;
 	}
@@ -53,12 +69,16 @@ public class InvalidLockDeclarationException extends IllegalStateException {
 	/**
 	 * The {@code @DistributedLock} attribute at fault ({@code key}, {@code ttl}, {@code waitTime},
 	 * {@code failureHandler}), or {@code null} when it is the method itself (its visibility or return type).
+	 * @return the attribute, or {@code null}
 	 */
 	public @Nullable String getAttribute() {
 		return this.attribute;
 	}
 
-	/** What is wrong, without the method. */
+	/**
+	 * What is wrong, without the method.
+	 * @return the problem as a sentence
+	 */
 	public String getProblem() {
 		return this.problem;
 	}

@@ -32,7 +32,11 @@ public class ObservedLockService implements LockService {
 
 	private volatile @Nullable LockAcquisitionObservationConvention convention;
 
-	/** Observe {@code delegate}'s acquisitions in {@code observationRegistry}. */
+	/**
+	 * Observe {@code delegate}'s acquisitions in {@code observationRegistry}.
+	 * @param delegate the engine that acquires
+	 * @param observationRegistry where the acquisitions are observed
+	 */
 	public ObservedLockService(LockService delegate, ObservationRegistry observationRegistry) {
 		this(delegate, supplierOf(observationRegistry));
 	}
@@ -40,6 +44,8 @@ public class ObservedLockService implements LockService {
 	/**
 	 * Observe {@code delegate}'s acquisitions in the registry {@code observationRegistry} supplies, asked for at each
 	 * acquisition, so that the registry can be looked up once it is ready rather than when this service is made.
+	 * @param delegate the engine that acquires
+	 * @param observationRegistry supplies the registry where the acquisitions are observed
 	 */
 	public ObservedLockService(LockService delegate, Supplier<ObservationRegistry> observationRegistry) {
 		Assert.notNull(delegate, "'delegate' must not be null");
@@ -53,12 +59,18 @@ public class ObservedLockService implements LockService {
 		return () -> observationRegistry;
 	}
 
-	/** Name and tag acquisitions with this convention instead of {@link DefaultLockAcquisitionObservationConvention}. */
+	/**
+	 * Name and tag acquisitions with this convention instead of {@link DefaultLockAcquisitionObservationConvention}.
+	 * @param convention the convention, or {@code null} for the default
+	 */
 	public void setObservationConvention(@Nullable LockAcquisitionObservationConvention convention) {
 		this.convention = convention;
 	}
 
-	/** The service whose acquisitions this one observes. */
+	/**
+	 * The service whose acquisitions this one observes.
+	 * @return the delegate
+	 */
 	public LockService getDelegate() {
 		return this.delegate;
 	}

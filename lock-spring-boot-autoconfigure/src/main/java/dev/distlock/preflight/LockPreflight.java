@@ -82,6 +82,7 @@ public final class LockPreflight {
 	private final String user;
 
 	/**
+	 * A check of what {@code connectionFactory}'s Redis user may do.
 	 * @param connectionFactory the connection factory of the lock service
 	 * @param keyPrefix the lock service's key prefix: keys {@code <prefix>:{<key>}}, channels
 	 * {@code <prefix>:{<key>}:released}
@@ -105,6 +106,8 @@ public final class LockPreflight {
 	/**
 	 * The minimal ACL rules of a lock service with key prefix {@code keyPrefix}: its keys, its channels, and only the
 	 * commands the engine and its scripts run.
+	 * @param keyPrefix the lock service's key prefix
+	 * @return the ACL rules, as ACL SETUSER takes them
 	 */
 	public static String minimalAcl(String keyPrefix) {
 		StringBuilder acl = new StringBuilder("~").append(keyPrefix).append(":* &").append(keyPrefix).append(":* -@all");
@@ -113,17 +116,26 @@ public final class LockPreflight {
 		return acl.toString();
 	}
 
-	/** The key the check's script touches: no lock key has this name. */
+	/**
+	 * The key the check's script touches: no lock key has this name.
+	 * @return the key
+	 */
 	public String key() {
 		return this.keyPrefix + ":{__preflight__}";
 	}
 
-	/** The channel the check publishes and subscribes on, shaped like a lock's release channel. */
+	/**
+	 * The channel the check publishes and subscribes on, shaped like a lock's release channel.
+	 * @return the channel
+	 */
 	public String channel() {
 		return key() + ":released";
 	}
 
-	/** Run the check on a thread of its own and wait for it at most the timeout. Never throws. */
+	/**
+	 * Run the check on a thread of its own and wait for it at most the timeout. Never throws.
+	 * @return what the check found
+	 */
 	public PreflightReport check() {
 		FutureTask<PreflightReport> task = new FutureTask<>(this::checkNow);
 		Thread thread = new Thread(task, "distlock-preflight");

@@ -14,6 +14,10 @@ public class LockPreflightException extends RuntimeException {
 
 	private final transient PreflightReport report;
 
+	/**
+	 * A start that the preflight refused.
+	 * @param report what the preflight found; its description is the message
+	 */
 	public LockPreflightException(PreflightReport report) {
 		super(message(report));
 		this.report = report;
@@ -24,7 +28,10 @@ public class LockPreflightException extends RuntimeException {
 		return report.description();
 	}
 
-	/** What the preflight found. */
+	/**
+	 * What the preflight found.
+	 * @return the report
+	 */
 	public PreflightReport getReport() {
 		return this.report;
 	}

@@ -11,6 +11,10 @@ import org.springframework.boot.diagnostics.FailureAnalysis;
  */
 public class LockPreflightFailureAnalyzer extends AbstractFailureAnalyzer<LockPreflightException> {
 
+	/** Created by Spring Boot from {@code META-INF/spring.factories}; applications do not create it. */
+	public LockPreflightFailureAnalyzer() {
+	}
+
 	@Override
 	protected FailureAnalysis analyze(Throwable rootFailure, LockPreflightException cause) {
 		PreflightReport report = cause.getReport();

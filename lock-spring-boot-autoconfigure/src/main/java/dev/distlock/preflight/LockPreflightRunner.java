@@ -28,6 +28,11 @@ public class LockPreflightRunner implements SmartInitializingSingleton {
 
 	private volatile @Nullable PreflightReport report;
 
+	/**
+	 * Run {@code preflight} once every singleton exists.
+	 * @param preflight the check
+	 * @param mode what a refusal does
+	 */
 	public LockPreflightRunner(LockPreflight preflight, PreflightMode mode) {
 		Assert.notNull(preflight, "'preflight' must not be null");
 		Assert.notNull(mode, "'mode' must not be null");
@@ -56,12 +61,18 @@ public class LockPreflightRunner implements SmartInitializingSingleton {
 		}
 	}
 
-	/** What the preflight found, or {@code null} before it ran. */
+	/**
+	 * What the preflight found, or {@code null} before it ran.
+	 * @return the report, or {@code null}
+	 */
 	public @Nullable PreflightReport getReport() {
 		return this.report;
 	}
 
-	/** What the preflight does when Redis refuses something the locks need. */
+	/**
+	 * What the preflight does when Redis refuses something the locks need.
+	 * @return the mode
+	 */
 	public PreflightMode getMode() {
 		return this.mode;
 	}

@@ -15,6 +15,12 @@ import org.springframework.util.Assert;
  */
 public record PreflightFinding(String check, RedisError error, @Nullable String grant) {
 
+	/**
+	 * A finding with a check and an error.
+	 * @param check what was tried
+	 * @param error the classified failure
+	 * @param grant the ACL rule that would allow it, or {@code null}
+	 */
 	public PreflightFinding {
 		Assert.hasText(check, "'check' must not be blank");
 		Assert.notNull(error, "'error' must not be null");

@@ -21,17 +21,31 @@ import org.springframework.util.Assert;
 public record PreflightReport(Outcome outcome, String server, String user, String keyPrefix,
 		List<PreflightFinding> findings) {
 
+	/**
+	 * A report; the findings are copied.
+	 * @param outcome whether the check passed, failed or could not run
+	 * @param server the server and user checked
+	 * @param user the ACL user
+	 * @param keyPrefix the lock key prefix
+	 * @param findings what Redis refused
+	 */
 	public PreflightReport {
 		Assert.notNull(outcome, "'outcome' must not be null");
 		findings = List.copyOf(findings);
 	}
 
-	/** Whether Redis allowed everything the locks need. */
+	/**
+	 * Whether Redis allowed everything the locks need.
+	 * @return true when it passed
+	 */
 	public boolean passed() {
 		return this.outcome == Outcome.PASSED;
 	}
 
-	/** The ACL rules that would allow what was refused, each once, in the order found. */
+	/**
+	 * The ACL rules that would allow what was refused, each once, in the order found.
+	 * @return the rules to grant, without repeats
+	 */
 	public Set<String> grants() {
 		Set<String> grants = new LinkedHashSet<>();
 		for (PreflightFinding finding : this.findings) {
@@ -45,6 +59,7 @@ public record PreflightReport(Outcome outcome, String server, String user, Strin
 	/**
 	 * The kind of failure that decides the texts, the first in {@link RedisErrorKind}'s order: credentials and TLS
 	 * failures end the check at once, so they come alone.
+	 * @return the decisive kind, or {@code null} when nothing failed
 	 */
 	public @Nullable RedisErrorKind decisiveKind() {
 		RedisErrorKind decisive = null;
@@ -57,7 +72,10 @@ public record PreflightReport(Outcome outcome, String server, String user, Strin
 		return decisive;
 	}
 
-	/** What was refused (or why nothing could be checked), one finding a line. */
+	/**
+	 * What was refused (or why nothing could be checked), one finding a line.
+	 * @return the description, for the log or the failure report
+	 */
 	public String description() {
 		StringBuilder text = new StringBuilder();
 		switch (this.outcome) {
@@ -89,7 +107,10 @@ public record PreflightReport(Outcome outcome, String server, String user, Strin
 		return text.toString();
 	}
 
-	/** What the operator should change; empty when the preflight passed. */
+	/**
+	 * What the operator should change; empty when the preflight passed.
+	 * @return the action, for the failure report
+	 */
 	public String action() {
 		if (this.outcome == Outcome.PASSED) {
 			return "";

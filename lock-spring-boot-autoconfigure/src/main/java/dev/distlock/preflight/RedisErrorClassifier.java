@@ -66,7 +66,11 @@ public final class RedisErrorClassifier {
 	private RedisErrorClassifier() {
 	}
 
-	/** Classify {@code failure} by its whole cause chain. */
+	/**
+	 * Classify {@code failure} by its whole cause chain.
+	 * @param failure what a Redis call threw
+	 * @return the classified failure
+	 */
 	public static RedisError classify(Throwable failure) {
 		Assert.notNull(failure, "'failure' must not be null");
 		List<Throwable> chain = new ArrayList<>();
@@ -99,6 +103,8 @@ public final class RedisErrorClassifier {
 	/**
 	 * Classify a Redis error reply given as text, such as one a script caught with {@code redis.pcall}; a text that is
 	 * no error reply is {@link RedisErrorKind#OTHER OTHER}.
+	 * @param errorReply the error reply's text
+	 * @return the classified failure
 	 */
 	public static RedisError classify(String errorReply) {
 		Assert.notNull(errorReply, "'errorReply' must not be null");

@@ -14,6 +14,11 @@ import org.springframework.util.Assert;
  */
 public record Refusal(Target target, @Nullable String name) {
 
+	/**
+	 * A refusal.
+	 * @param target what kind of thing was refused
+	 * @param name the refused command, key or channel, or {@code null}
+	 */
 	public Refusal {
 		Assert.notNull(target, "'target' must not be null");
 	}
@@ -22,6 +27,8 @@ public record Refusal(Target target, @Nullable String name) {
 	 * The ACL rule that grants what was refused to a lock service whose keys and channels start with
 	 * {@code keyPrefix}: {@code +<command>}, {@code ~<prefix>:*} or {@code &<prefix>:*}; {@code null} for a command
 	 * whose name is unknown.
+	 * @param keyPrefix the lock service's key prefix
+	 * @return the rule, or {@code null}
 	 */
 	public @Nullable String grant(String keyPrefix) {
 		return switch (this.target) {

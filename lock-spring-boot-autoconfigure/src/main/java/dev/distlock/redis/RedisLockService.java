@@ -292,6 +292,7 @@ public class RedisLockService implements LockService, SmartLifecycle, AutoClosea
 
 	}
 
+	/** Settings of a {@link RedisLockService}, each checked once by {@link LockSettings}. */
 	public static final class Builder {
 
 		private final RedisConnectionFactory connectionFactory;
@@ -384,6 +385,8 @@ public class RedisLockService implements LockService, SmartLifecycle, AutoClosea
 		/**
 		 * Where the service's threads come from (e.g. a virtual thread factory); they are renamed by their role. By
 		 * default platform daemon threads.
+		 * @param threadFactory the factory, or {@code null} for platform daemon threads
+		 * @return this builder
 		 */
 		public Builder threadFactory(@Nullable ThreadFactory threadFactory) {
 			this.threadFactory = threadFactory;
