@@ -1,6 +1,7 @@
 package dev.distlock.core;
 
 import java.time.Duration;
+import java.time.Instant;
 
 /**
  * One hold of a lock. Close it (or {@link #release()} it) exactly once, on any thread; the owner it carries decides
@@ -52,12 +53,46 @@ public interface Lease extends AutoCloseable {
 	boolean isLost();
 
 	/**
-	 * Add {@code extra} to the lease's remaining time.
+	 * Ask the store whether this lease is still ours, with its fencing token (redis-py's {@code owned()}, redsync's
+	 * {@code Valid()}): one round trip unless this hold was released or the lease is already known to be lost. A lease
+	 * the store no longer has is marked lost exactly as the watchdog would mark it: {@link LockLostEvent}, listeners,
+	 * and {@link LockLostException} at release. A confirmation also moves {@link #validUntil()} forward.
+	 * @return true when the store still has this lease as ours
+	 * @throws LockUnavailableException if the store did not answer (nothing is concluded then)
+	 */
+	boolean isOwned();
+
+	/**
+	 * How long this lease is valid at least, as last confirmed by the store (redsync's {@code Until()}): from the
+	 * acquisition, the last renewal, extension or {@link #isOwned()} answer, counted from when that call was sent. It
+	 * never asks the store, and it is in the past once this hold was released or the lease was lost.
+	 * @return the moment until which the store is known to keep the lease
+	 */
+	Instant validUntil();
+
+	/**
+	 * Add {@code extra} to the lease's remaining time; the same as {@code extend(extra, ExtendMode.ADD)}.
 	 * @param extra the time to add; positive
 	 * @throws LockNotOwnedException if the lease is no longer ours, released by this hold included
 	 * ({@link LockLostException} when it was already lost)
 	 */
-	void extend(Duration extra);
+	default void extend(Duration extra) {
+		extend(extra, ExtendMode.ADD);
+	}
+
+	/**
+	 * Add {@code time} to the lease's remaining time ({@link ExtendMode#ADD}), or set the remaining time to exactly
+	 * {@code time} ({@link ExtendMode#REPLACE}), which may shorten it. After a replace, {@code time} is the lease time
+	 * the watchdog renews an auto-renewed lease to; a renewal already on its way may still leave the lease its former
+	 * time once.
+	 * @param time the time to add or to set; positive
+	 * @param mode whether to add or to replace
+	 * @throws IllegalArgumentException if {@code time} is not positive or {@code mode} is null, naming the key
+	 * @throws LockNotOwnedException if the lease is no longer ours, released by this hold included
+	 * ({@link LockLostException} when it was already lost)
+	 * @throws LockUnavailableException if the store did not answer
+	 */
+	void extend(Duration time, ExtendMode mode);
 
 	/**
 	 * Reset the lease's remaining time to its full {@link #ttl()}.

@@ -64,6 +64,26 @@ public interface LockService {
 	}
 
 	/**
+	 * Ask the store who holds {@code key} now, in one round trip (redis-py's {@code locked()} with the details).
+	 * @param key the lock key
+	 * @return the holder's hold count, remaining lease time and fencing token, or empty when the key is free
+	 * @throws IllegalArgumentException if {@code key} is blank
+	 * @throws LockUnavailableException if the store did not answer
+	 */
+	Optional<LockHolder> holder(String key);
+
+	/**
+	 * Ask the store whether anyone holds {@code key} now, in one round trip (redis-py's {@code locked()}).
+	 * @param key the lock key
+	 * @return true when some owner, in any process, holds the key
+	 * @throws IllegalArgumentException if {@code key} is blank
+	 * @throws LockUnavailableException if the store did not answer
+	 */
+	default boolean isLocked(String key) {
+		return holder(key).isPresent();
+	}
+
+	/**
 	 * Run {@code action} while holding the lease, and release it afterwards, also when the action throws.
 	 * @param <T> the action's result type
 	 * @param request the key, lease time, wait and renewal of the lease to hold

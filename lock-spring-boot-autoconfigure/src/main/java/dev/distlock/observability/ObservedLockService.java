@@ -4,6 +4,7 @@ import java.util.Optional;
 import java.util.function.Supplier;
 
 import dev.distlock.core.Lease;
+import dev.distlock.core.LockHolder;
 import dev.distlock.core.LockRequest;
 import dev.distlock.core.LockService;
 import io.micrometer.observation.Observation;
@@ -73,6 +74,17 @@ public class ObservedLockService implements LockService {
 	 */
 	public LockService getDelegate() {
 		return this.delegate;
+	}
+
+	@Override
+	public Optional<LockHolder> holder(String key) {
+		// not observed: a query changes nothing
+		return this.delegate.holder(key);
+	}
+
+	@Override
+	public boolean isLocked(String key) {
+		return this.delegate.isLocked(key);
 	}
 
 	@Override

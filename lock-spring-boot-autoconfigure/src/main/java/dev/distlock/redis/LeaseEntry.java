@@ -212,6 +212,46 @@ final class LeaseEntry {
 		}
 	}
 
+	/**
+	 * Note that {@code Lease.isOwned} found the lease ours with {@code remainingMillis} left. Both this and the estimate
+	 * before are lower bounds of the lease's life in Redis, so the later one is kept.
+	 */
+	synchronized void observed(long sentAtNanos, long remainingMillis) {
+		if (this.state == State.HELD) {
+			this.validUntilNanos = later(this.validUntilNanos, sentAtNanos + remainingMillis * 1_000_000L);
+		}
+	}
+
+	/**
+	 * Note that the holder set the lease's remaining time to exactly {@code ttlMillis}, which is its lease time from now
+	 * on: the validity may shrink, and the next renewal of an auto-renewed lease comes one interval of the new time
+	 * after the replace (unless one is in flight: its result reschedules). When Redis did not answer, the replace may
+	 * have run or not, now or later: the entry assumes whichever leaves the lease shorter, so that the validity still
+	 * never overstates it, and renews to the new time (which leaves a lease that was not replaced no shorter).
+	 */
+	synchronized void replaced(long sentAtNanos, long ttlMillis, long intervalNanos, boolean answered) {
+		if (this.state != State.HELD) {
+			return;
+		}
+		this.ttlMillis = ttlMillis;
+		long replacedUntil = sentAtNanos + ttlMillis * 1_000_000L;
+		this.validUntilNanos = answered ? replacedUntil : earlier(this.validUntilNanos, replacedUntil);
+		if (!this.renewalInFlight && (answered || this.nextRenewalNanos == 0
+				|| sentAtNanos + intervalNanos - this.nextRenewalNanos < 0)) {
+			this.nextRenewalNanos = sentAtNanos + intervalNanos;
+		}
+	}
+
+	/** Whether the holder is releasing its last hold; see the class comment. */
+	synchronized boolean isReleasing() {
+		return this.lastHoldReleasing;
+	}
+
+	/** The moment ({@link System#nanoTime()}) until which Redis keeps the lease at least; see the class comment. */
+	synchronized long validUntilNanos() {
+		return this.validUntilNanos;
+	}
+
 	// watchdog side
 
 	/** Whether a renewal is due now (not merely soon) and none is in flight. */
@@ -298,6 +338,10 @@ final class LeaseEntry {
 		return new LeaseSnapshot(this.key, this.name, this.owner, this.ownerThread, this.acquiredAt, this.holds,
 				Duration.ofMillis(this.ttlMillis), Duration.ofNanos(remaining), this.lastRenewal, this.token,
 				this.autoRenew, this.state == State.LOST);
+	}
+
+	private static long earlier(long a, long b) {
+		return (a - b < 0) ? a : b;
 	}
 
 	private static long later(long a, long b) {

@@ -173,8 +173,11 @@ final class LeaseReleaser {
 				+ "': Redis did not answer; the lease expires within " + entry.ttlMillis() + "ms (" + ex.getMessage() + ")", ex);
 	}
 
-	/** Add {@code millis} to the lease's remaining time ({@code add}), or set it to {@code millis}. */
-	void extend(RedisLease lease, long millis, boolean add) {
+	/**
+	 * Add {@code millis} to the lease's remaining time ({@code add}), or set it to {@code millis}; a {@code replace}
+	 * also makes {@code millis} the lease time the watchdog renews to.
+	 */
+	void extend(RedisLease lease, long millis, boolean add, boolean replace) {
 		LeaseEntry entry = lease.entry;
 		LockLostEvent lost = entry.lostEvent();
 		if (lost != null) {
@@ -186,15 +189,61 @@ final class LeaseReleaser {
 			remaining = this.store.extend(entry.redisKey, entry.owner, entry.token, millis, add);
 		}
 		catch (RuntimeException ex) {
+			if (replace) {
+				// it may run yet: assume the shorter lease (see LeaseEntry.replaced)
+				entry.replaced(sent, millis, this.watchdog.intervalNanos(millis), false);
+				this.watchdog.wakeUp();
+			}
 			throw new LockUnavailableException(entry.key,
 					"Could not " + (add ? "extend" : "renew") + " lock '" + entry.key + "': Redis did not answer (" + ex.getMessage() + ")", ex);
 		}
 		if (remaining < 0) {
-			LockLostEvent event = this.registry.lostOnHolderCheck(entry);
-			this.watchdog.unregister(entry);
-			throw new LockLostException(event);
+			throw new LockLostException(foundGone(entry));
 		}
-		entry.confirmed(sent, remaining);
+		if (replace) {
+			// the watchdog's next renewal may now be due earlier than it planned
+			entry.replaced(sent, millis, this.watchdog.intervalNanos(millis), true);
+			this.watchdog.wakeUp();
+		}
+		else {
+			entry.confirmed(sent, remaining);
+		}
+	}
+
+	/**
+	 * Ask Redis whether the lease is still ours with its token. A lease found gone is lost exactly as a renewal would
+	 * find it: announced once, no longer renewed, and its release throws {@link LockLostException}.
+	 */
+	boolean isOwned(RedisLease lease) {
+		LeaseEntry entry = lease.entry;
+		if (entry.lostEvent() != null || entry.state() != LeaseEntry.State.HELD) {
+			return false;
+		}
+		long sent = System.nanoTime();
+		long remaining;
+		try {
+			remaining = this.store.owned(entry.redisKey, entry.owner, entry.token);
+		}
+		catch (RuntimeException ex) {
+			throw new LockUnavailableException(entry.key,
+					"Could not ask whether lock '" + entry.key + "' is still ours: Redis did not answer (" + ex.getMessage() + ")", ex);
+		}
+		if (remaining < 0) {
+			if (entry.isReleasing()) {
+				// our own last release is on its way: its reply decides, and the hold is not ours any more either way
+				return false;
+			}
+			foundGone(entry);
+			return false;
+		}
+		entry.observed(sent, remaining);
+		return true;
+	}
+
+	private LockLostEvent foundGone(LeaseEntry entry) {
+		LockLostEvent event = this.registry.lostOnHolderCheck(entry);
+		this.watchdog.unregister(entry);
+		return event;
 	}
 
 	private void ended(LeaseEntry entry) {

@@ -123,6 +123,24 @@ final class LeaseStore {
 				Long.toString(millis), add ? "add" : "set"));
 	}
 
+	/** {holds, fencing token, remaining ttl ms} of the lease at {@code redisKey}; null when the key is free. */
+	long @Nullable [] holder(String redisKey) {
+		List<?> reply = this.template.execute(LockScripts.HOLDER, List.of(redisKey));
+		if (reply == null || reply.isEmpty()) {
+			return null;
+		}
+		if (reply.size() != 3) {
+			throw new IllegalStateException("Unexpected reply from the holder script: " + reply);
+		}
+		return new long[] { ((Number) reply.get(0)).longValue(), ((Number) reply.get(1)).longValue(),
+				((Number) reply.get(2)).longValue() };
+	}
+
+	/** The remaining ttl in ms of the lease when it is still {@code owner}'s with {@code token}, else -1. */
+	long owned(String redisKey, String owner, long token) {
+		return nonNull(this.template.execute(LockScripts.OWNED, List.of(redisKey), owner, Long.toString(token)));
+	}
+
 	/** Delete the lease if {@code owner} holds it (a hold the client does not know); true if there was one. */
 	boolean discard(String redisKey, String owner, String channel) {
 		Object nativeReply = runNative(LockScripts.DISCARD, redisKey, owner, channel);

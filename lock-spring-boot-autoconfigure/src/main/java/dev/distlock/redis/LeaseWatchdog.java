@@ -118,7 +118,12 @@ final class LeaseWatchdog implements AutoCloseable {
 	}
 
 	long intervalNanos(LeaseEntry entry) {
-		return Math.max(1, (long) (entry.ttlMillis() * 1_000_000L * this.renewalRatio));
+		return intervalNanos(entry.ttlMillis());
+	}
+
+	/** The time between renewals of a lease of {@code ttlMillis}. */
+	long intervalNanos(long ttlMillis) {
+		return Math.max(1, (long) (ttlMillis * 1_000_000L * this.renewalRatio));
 	}
 
 	private void run() {

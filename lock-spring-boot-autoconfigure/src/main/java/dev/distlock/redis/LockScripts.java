@@ -203,6 +203,41 @@ final class LockScripts {
 			return fields
 			""", List.class);
 
+	/**
+	 * KEYS[1] lease. Reads who holds it, for {@code LockService.holder}: {holds, fencing token, remaining ttl ms}, the
+	 * holds summed over the owner fields (waiter notes and the token start with '~'), or empty when the key is free.
+	 * Reads only.
+	 */
+	@SuppressWarnings("rawtypes")
+	static final RedisScript<List> HOLDER = RedisScript.of("""
+			local fields = redis.call('hgetall', KEYS[1])
+			if #fields == 0 then
+			  return {}
+			end
+			local holds, token = 0, 0
+			for i = 1, #fields, 2 do
+			  local field = fields[i]
+			  if field == '~t' then
+			    token = tonumber(fields[i + 1])
+			  elseif string.sub(field, 1, 1) ~= '~' then
+			    holds = holds + tonumber(fields[i + 1])
+			  end
+			end
+			return {holds, token, redis.call('pttl', KEYS[1])}
+			""", List.class);
+
+	/**
+	 * KEYS[1] lease; ARGV[1] owner, ARGV[2] token. For {@code Lease.isOwned}: the remaining ttl in ms when the lease is
+	 * still this owner's with this token, else -1. Reads only.
+	 */
+	static final RedisScript<Long> OWNED = RedisScript.of("""
+			local held = redis.call('hmget', KEYS[1], ARGV[1], '~t')
+			if held[1] and held[2] == ARGV[2] then
+			  return redis.call('pttl', KEYS[1])
+			end
+			return -1
+			""", Long.class);
+
 	private LockScripts() {
 	}
 

@@ -1,8 +1,10 @@
 package dev.distlock.redis;
 
 import java.time.Duration;
+import java.time.Instant;
 import java.util.concurrent.atomic.AtomicBoolean;
 
+import dev.distlock.core.ExtendMode;
 import dev.distlock.core.Lease;
 import dev.distlock.core.LockNotOwnedException;
 
@@ -67,18 +69,35 @@ final class RedisLease implements Lease {
 	}
 
 	@Override
-	public void extend(Duration extra) {
-		if (extra == null || extra.isNegative() || extra.isZero()) {
-			throw new IllegalArgumentException("Lease extension must be positive, but was " + extra + " for lock '" + key() + "'");
+	public boolean isOwned() {
+		return !this.released.get() && this.releaser.isOwned(this);
+	}
+
+	@Override
+	public Instant validUntil() {
+		long now = System.nanoTime();
+		long left = (this.released.get() || this.entry.state() != LeaseEntry.State.HELD) ? 0
+				: Math.max(0, this.entry.validUntilNanos() - now);
+		return Instant.now().plusNanos(left);
+	}
+
+	@Override
+	public void extend(Duration time, ExtendMode mode) {
+		if (mode == null) {
+			throw new IllegalArgumentException("Extend mode must not be null for lock '" + key() + "'");
+		}
+		if (time == null || time.toMillis() < 1) {
+			throw new IllegalArgumentException(((mode == ExtendMode.ADD) ? "Lease extension" : "Replacement lease time")
+					+ " must be at least 1ms, but was " + time + " for lock '" + key() + "'");
 		}
 		checkNotReleased("extend");
-		this.releaser.extend(this, extra.toMillis(), true);
+		this.releaser.extend(this, time.toMillis(), mode == ExtendMode.ADD, mode == ExtendMode.REPLACE);
 	}
 
 	@Override
 	public void renew() {
 		checkNotReleased("renew");
-		this.releaser.extend(this, this.ttl.toMillis(), false);
+		this.releaser.extend(this, this.ttl.toMillis(), false, false);
 	}
 
 	@Override

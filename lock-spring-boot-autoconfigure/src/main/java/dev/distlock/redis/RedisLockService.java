@@ -15,6 +15,7 @@ import java.util.function.Consumer;
 
 import dev.distlock.core.Lease;
 import dev.distlock.core.LeaseSnapshot;
+import dev.distlock.core.LockHolder;
 import dev.distlock.core.LockListener;
 import dev.distlock.core.LockLostEvent;
 import dev.distlock.core.LockRequest;
@@ -78,6 +79,8 @@ public class RedisLockService implements LockService, SmartLifecycle, AutoClosea
 
 	private final ForcedReleaser forcedReleaser;
 
+	private final HolderQuery holderQuery;
+
 	private volatile boolean closed;
 
 	/**
@@ -107,6 +110,7 @@ public class RedisLockService implements LockService, SmartLifecycle, AutoClosea
 				releaser, listeners, this.clientId);
 		this.view = new LeaseView(this.registry, this.subscriber);
 		this.forcedReleaser = new ForcedReleaser(store, this.subscriber);
+		this.holderQuery = new HolderQuery(store);
 	}
 
 	/**
@@ -126,6 +130,12 @@ public class RedisLockService implements LockService, SmartLifecycle, AutoClosea
 		}
 		this.view.noteName(request.effectiveName());
 		return this.acquirer.tryAcquire(request, redisKey(request.key()));
+	}
+
+	@Override
+	public Optional<LockHolder> holder(String key) {
+		LockSettings.checkKey(key, "'key'");
+		return this.holderQuery.holder(key, redisKey(key));
 	}
 
 	/**

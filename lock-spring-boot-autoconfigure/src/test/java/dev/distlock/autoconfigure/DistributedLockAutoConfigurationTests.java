@@ -288,7 +288,7 @@ class DistributedLockAutoConfigurationTests {
 	@Configuration(proxyBeanMethods = false)
 	static class OwnLockService {
 
-		static final LockService INSTANCE = request -> Optional.empty();
+		static final LockService INSTANCE = new InMemoryLockService();
 
 		@Bean
 		LockService myLocks() {

@@ -1,6 +1,7 @@
 package dev.distlock.autoconfigure;
 
 import java.time.Duration;
+import java.time.Instant;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -11,7 +12,9 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.ReentrantLock;
 
+import dev.distlock.core.ExtendMode;
 import dev.distlock.core.Lease;
+import dev.distlock.core.LockHolder;
 import dev.distlock.core.LockInterruptedException;
 import dev.distlock.core.LockNotOwnedException;
 import dev.distlock.core.LockRequest;
@@ -52,9 +55,19 @@ public class InMemoryLockService implements LockService {
 	}
 
 	/** Whether some thread holds {@code key} now. */
+	@Override
 	public boolean isLocked(String key) {
 		ReentrantLock lock = this.locks.get(key);
 		return lock != null && lock.isLocked();
+	}
+
+	@Override
+	public Optional<LockHolder> holder(String key) {
+		ReentrantLock lock = this.locks.get(key);
+		if (lock == null || !lock.isLocked()) {
+			return Optional.empty();
+		}
+		return Optional.of(new LockHolder(key, Math.max(1, lock.getHoldCount()), Duration.ofDays(1), this.tokens.get()));
 	}
 
 	/** One hold of a key's {@link ReentrantLock}. */
@@ -117,7 +130,17 @@ public class InMemoryLockService implements LockService {
 		}
 
 		@Override
-		public void extend(Duration extra) {
+		public boolean isOwned() {
+			return isHeld();
+		}
+
+		@Override
+		public Instant validUntil() {
+			return isHeld() ? Instant.MAX : Instant.now();
+		}
+
+		@Override
+		public void extend(Duration time, ExtendMode mode) {
 			checkHeld();
 		}
 

@@ -90,7 +90,11 @@ class DistributedLockInterceptorIntegrationTests {
 			assertThat(seen.lease().fencingToken()).isPositive();
 			assertThat(seen.lease().name()).isEqualTo("LockedBeans.Inventory.place");
 			assertThat(seen.holdsInRedis()).isEqualTo("1");
+			// the lease in the lock context answers questions to the store
+			assertThat(seen.ownedInStore()).isTrue();
+			assertThat(seen.validUntil()).isAfter(seen.observedAt());
 			assertThat(seen.lease().isHeld()).isFalse(); // released after the call
+			assertThat(seen.lease().isOwned()).isFalse();
 			assertThat(LockContext.current()).isEmpty();
 			assertThat(redis.execute("DBSIZE")).isEqualTo(0L);
 		});

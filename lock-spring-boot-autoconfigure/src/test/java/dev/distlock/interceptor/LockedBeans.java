@@ -4,6 +4,7 @@ import java.lang.annotation.ElementType;
 import java.lang.annotation.Retention;
 import java.lang.annotation.RetentionPolicy;
 import java.lang.annotation.Target;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
@@ -29,10 +30,12 @@ public final class LockedBeans {
 
 	/**
 	 * What a locked method saw: its lease (from {@link LockContext}), all its leases, the hold count stored in Redis
-	 * for its first key and for every key, and the first key's remaining lease time in Redis (PTTL, in ms).
+	 * for its first key and for every key, the first key's remaining lease time in Redis (PTTL, in ms), whether the
+	 * store said the lease was still ours ({@link Lease#isOwned()}), and until when it was valid then.
 	 */
 	public record Observation(Lease lease, List<Lease> leases, @Nullable Object holdsInRedis,
-			List<@Nullable Object> allHoldsInRedis, @Nullable Long pttlInRedis) {
+			List<@Nullable Object> allHoldsInRedis, @Nullable Long pttlInRedis, boolean ownedInStore,
+			Instant validUntil, Instant observedAt) {
 	}
 
 	static Observation observe(StringRedisTemplate redis) {
@@ -43,8 +46,10 @@ public final class LockedBeans {
 		for (Lease each : leases) {
 			holds.add(redis.opsForHash().get("lock:{" + each.key() + "}", each.owner()));
 		}
+		Instant observedAt = Instant.now();
 		return new Observation(lease, leases, holds.get(0), holds,
-				redis.getExpire("lock:{" + lease.key() + "}", TimeUnit.MILLISECONDS));
+				redis.getExpire("lock:{" + lease.key() + "}", TimeUnit.MILLISECONDS), lease.isOwned(), lease.validUntil(),
+				observedAt);
 	}
 
 	private static void assertHeld(Lease lease) {

@@ -130,7 +130,12 @@ class LockObservationIntegrationTests {
 			try (Lease lease = locks.tryAcquire(LockRequest.of("item:42", Duration.ofSeconds(20), Duration.ZERO)
 				.withName("Catalog.touch")).orElseThrow()) {
 				token = lease.fencingToken();
+				// questions to the store pass through the observed service, and are not observed
+				org.assertj.core.api.Assertions.assertThat(locks.isLocked("item:42")).isTrue();
+				org.assertj.core.api.Assertions.assertThat(locks.holder("item:42"))
+					.hasValueSatisfying(holder -> org.assertj.core.api.Assertions.assertThat(holder.fencingToken()).isEqualTo(lease.fencingToken()));
 			}
+			org.assertj.core.api.Assertions.assertThat(locks.isLocked("item:42")).isFalse();
 
 			assertThat(registry).hasNumberOfObservationsEqualTo(1)
 				.hasSingleObservationThat()

@@ -79,4 +79,41 @@ class LeaseEntryTests {
 		assertThat(entry.snapshot(now).ttlRemaining()).isZero();
 	}
 
+	@Test
+	void anAnsweredReplaceSetsTheValidityAndLeaseTimeExactlyEvenWhenShorter() {
+		long now = System.nanoTime();
+		LeaseEntry entry = entry(now); // 600 ms
+		long sent = now + INTERVAL;
+		entry.replaced(sent, 100, TimeUnit.MILLISECONDS.toNanos(33), true);
+		assertThat(entry.validUntilNanos()).isEqualTo(sent + TimeUnit.MILLISECONDS.toNanos(100));
+		assertThat(entry.ttlMillis()).isEqualTo(100);
+		// the next renewal comes one interval of the new time after the replace, not 200 ms after the acquisition
+		assertThat(entry.isRenewalDue(sent + TimeUnit.MILLISECONDS.toNanos(34), TimeUnit.MILLISECONDS.toNanos(33))).isTrue();
+	}
+
+	@Test
+	void anUnansweredReplaceAssumesTheShorterLeaseWhicheverItWas() {
+		long now = System.nanoTime();
+		long sent = now + INTERVAL;
+		LeaseEntry shortened = entry(now);
+		shortened.replaced(sent, 100, TimeUnit.MILLISECONDS.toNanos(33), false);
+		assertThat(shortened.validUntilNanos()).as("it may have run: the new, shorter time")
+			.isEqualTo(sent + TimeUnit.MILLISECONDS.toNanos(100));
+		LeaseEntry lengthened = entry(now);
+		lengthened.replaced(sent, 5_000, TimeUnit.MILLISECONDS.toNanos(1_666), false);
+		assertThat(lengthened.validUntilNanos()).as("it may not have run: the old, shorter validity")
+			.isEqualTo(now + TimeUnit.MILLISECONDS.toNanos(600));
+		assertThat(lengthened.ttlMillis()).as("renewals raise the lease to the new time either way").isEqualTo(5_000);
+	}
+
+	@Test
+	void anOwnershipCheckOnlyMovesTheValidityForward() {
+		long now = System.nanoTime();
+		LeaseEntry entry = entry(now);
+		entry.observed(now + INTERVAL, 100); // the store says less than this process counts on: a lower bound too
+		assertThat(entry.validUntilNanos()).isEqualTo(now + TimeUnit.MILLISECONDS.toNanos(600));
+		entry.observed(now + INTERVAL, 60_000);
+		assertThat(entry.validUntilNanos()).isEqualTo(now + INTERVAL + TimeUnit.SECONDS.toNanos(60));
+	}
+
 }

@@ -21,6 +21,7 @@ import java.util.concurrent.atomic.AtomicReference;
 import java.util.stream.Collectors;
 import java.util.stream.Stream;
 
+import dev.distlock.core.ExtendMode;
 import dev.distlock.core.Lease;
 import dev.distlock.core.LeaseSnapshot;
 import dev.distlock.core.LockAcquisitionTimeoutException;
@@ -84,6 +85,9 @@ class LeaseFaultMatrixIntegrationTests {
 
 	static final Duration EXTENSION = Duration.ofSeconds(1);
 
+	/** The remaining time a replacing extension sets: shorter than the lease time. */
+	static final Duration REPLACEMENT = Duration.ofMillis(1000);
+
 	/** The longest a lease key may live after a call: a full lease plus an extension. */
 	static final Duration MAX_PTTL = TTL.plus(EXTENSION);
 
@@ -113,7 +117,8 @@ class LeaseFaultMatrixIntegrationTests {
 		server = redis;
 		// Loaded up front, so that no case's first call of a script differs from the others (NOSCRIPT, then EVAL).
 		for (RedisScript<?> script : List.of(LockScripts.ACQUIRE, LockScripts.RELEASE, LockScripts.HAND_OVER,
-				LockScripts.EXTEND, LockScripts.RENEW_ALL, LockScripts.DISCARD, LockScripts.FORCE_RELEASE)) {
+				LockScripts.EXTEND, LockScripts.RENEW_ALL, LockScripts.DISCARD, LockScripts.FORCE_RELEASE,
+				LockScripts.OWNED, LockScripts.HOLDER)) {
 			server.execute("SCRIPT", "LOAD", script.getScriptAsString());
 		}
 		warmUp();
@@ -135,6 +140,9 @@ class LeaseFaultMatrixIntegrationTests {
 			await().atMost(WARM_UP).until(() -> client.waitingThreads() == 1);
 			held.extend(EXTENSION);
 			held.renew();
+			held.extend(WARM_UP, ExtendMode.REPLACE);
+			assertThat(held.isOwned()).isTrue();
+			assertThat(client.holder("warm-up")).isPresent();
 			held.release();
 			Lease handedOver = waiting.get(WARM_UP.toMillis(), TimeUnit.MILLISECONDS);
 			handedOver.release();
@@ -173,6 +181,7 @@ class LeaseFaultMatrixIntegrationTests {
 				c.assertInTime(each);
 			}
 			c.assertAgreementWithinOneTtl();
+			c.assertValidityNeverOverstated();
 			c.assertLossesSurfaced();
 			c.releaseEverything();
 			assertThat(server.execute("EXISTS", c.redisKey)).as("what is left of '%s' in Redis", c.key).isEqualTo(0L);
@@ -299,6 +308,43 @@ class LeaseFaultMatrixIntegrationTests {
 			Object run(Case c) {
 				c.subject.lease.renew();
 				return "renewed";
+			}
+		},
+
+		EXTEND_REPLACE("extend, replacing the remaining time with a shorter one", Duration.ZERO) {
+			@Override
+			void setUp(Case c) {
+				c.subject = c.hold(c.client.acquire(c.key, TTL, SETUP));
+			}
+
+			@Override
+			Object run(Case c) {
+				c.subject.lease.extend(REPLACEMENT, ExtendMode.REPLACE);
+				return "replaced";
+			}
+		},
+
+		OWNED("isOwned", Duration.ZERO) {
+			@Override
+			void setUp(Case c) {
+				c.subject = c.hold(c.client.acquire(c.key, TTL, SETUP));
+			}
+
+			@Override
+			Object run(Case c) {
+				return c.subject.lease.isOwned();
+			}
+		},
+
+		HOLDER("holder of the others' lease", Duration.ZERO) {
+			@Override
+			void setUp(Case c) {
+				c.subject = c.holdOthers(c.others.acquire(c.key, TTL, SETUP));
+			}
+
+			@Override
+			Object run(Case c) {
+				return c.client.holder(c.key);
 			}
 		},
 
@@ -678,6 +724,23 @@ class LeaseFaultMatrixIntegrationTests {
 		}
 
 		/** Check 4: a lease found lost was announced to the listeners (on the thread that found it). */
+		/**
+		 * Check 3b: no lease a service believes held is valid (as {@link Lease#validUntil()} says) beyond the moment
+		 * Redis lets it expire, whatever ran of the calls whose replies were lost.
+		 */
+		void assertValidityNeverOverstated() throws Exception {
+			for (Held held : this.held) {
+				if (held.released || !held.lease.isHeld()) {
+					continue;
+				}
+				java.time.Instant validUntil = held.lease.validUntil();
+				long pttl = (Long) server.execute("PTTL", this.redisKey);
+				java.time.Instant expiry = java.time.Instant.now().plusMillis(Math.max(pttl, 0) + 1);
+				assertThat(validUntil).as("how long %s believes %s valid (Redis: pttl %d ms)", this.client, held.lease, pttl)
+					.isBeforeOrEqualTo(expiry);
+			}
+		}
+
 		void assertLossesSurfaced() {
 			for (Held held : this.held) {
 				if (held.lease.isLost()) {

@@ -15,6 +15,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 
+import dev.distlock.core.ExtendMode;
 import dev.distlock.core.Lease;
 import dev.distlock.core.LockInterruptedException;
 import dev.distlock.core.LockListener;
@@ -549,6 +550,183 @@ abstract class LockServiceContractTests {
 			assertThat(lease.fencingToken()).isGreaterThan(before).isLessThan(before + 60_000_000L);
 			assertThat(this.redis.opsForHash().get(service.redisKey("clock"), LockScripts.TOKEN_FIELD))
 				.isEqualTo(Long.toString(lease.fencingToken()));
+		}
+	}
+
+	// 11. asking the store (redis-py's locked(), owned() and extend(t, replace_ttl=True); redsync's Valid() and Until())
+
+	@Test
+	void isLockedAndHolderAskTheStoreWhateverProcessHoldsTheKey() {
+		RedisLockService holderService = this.support.service();
+		RedisLockService asker = this.support.service();
+		assertThat(asker.isLocked("asked")).isFalse();
+		assertThat(asker.holder("asked")).isEmpty();
+		Lease outer = holderService.acquire("asked", LONG_TTL, Duration.ZERO);
+		Lease inner = holderService.acquire("asked", LONG_TTL, Duration.ZERO);
+		assertThat(asker.isLocked("asked")).isTrue();
+		assertThat(asker.holder("asked")).hasValueSatisfying(holder -> {
+			assertThat(holder.key()).isEqualTo("asked");
+			assertThat(holder.holds()).isEqualTo(2);
+			assertThat(holder.fencingToken()).isEqualTo(outer.fencingToken());
+			assertThat(holder.remainingTtl()).isPositive().isLessThanOrEqualTo(LONG_TTL);
+		});
+		assertThat(holderService.holder("asked")).hasValueSatisfying(holder -> assertThat(holder.holds()).isEqualTo(2));
+		inner.release();
+		assertThat(asker.holder("asked")).hasValueSatisfying(holder -> assertThat(holder.holds()).isEqualTo(1));
+		outer.release();
+		assertThat(asker.isLocked("asked")).isFalse();
+		assertThat(asker.holder("asked")).isEmpty();
+		assertThatIllegalArgumentException().isThrownBy(() -> asker.holder(" ")).withMessageContaining("key");
+		assertThatIllegalArgumentException().isThrownBy(() -> asker.isLocked(null)).withMessageContaining("key");
+	}
+
+	@Test
+	void aLeaseIsOwnedFromItsAcquisitionUntilItsRelease() {
+		RedisLockService service = this.support.service();
+		RedisLockService other = this.support.service();
+		Lease lease = service.acquire("owned", LONG_TTL, Duration.ZERO);
+		assertThat(lease.isOwned()).isTrue();
+		// another service's attempt does not make it someone else's
+		assertThat(other.tryAcquire("owned", LONG_TTL, Duration.ZERO)).isEmpty();
+		assertThat(lease.isOwned()).isTrue();
+		lease.release();
+		assertThat(lease.isOwned()).isFalse();
+		Lease next = other.acquire("owned", LONG_TTL, Duration.ZERO);
+		assertThat(next.isOwned()).isTrue();
+		assertThat(lease.isOwned()).as("the released handle, with the key held by another owner").isFalse();
+		next.release();
+	}
+
+	@Test
+	void aLeaseTakenOverByAnotherOwnerIsNotOwnedAndIsReportedLostOnce() {
+		List<LockLostEvent> listened = new CopyOnWriteArrayList<>();
+		List<Object> published = new CopyOnWriteArrayList<>();
+		RedisLockService service = this.support.service(RedisLockService.builder(this.support.connectionFactory())
+			.eventPublisher(published::add)
+			.listener(new LockListener() {
+				@Override
+				public void lost(LockLostEvent event) {
+					listened.add(event);
+				}
+			}));
+		RedisLockService other = this.support.service();
+		Lease lease = service.acquire("taken", LONG_TTL, Duration.ZERO);
+		// as if the lease had expired during a pause: gone, and another owner took the key (its watchdog renews in
+		// 10 s, so the question below is what finds the loss)
+		this.redis.delete(service.redisKey("taken"));
+		Lease thief = other.acquire("taken", LONG_TTL, Duration.ZERO);
+		assertThat(lease.isHeld()).as("the process's own view, before it asks").isTrue();
+
+		assertThat(lease.isOwned()).isFalse();
+		assertThat(lease.isLost()).isTrue();
+		assertThat(lease.isHeld()).isFalse();
+		assertThat(lease.validUntil()).isBeforeOrEqualTo(java.time.Instant.now());
+		assertThat(lease.isOwned()).isFalse();
+		assertThat(listened).singleElement().satisfies(event -> {
+			assertThat(event.key()).isEqualTo("taken");
+			assertThat(event.fencingToken()).isEqualTo(lease.fencingToken());
+			assertThat(event.detection()).isEqualTo(LockLostEvent.Detection.FOUND_GONE_BY_HOLDER);
+		});
+		await().atMost(Duration.ofSeconds(2)).until(() -> published.size() == 1);
+		assertThat(service.lostLeaseCount()).isEqualTo(1);
+		assertThatExceptionOfType(LockLostException.class).isThrownBy(lease::release)
+			.satisfies(ex -> assertThat(ex.getDetection()).isEqualTo(LockLostEvent.Detection.FOUND_GONE_BY_HOLDER));
+		assertThat(thief.isOwned()).isTrue();
+		assertThat(other.holder("taken")).hasValueSatisfying(holder -> assertThat(holder.fencingToken()).isEqualTo(thief.fencingToken()));
+		assertThat(listened).hasSize(1);
+		thief.release();
+	}
+
+	@Test
+	void aFixedLeasePastItsTimeIsNotOwnedOnceAnotherOwnerTookTheKey() {
+		RedisLockService service = this.support.service();
+		RedisLockService other = this.support.service();
+		Lease lease = service.acquire(LockRequest.of("expiring", Duration.ofMillis(300), Duration.ZERO).withFixedLease());
+		Lease next = other.acquire("expiring", LONG_TTL, Duration.ofSeconds(10));
+		assertThat(lease.isOwned()).isFalse();
+		assertThat(lease.isHeld()).isFalse();
+		assertThat(next.isOwned()).isTrue();
+		assertThat(next.fencingToken()).isGreaterThan(lease.fencingToken());
+		next.release();
+	}
+
+	@Test
+	void validUntilIsWhatTheStoreLastConfirmed() {
+		RedisLockService service = this.support.service();
+		java.time.Instant before = java.time.Instant.now();
+		Lease lease = service.acquire(LockRequest.of("validity", Duration.ofSeconds(10), Duration.ZERO).withFixedLease());
+		java.time.Instant after = java.time.Instant.now();
+		// counted from when the acquisition was sent: never later than the store keeps it
+		assertThat(lease.validUntil()).isAfter(before.plusSeconds(9)).isBeforeOrEqualTo(after.plusSeconds(10));
+		// the store keeps it longer (as after an extension by another handle): an ownership check learns that
+		this.redis.expire(service.redisKey("validity"), Duration.ofSeconds(60));
+		assertThat(lease.validUntil()).isBeforeOrEqualTo(java.time.Instant.now().plusSeconds(10));
+		assertThat(lease.isOwned()).isTrue();
+		assertThat(lease.validUntil()).isAfter(java.time.Instant.now().plusSeconds(50));
+		lease.extend(Duration.ofSeconds(2), ExtendMode.REPLACE);
+		assertThat(lease.validUntil()).isBeforeOrEqualTo(java.time.Instant.now().plusSeconds(2));
+		lease.release();
+		assertThat(lease.validUntil()).isBeforeOrEqualTo(java.time.Instant.now());
+	}
+
+	@Test
+	void replaceSetsExactlyTheNewTimeWhereAddAddsToIt() {
+		RedisLockService service = this.support.service();
+		Lease lease = service.acquire(LockRequest.of("replaced", Duration.ofSeconds(10), Duration.ZERO).withFixedLease());
+		String key = service.redisKey("replaced");
+		// redis-py: extend(10, replace_ttl=True) on a 10 s lock leaves at most 10 s, where extend(10) leaves about 20
+		lease.extend(Duration.ofSeconds(10), ExtendMode.REPLACE);
+		assertThat(this.redis.getExpire(key, TimeUnit.MILLISECONDS)).isBetween(9_000L, 10_000L);
+		lease.extend(Duration.ofSeconds(10), ExtendMode.ADD);
+		assertThat(this.redis.getExpire(key, TimeUnit.MILLISECONDS)).isBetween(19_000L, 20_000L);
+		// replace also shortens
+		lease.extend(Duration.ofSeconds(3), ExtendMode.REPLACE);
+		assertThat(this.redis.getExpire(key, TimeUnit.MILLISECONDS)).isBetween(2_000L, 3_000L);
+		assertThat(lease.isOwned()).isTrue();
+		lease.release();
+		assertThatExceptionOfType(LockNotOwnedException.class)
+			.isThrownBy(() -> lease.extend(Duration.ofSeconds(1), ExtendMode.REPLACE)).withMessageContaining("replaced");
+	}
+
+	@Test
+	void aReplacedTimeIsWhatTheWatchdogRenewsToFromThenOn() {
+		AtomicInteger renewals = new AtomicInteger();
+		RedisLockService service = this.support.service(RedisLockService.builder(this.support.connectionFactory())
+			.listener(new LockListener() {
+				@Override
+				public void renewed(String name, boolean success) {
+					if (success) {
+						renewals.incrementAndGet();
+					}
+				}
+			}));
+		Lease lease = service.acquire("rescheduled", LONG_TTL, Duration.ZERO);
+		String key = service.redisKey("rescheduled");
+		// the watchdog planned its next renewal 10 s out; with 900 ms left the lease would expire long before that
+		lease.extend(Duration.ofMillis(900), ExtendMode.REPLACE);
+		int before = renewals.get();
+		// five renewals, every 300 ms: more than 900 ms, and far less than one interval of the former 30 s lease time
+		await().atMost(Duration.ofSeconds(8)).until(() -> renewals.get() >= before + 5);
+		assertThat(lease.isLost()).isFalse();
+		assertThat(lease.isOwned()).isTrue();
+		assertThat(this.redis.getExpire(key, TimeUnit.MILLISECONDS)).isPositive().isLessThanOrEqualTo(900L);
+		lease.release();
+	}
+
+	@Test
+	void invalidExtensionsAreRejectedNamingTheKey() {
+		RedisLockService service = this.support.service();
+		try (Lease lease = service.acquire("badly-extended", LONG_TTL, Duration.ZERO)) {
+			assertThatIllegalArgumentException().isThrownBy(() -> lease.extend(Duration.ZERO, ExtendMode.REPLACE))
+				.withMessageContaining("badly-extended").withMessageContaining("at least 1ms");
+			assertThatIllegalArgumentException().isThrownBy(() -> lease.extend(Duration.ofNanos(500), ExtendMode.ADD))
+				.withMessageContaining("badly-extended");
+			assertThatIllegalArgumentException().isThrownBy(() -> lease.extend(Duration.ofSeconds(-1)))
+				.withMessageContaining("badly-extended");
+			assertThatIllegalArgumentException().isThrownBy(() -> lease.extend(Duration.ofSeconds(1), null))
+				.withMessageContaining("badly-extended");
+			assertThat(lease.isOwned()).isTrue();
+			assertThat(this.redis.getExpire(service.redisKey("badly-extended"), TimeUnit.MILLISECONDS)).isGreaterThan(20_000L);
 		}
 	}
 

@@ -1,0 +1,38 @@
+package dev.distlock.redis;
+
+import java.time.Duration;
+import java.util.Optional;
+
+import dev.distlock.core.LockHolder;
+import dev.distlock.core.LockUnavailableException;
+
+/**
+ * Asks Redis, not this process's bookkeeping, who holds a key: for {@code LockService.holder} and {@code isLocked}.
+ * One read-only script call; it changes nothing in Redis or in this process.
+ */
+final class HolderQuery {
+
+	private final LeaseStore store;
+
+	HolderQuery(LeaseStore store) {
+		this.store = store;
+	}
+
+	Optional<LockHolder> holder(String key, String redisKey) {
+		long[] reply;
+		try {
+			reply = this.store.holder(redisKey);
+		}
+		catch (RuntimeException ex) {
+			throw new LockUnavailableException(key,
+					"Could not ask who holds lock '" + key + "': Redis did not answer (" + ex.getMessage() + ")", ex);
+		}
+		if (reply == null || reply[0] < 1) {
+			// no lease, or only notes of waiting processes left on a key that expires with them
+			return Optional.empty();
+		}
+		return Optional.of(new LockHolder(key, (int) Math.min(Integer.MAX_VALUE, reply[0]),
+				Duration.ofMillis(Math.max(0, reply[2])), reply[1]));
+	}
+
+}
