@@ -14,9 +14,24 @@ import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactor
 /** This starter's programmatic API: {@link RedisLockService} on a Lettuce connection factory, default settings. */
 final class DistlockContestant implements Contestant {
 
+	private final int replicaAcks;
+
+	DistlockContestant() {
+		this(0);
+	}
+
+	private DistlockContestant(int replicaAcks) {
+		this.replicaAcks = replicaAcks;
+	}
+
+	/** This starter with {@code distlock.replica-acks}: for a server with replicas ({@code --replica}). */
+	static DistlockContestant withReplicaAcks(int replicas) {
+		return new DistlockContestant(replicas);
+	}
+
 	@Override
 	public String name() {
-		return "distlock";
+		return (this.replicaAcks > 0) ? "distlock, replica-acks=" + this.replicaAcks : "distlock";
 	}
 
 	@Override
@@ -32,7 +47,12 @@ final class DistlockContestant implements Contestant {
 	@Override
 	public Client open(Target target, Options options) {
 		LettuceConnectionFactory factory = connectionFactory(target);
-		RedisLockService service = RedisLockService.builder(factory).keyPrefix("bench-distlock").build();
+		RedisLockService.Builder builder = RedisLockService.builder(factory)
+			.keyPrefix((this.replicaAcks > 0) ? "bench-distlock-acks" : "bench-distlock");
+		if (this.replicaAcks > 0) {
+			builder.replicaAcks(this.replicaAcks, Duration.ofSeconds(1));
+		}
+		RedisLockService service = builder.build();
 		return new DistlockClient(factory, service, options.ttl(), options.waitTime());
 	}
 

@@ -30,6 +30,7 @@ public final class LockBenchmarks {
 		Path docs = Path.of("docs");
 		List<Contestant> contestants = contestants();
 		java.util.Set<Scenario> only = java.util.EnumSet.allOf(Scenario.class);
+		boolean replica = false;
 		for (String arg : args) {
 			if (arg.equals("--smoke")) {
 				settings = Settings.smoke();
@@ -57,16 +58,28 @@ public final class LockBenchmarks {
 					.toList();
 				write = false;
 			}
+			else if (arg.equals("--replica")) {
+				// the server gets a replica, and the contestants a distlock with distlock.replica-acks=1; never
+				// writes the docs, whose figures are of a server without replicas
+				replica = true;
+				write = false;
+			}
 			else if (arg.startsWith("--docs=")) {
 				docs = Path.of(arg.substring("--docs=".length()));
 			}
 			else {
-				System.err.println("Usage: LockBenchmarks [--full | --smoke] [--no-write] [--docs=DIR] [--only=SCENARIO,..] [--contestants=word,..]");
+				System.err.println("Usage: LockBenchmarks [--full | --smoke] [--no-write] [--docs=DIR] [--only=SCENARIO,..] [--contestants=word,..] [--replica]");
 				System.exit(2);
 			}
 		}
+		if (replica) {
+			List<Contestant> withAcks = new ArrayList<>(contestants);
+			withAcks.add(DistlockContestant.withReplicaAcks(1));
+			contestants = withAcks;
+		}
 		Results results;
-		try (RedisServer server = RedisServer.start()) {
+		try (RedisServer server = RedisServer.start();
+				RedisServer follower = replica ? startReplica(server) : null) {
 			results = run(settings, new Contestant.Target(server.host(), server.port()), contestants, only, System.out);
 		}
 		System.out.println();
@@ -83,6 +96,20 @@ public final class LockBenchmarks {
 			System.exit(1);
 		}
 		System.exit(0);
+	}
+
+	/** A replica of {@code master}, once its link is up. */
+	private static RedisServer startReplica(RedisServer master) throws InterruptedException {
+		RedisServer replica = RedisServer.builder().config("replicaof", master.host(), Integer.toString(master.port())).start();
+		long deadline = System.nanoTime() + java.util.concurrent.TimeUnit.SECONDS.toNanos(30);
+		while (!String.valueOf(replica.execute("INFO", "replication")).contains("master_link_status:up")) {
+			if (System.nanoTime() - deadline > 0) {
+				replica.close();
+				throw new IllegalStateException("The replica did not connect to its master within 30 s");
+			}
+			Thread.sleep(50);
+		}
+		return replica;
 	}
 
 	/** The contestants, in the order they run within each round. */

@@ -71,6 +71,18 @@ public class LockProperties {
 	 */
 	private int localHandOvers = 4;
 
+	/**
+	 * How many replicas must acknowledge a new lease (Redis WAIT) before it counts as acquired, so that it survives a
+	 * failover to one of them. A lease fewer replicas acknowledge in time is deleted again and the attempt retried
+	 * within the wait. Zero (the default) waits for none. Turns hand-overs between threads off; not on Redis Cluster.
+	 */
+	private int replicaAcks;
+
+	/**
+	 * How long a new lease waits for its replica acknowledgements; shorter than spring.data.redis.timeout.
+	 */
+	private Duration replicaAckTimeout = Duration.ofMillis(500);
+
 	private final Health health = new Health();
 
 	private final Actuator actuator = new Actuator();
@@ -183,6 +195,32 @@ public class LockProperties {
 	 */
 	public void setLocalHandOvers(int localHandOvers) {
 		this.localHandOvers = LockSettings.checkLocalHandOvers(localHandOvers, "distlock.local-hand-overs");
+	}
+
+	/** {@return how many replicas must acknowledge a new lease} */
+	public int getReplicaAcks() {
+		return this.replicaAcks;
+	}
+
+	/**
+	 * Set how many replicas must acknowledge a new lease before it counts as acquired.
+	 * @param replicaAcks the number of replicas; not negative, zero waits for none
+	 */
+	public void setReplicaAcks(int replicaAcks) {
+		this.replicaAcks = LockSettings.checkReplicaAcks(replicaAcks, "distlock.replica-acks");
+	}
+
+	/** {@return how long a new lease waits for its replica acknowledgements} */
+	public Duration getReplicaAckTimeout() {
+		return this.replicaAckTimeout;
+	}
+
+	/**
+	 * Set how long a new lease waits for its replica acknowledgements.
+	 * @param replicaAckTimeout the wait; at least 1ms
+	 */
+	public void setReplicaAckTimeout(Duration replicaAckTimeout) {
+		this.replicaAckTimeout = LockSettings.checkReplicaAckTimeout(replicaAckTimeout, "distlock.replica-ack-timeout");
 	}
 
 	/** {@return how long a release channel without waiters stays subscribed} */

@@ -47,6 +47,7 @@ public final class RedisLockServiceAutoConfiguration {
 			.renewalRatio(properties.getRenewalRatio())
 			.idleUnsubscribe(properties.getIdleUnsubscribe())
 			.localHandOvers(properties.getLocalHandOvers())
+			.replicaAcks(properties.getReplicaAcks(), properties.getReplicaAckTimeout())
 			.eventPublisher(eventPublisher);
 		listeners.orderedStream().forEach(builder::listener);
 		if (Threading.VIRTUAL.isActive(environment)) {

@@ -161,6 +161,35 @@ public final class LockSettings {
 		return localHandOvers;
 	}
 
+	/**
+	 * How many replicas must acknowledge a new lease: not negative; zero waits for none.
+	 * @param replicaAcks the number of replicas
+	 * @param subject what the message names, e.g. the property
+	 * @return the number, unchanged
+	 * @throws IllegalArgumentException naming {@code subject}
+	 */
+	public static int checkReplicaAcks(int replicaAcks, String subject) {
+		if (replicaAcks < 0) {
+			throw invalid(subject, "must not be negative", replicaAcks);
+		}
+		return replicaAcks;
+	}
+
+	/**
+	 * How long to wait for replicas to acknowledge a new lease: at least 1ms (Redis's {@code WAIT} with 0 would wait
+	 * forever).
+	 * @param timeout the wait
+	 * @param subject what the message names, e.g. the property
+	 * @return the wait, unchanged
+	 * @throws IllegalArgumentException naming {@code subject}
+	 */
+	public static Duration checkReplicaAckTimeout(@Nullable Duration timeout, String subject) {
+		if (timeout == null || timeout.toMillis() < 1) {
+			throw invalid(subject, "must be at least 1ms", timeout);
+		}
+		return timeout;
+	}
+
 	private static IllegalArgumentException invalid(String subject, String rule, @Nullable Object value) {
 		return new IllegalArgumentException(subject + " " + rule + ", but was " + value);
 	}

@@ -50,8 +50,16 @@ final class LeaseAcquirer {
 
 	private final AtomicLong ownerSequence = new AtomicLong();
 
+	/** Replicas that must acknowledge a new lease before it counts as acquired; 0 for none. */
+	private final int replicaAcks;
+
+	private final long replicaAckTimeoutMillis;
+
 	LeaseAcquirer(LeaseStore store, ReleaseSubscriber subscriber, LeaseWatchdog watchdog, LeaseRegistry registry,
-			HoldReconciler reconciler, LeaseReleaser releaser, List<LockListener> listeners, String clientId) {
+			HoldReconciler reconciler, LeaseReleaser releaser, List<LockListener> listeners, String clientId,
+			int replicaAcks, long replicaAckTimeoutMillis) {
+		this.replicaAcks = replicaAcks;
+		this.replicaAckTimeoutMillis = replicaAckTimeoutMillis;
 		this.store = store;
 		this.subscriber = subscriber;
 		this.watchdog = watchdog;
@@ -312,12 +320,19 @@ final class LeaseAcquirer {
 
 	private long[] callAcquire(LockRequest request, Attempt attempt, boolean willWait) throws InterruptedException {
 		try {
-			long[] reply = this.store.acquire(attempt.redisKey, attempt.owner, attempt.ttlMillis,
-					willWait ? this.clientId : "", 0);
+			String waiter = willWait ? this.clientId : "";
+			if (this.replicaAcks > 0) {
+				return callAcquireReplicated(request, attempt, waiter);
+			}
+			long[] reply = this.store.acquire(attempt.redisKey, attempt.owner, attempt.ttlMillis, waiter, 0);
 			if (reply[0] < 0) {
 				throw new IllegalStateException("The acquire script refused a new owner of '" + request.key() + "'");
 			}
 			return reply;
+		}
+		catch (ReplicaShortfall ex) {
+			throw new LockUnavailableException(request.key(), "Could not acquire lock '" + request.key() + "': "
+					+ ex.getMessage(), ex);
 		}
 		catch (RuntimeException ex) {
 			// sent, no answer: Redis may run it yet
@@ -331,8 +346,53 @@ final class LeaseAcquirer {
 		}
 	}
 
+	/**
+	 * A new acquisition that counts only once {@code replicaAcks} replicas acknowledged it (WAIT on the script's
+	 * connection). A lease too few replicas acknowledged is deleted again at once (it may not survive a failover), and
+	 * the attempt fails like one Redis did not answer: retried within the wait. If that delete goes unanswered, the
+	 * attempt is marked unanswered, so the reconciler deletes the lease once Redis answers.
+	 */
+	private long[] callAcquireReplicated(LockRequest request, Attempt attempt, String waiter) {
+		long[] reply = this.store.acquireReplicated(attempt.redisKey, attempt.owner, attempt.ttlMillis, waiter,
+				this.replicaAcks, this.replicaAckTimeoutMillis);
+		if (reply[0] < 0) {
+			throw new IllegalStateException("The acquire script refused a new owner of '" + request.key() + "'");
+		}
+		if (reply[0] == 0 || reply[2] >= this.replicaAcks) {
+			return new long[] { reply[0], reply[1] };
+		}
+		String shortfall = "only " + reply[2] + " of " + this.replicaAcks + " replica(s) acknowledged the new lease of '"
+				+ request.key() + "' within " + this.replicaAckTimeoutMillis + "ms (distlock.replica-acks)";
+		try {
+			this.store.discard(attempt.redisKey, attempt.owner, attempt.channel);
+		}
+		catch (RuntimeException ex) {
+			attempt.unanswered = true;
+			ReplicaShortfall failure = new ReplicaShortfall(shortfall + "; deleting it got no answer, so it is deleted "
+					+ "once Redis answers, or expires");
+			failure.addSuppressed(ex);
+			throw failure;
+		}
+		throw new ReplicaShortfall(shortfall + "; it was deleted again");
+	}
+
+	/** Too few replicas acknowledged a new lease: Redis answered, but the lease does not count. */
+	static final class ReplicaShortfall extends RuntimeException {
+
+		private static final long serialVersionUID = 1L;
+
+		ReplicaShortfall(String message) {
+			super(message);
+		}
+
+	}
+
 	private static LockUnavailableException unansweredWithin(LockRequest request, LockUnavailableException last) {
 		Throwable cause = (last.getCause() != null) ? last.getCause() : last;
+		if (cause instanceof ReplicaShortfall) {
+			return new LockUnavailableException(request.key(), "Could not acquire lock '" + request.key() + "' within "
+					+ request.waitTime() + ": " + cause.getMessage(), cause);
+		}
 		return new LockUnavailableException(request.key(), "Could not acquire lock '" + request.key() + "' within "
 				+ request.waitTime() + ": Redis did not answer (" + cause.getMessage() + ")", cause);
 	}

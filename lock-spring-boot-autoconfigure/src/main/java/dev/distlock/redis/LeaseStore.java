@@ -12,6 +12,8 @@ import org.springframework.data.redis.connection.ClusterSlotHashUtil;
 import org.springframework.data.redis.connection.RedisClusterConnection;
 import org.springframework.data.redis.connection.RedisConnection;
 import org.springframework.data.redis.connection.RedisConnectionFactory;
+import org.springframework.data.redis.connection.ReturnType;
+import org.springframework.data.redis.core.RedisCallback;
 import org.springframework.data.redis.core.StringRedisTemplate;
 import org.springframework.data.redis.core.script.RedisScript;
 import org.springframework.util.ClassUtils;
@@ -61,6 +63,68 @@ final class LeaseStore {
 			throw new IllegalStateException("Unexpected reply from the acquire script: " + reply);
 		}
 		return new long[] { ((Number) reply.get(0)).longValue(), ((Number) reply.get(1)).longValue() };
+	}
+
+	/**
+	 * A new acquisition as {@link #acquire}, followed, when it acquired, by {@code WAIT replicas timeoutMillis} on the
+	 * same connection (WAIT counts the replicas that acknowledged this connection's writes, so it must follow the
+	 * script on its connection): {holds, token or holder's ttl, replicas that acknowledged (0 when not acquired)}.
+	 * Not on a cluster connection, where the WAIT would have to reach the key's master on the script's node connection.
+	 */
+	long[] acquireReplicated(String redisKey, String owner, long ttlMillis, String waiter, int replicas,
+			long timeoutMillis) {
+		byte[][] keyAndArgs = { bytes(redisKey), bytes(owner), bytes(Long.toString(ttlMillis)), bytes(waiter),
+				bytes("") };
+		long[] result = this.template.execute((RedisCallback<long[]>) connection -> {
+			if (connection instanceof RedisClusterConnection) {
+				throw new IllegalStateException(
+						"Replica acknowledgements (distlock.replica-acks) are not supported on Redis Cluster");
+			}
+			List<?> reply = evalOnConnection(connection, LockScripts.ACQUIRE, keyAndArgs);
+			if (reply == null || reply.size() != 2) {
+				throw new IllegalStateException("Unexpected reply from the acquire script: " + reply);
+			}
+			long holds = ((Number) reply.get(0)).longValue();
+			long second = ((Number) reply.get(1)).longValue();
+			if (holds <= 0) {
+				return new long[] { holds, second, 0 };
+			}
+			byte[] count = bytes(Integer.toString(replicas));
+			byte[] timeout = bytes(Long.toString(timeoutMillis));
+			Object acked = LETTUCE_PRESENT ? LettuceWait.replicas(connection, count, timeout) : null;
+			if (acked == null) {
+				acked = connection.execute("WAIT", count, timeout);
+			}
+			return new long[] { holds, second, (acked instanceof Number number) ? number.longValue() : 0 };
+		}, true); // the connection itself, not a proxy: WAIT needs Lettuce's own execute
+		if (result == null) {
+			throw new IllegalStateException("No reply from the acquire script");
+		}
+		return result;
+	}
+
+	/** EVALSHA on this connection, EVAL once when Redis does not have the script cached. */
+	private static @Nullable List<?> evalOnConnection(RedisConnection connection, RedisScript<?> script,
+			byte[][] keyAndArgs) {
+		try {
+			return connection.scriptingCommands().evalSha(script.getSha1(), ReturnType.MULTI, 1, keyAndArgs);
+		}
+		catch (RuntimeException ex) {
+			if (!isNoScript(ex)) {
+				throw ex;
+			}
+			return connection.scriptingCommands().eval(bytes(script.getScriptAsString()), ReturnType.MULTI, 1,
+					keyAndArgs);
+		}
+	}
+
+	private static boolean isNoScript(Throwable failure) {
+		for (Throwable t = failure; t != null; t = (t.getCause() != t) ? t.getCause() : null) {
+			if (t.getMessage() != null && t.getMessage().contains("NOSCRIPT")) {
+				return true;
+			}
+		}
+		return false;
 	}
 
 	/** {holds left, or -1 when the lease is not ours; 1 when another process noted that it waits, else 0}. */

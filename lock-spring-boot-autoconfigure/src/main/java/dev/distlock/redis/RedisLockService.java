@@ -104,10 +104,11 @@ public class RedisLockService implements LockService, SmartLifecycle, AutoClosea
 				threadName + "-reconcile");
 		this.watchdog = new LeaseWatchdog(store, builder.renewalRatio,
 				new WatchdogCallbacks(listeners, this.registry, this.reconciler), threads, threadName + "-watchdog");
+		// with replica acknowledgements every new holder acquires through the script and WAIT: no hand-overs
 		LeaseReleaser releaser = new LeaseReleaser(store, this.subscriber, this.watchdog, this.registry,
-				this.reconciler, listeners, this.clientId, builder.localHandOvers);
+				this.reconciler, listeners, this.clientId, (builder.replicaAcks > 0) ? 0 : builder.localHandOvers);
 		this.acquirer = new LeaseAcquirer(store, this.subscriber, this.watchdog, this.registry, this.reconciler,
-				releaser, listeners, this.clientId);
+				releaser, listeners, this.clientId, builder.replicaAcks, builder.replicaAckTimeout.toMillis());
 		this.view = new LeaseView(this.registry, this.subscriber);
 		this.forcedReleaser = new ForcedReleaser(store, this.subscriber);
 		this.holderQuery = new HolderQuery(store);
@@ -305,6 +306,14 @@ public class RedisLockService implements LockService, SmartLifecycle, AutoClosea
 	/** Settings of a {@link RedisLockService}, each checked once by {@link LockSettings}. */
 	public static final class Builder {
 
+		/** Whether the factory connects to a Redis Cluster (Lettuce's and Jedis's factories say so; others are not). */
+		private static boolean isClusterAware(RedisConnectionFactory connectionFactory) {
+			java.lang.reflect.Method method = org.springframework.util.ReflectionUtils
+				.findMethod(connectionFactory.getClass(), "isClusterAware");
+			return method != null && method.getReturnType() == boolean.class
+					&& Boolean.TRUE.equals(org.springframework.util.ReflectionUtils.invokeMethod(method, connectionFactory));
+		}
+
 		private final RedisConnectionFactory connectionFactory;
 
 		private String keyPrefix = "lock";
@@ -316,6 +325,10 @@ public class RedisLockService implements LockService, SmartLifecycle, AutoClosea
 		private String threadNamePrefix = "distlock";
 
 		private int localHandOvers = 4;
+
+		private int replicaAcks;
+
+		private Duration replicaAckTimeout = Duration.ofMillis(500);
 
 		private @Nullable ApplicationEventPublisher eventPublisher;
 
@@ -380,6 +393,23 @@ public class RedisLockService implements LockService, SmartLifecycle, AutoClosea
 		}
 
 		/**
+		 * Count a new lease as acquired only once {@code replicas} replicas of the master acknowledged it (Redis's
+		 * {@code WAIT}, on the connection the acquisition used), so that it survives a failover to one of them. A
+		 * lease that fewer replicas acknowledged within {@code timeout} is deleted again and the attempt retried within
+		 * the wait, or failed with {@link dev.distlock.core.LockUnavailableException}. Hand-overs between threads of
+		 * this process are off then: every new holder acquires through the script and the acknowledgement. The timeout
+		 * must be shorter than the client's command timeout. Not on Redis Cluster. Default 0: no acknowledgement.
+		 * @param replicas the replicas that must acknowledge; 0 for none, not negative
+		 * @param timeout how long to wait for them; at least 1ms
+		 * @return this builder
+		 */
+		public Builder replicaAcks(int replicas, Duration timeout) {
+			this.replicaAcks = LockSettings.checkReplicaAcks(replicas, "'replicas'");
+			this.replicaAckTimeout = LockSettings.checkReplicaAckTimeout(timeout, "'timeout'");
+			return this;
+		}
+
+		/**
 		 * How many times in a row a released lease may go straight to another thread of this process waiting for it,
 		 * before it is released for every process to compete for; 0 turns hand-overs off. A hand-over costs one round
 		 * trip and no failed attempts, where a release and a new acquisition cost two plus one failed attempt per
@@ -416,6 +446,11 @@ public class RedisLockService implements LockService, SmartLifecycle, AutoClosea
 
 		/** {@return a new service with these settings} */
 		public RedisLockService build() {
+			if (this.replicaAcks > 0 && isClusterAware(this.connectionFactory)) {
+				throw new IllegalStateException("Replica acknowledgements (distlock.replica-acks=" + this.replicaAcks
+						+ ") are not supported on Redis Cluster: WAIT would have to follow each lease script on its "
+						+ "shard's connection. Set distlock.replica-acks=0, or use Sentinel or a single master.");
+			}
 			return new RedisLockService(this);
 		}
 
