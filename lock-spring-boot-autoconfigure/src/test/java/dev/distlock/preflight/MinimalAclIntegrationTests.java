@@ -30,7 +30,7 @@ import static org.awaitility.Awaitility.await;
 /**
  * The proof that the minimal ACL the README documents ({@link LockPreflight#minimalAcl}) is complete: two lock
  * services, as two application instances, authenticated as a user with exactly that ACL, run every operation of the
- * engine (acquire, re-entry, release, watchdog renewal, extend, renew, a waiter of the other instance woken by the
+ * engine (acquire, re-entry, release, watchdog renewal, extend, renew, holder, isOwned, a waiter of the other instance woken by the
  * release message, a hand-over between two threads of one instance, force-release, and EVAL after Redis lost its
  * script cache), and Redis refuses none of it; the preflight passes for that user.
  */
@@ -113,6 +113,10 @@ class MinimalAclIntegrationTests {
 		assertThat((Long) this.redis.execute("PTTL", "orders:{sku-1}")).isGreaterThan(1_000);
 		lease.renew();
 		await().atMost(DEADLINE).until(() -> this.renewals.get() >= 2);
+		// questions to the store: HOLDER and OWNED, and a replacing extension
+		assertThat(this.second.holder("sku-1")).hasValueSatisfying(holder -> assertThat(holder.holds()).isEqualTo(2));
+		assertThat(lease.isOwned()).isTrue();
+		lease.extend(Duration.ofSeconds(1), dev.distlock.core.ExtendMode.REPLACE);
 
 		// a waiter of the other instance notes itself in the lease, subscribes to the release channel and is woken by
 		// the release message
