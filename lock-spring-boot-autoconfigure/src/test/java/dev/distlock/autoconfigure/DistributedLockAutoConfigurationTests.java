@@ -192,6 +192,7 @@ class DistributedLockAutoConfigurationTests {
 				assertThat(properties.getOnLostLease()).isEqualTo(LostLeasePolicy.WARN);
 				assertThat(properties.getIdleUnsubscribe()).isEqualTo(Duration.ofSeconds(3));
 				assertThat(properties.getLocalHandOvers()).isEqualTo(2);
+
 				RedisLockService service = context.getBean(RedisLockService.class);
 				assertThat(service.redisKey("k")).isEqualTo("orders:{k}");
 				try (Lease lease = service.acquire("k", Duration.ofSeconds(5), Duration.ZERO)) {
@@ -210,8 +211,20 @@ class DistributedLockAutoConfigurationTests {
 			.getFailure().rootCause().hasMessageContaining("distlock.default-wait-time"));
 		runner().withPropertyValues("distlock.local-hand-overs=-1").run(context -> assertThat(context).hasFailed()
 			.getFailure().rootCause().hasMessageContaining("distlock.local-hand-overs"));
+		runner().withPropertyValues("distlock.replica-ack-timeout=0s").run(context -> assertThat(context).hasFailed()
+			.getFailure().rootCause().hasMessageContaining("distlock.replica-ack-timeout"));
 		runner().withPropertyValues("distlock.key-prefix=a{b}").run(context -> assertThat(context).hasFailed()
 			.getFailure().rootCause().hasMessageContaining("distlock.key-prefix"));
+	}
+
+	@Test
+	void replicaAcknowledgementPropertiesBind() {
+		// no acquisition here: the test's Redis has no replica (ReplicaAcksIntegrationTests has one)
+		runner().withPropertyValues("distlock.replica-acks=2", "distlock.replica-ack-timeout=250ms").run(context -> {
+			LockProperties properties = context.getBean(LockProperties.class);
+			assertThat(properties.getReplicaAcks()).isEqualTo(2);
+			assertThat(properties.getReplicaAckTimeout()).isEqualTo(Duration.ofMillis(250));
+		});
 	}
 
 	@Test
@@ -229,9 +242,9 @@ class DistributedLockAutoConfigurationTests {
 			byName.keySet().removeIf(name -> name.startsWith("management.endpoint.locks."));
 			List<String> current = DeprecatedLockProperties.PROPERTIES.stream().map(name -> "distlock." + name).toList();
 			List<String> deprecated = DeprecatedLockProperties.PROPERTIES.stream().map(name -> "lock." + name).toList();
-			// the preflight's properties are new: they never had a lock.* name
+			// the preflight's and the replica acknowledgement's properties are new: they never had a lock.* name
 			List<String> preflight = List.of("distlock.preflight.enabled", "distlock.preflight.mode",
-					"distlock.preflight.timeout");
+					"distlock.preflight.timeout", "distlock.replica-acks", "distlock.replica-ack-timeout");
 			assertThat(byName.keySet()).containsExactlyInAnyOrderElementsOf(java.util.stream.Stream
 				.of(current, deprecated, preflight).flatMap(List::stream).toList());
 			byName.values().forEach(property -> assertThat(property.get("description"))
@@ -252,6 +265,9 @@ class DistributedLockAutoConfigurationTests {
 			assertThat(byName.get("distlock.default-ttl")).containsEntry("type", "java.time.Duration")
 				.containsEntry("defaultValue", "30s");
 			assertThat(byName.get("distlock.default-wait-time")).containsEntry("defaultValue", "5s");
+			assertThat(byName.get("distlock.replica-acks")).containsEntry("defaultValue", 0);
+			assertThat(byName.get("distlock.replica-ack-timeout")).containsEntry("type", "java.time.Duration")
+				.containsEntry("defaultValue", "500ms");
 			assertThat(byName.get("distlock.local-hand-overs")).containsEntry("defaultValue", 4);
 			assertThat(byName.get("distlock.key-prefix")).containsEntry("defaultValue", "lock");
 			assertThat(byName.get("distlock.enabled")).containsEntry("defaultValue", true);
