@@ -2,12 +2,14 @@ package dev.distlock.benchmarks;
 
 import java.time.Duration;
 import java.util.EnumSet;
+import java.util.List;
 import java.util.Set;
 
 import dev.distlock.core.Lease;
 import dev.distlock.core.LockAcquisitionTimeoutException;
 import dev.distlock.redis.RedisLockService;
 
+import org.springframework.data.redis.connection.RedisClusterConfiguration;
 import org.springframework.data.redis.connection.RedisStandaloneConfiguration;
 import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
 
@@ -16,21 +18,33 @@ final class DistlockContestant implements Contestant {
 
 	private final int replicaAcks;
 
+	/** The seed nodes of a Redis Cluster to lock on instead of the run's server, or empty. */
+	private final List<String> clusterNodes;
+
 	DistlockContestant() {
-		this(0);
+		this(0, List.of());
 	}
 
-	private DistlockContestant(int replicaAcks) {
+	private DistlockContestant(int replicaAcks, List<String> clusterNodes) {
 		this.replicaAcks = replicaAcks;
+		this.clusterNodes = clusterNodes;
 	}
 
 	/** This starter with {@code distlock.replica-acks}: for a server with replicas ({@code --replica}). */
 	static DistlockContestant withReplicaAcks(int replicas) {
-		return new DistlockContestant(replicas);
+		return new DistlockContestant(replicas, List.of());
+	}
+
+	/** This starter on a Redis Cluster ({@code --cluster}), scenario 3 only: its keys spread over the masters. */
+	static DistlockContestant onCluster(List<String> seedNodes) {
+		return new DistlockContestant(0, List.copyOf(seedNodes));
 	}
 
 	@Override
 	public String name() {
+		if (!this.clusterNodes.isEmpty()) {
+			return "distlock, 3-master cluster";
+		}
 		return (this.replicaAcks > 0) ? "distlock, replica-acks=" + this.replicaAcks : "distlock";
 	}
 
@@ -41,12 +55,13 @@ final class DistlockContestant implements Contestant {
 
 	@Override
 	public Set<Scenario> scenarios() {
-		return EnumSet.allOf(Scenario.class);
+		return this.clusterNodes.isEmpty() ? EnumSet.allOf(Scenario.class) : EnumSet.of(Scenario.MANY_KEYS);
 	}
 
 	@Override
 	public Client open(Target target, Options options) {
-		LettuceConnectionFactory factory = connectionFactory(target);
+		LettuceConnectionFactory factory = this.clusterNodes.isEmpty() ? connectionFactory(target)
+				: clusterConnectionFactory(this.clusterNodes);
 		RedisLockService.Builder builder = RedisLockService.builder(factory)
 			.keyPrefix((this.replicaAcks > 0) ? "bench-distlock-acks" : "bench-distlock");
 		if (this.replicaAcks > 0) {
@@ -54,6 +69,14 @@ final class DistlockContestant implements Contestant {
 		}
 		RedisLockService service = builder.build();
 		return new DistlockClient(factory, service, options.ttl(), options.waitTime());
+	}
+
+	/** As Boot would create it from {@code spring.data.redis.cluster.nodes}. */
+	private static LettuceConnectionFactory clusterConnectionFactory(List<String> seedNodes) {
+		LettuceConnectionFactory factory = new LettuceConnectionFactory(new RedisClusterConfiguration(seedNodes));
+		factory.afterPropertiesSet();
+		factory.start();
+		return factory;
 	}
 
 	/** A connection factory as Spring Boot would create it from {@code spring.data.redis.host/port}. */

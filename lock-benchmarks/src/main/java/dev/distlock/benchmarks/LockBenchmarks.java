@@ -8,6 +8,7 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.stream.Collectors;
 
+import dev.distlock.test.redis.RedisCluster;
 import dev.distlock.test.redis.RedisServer;
 
 /**
@@ -31,6 +32,7 @@ public final class LockBenchmarks {
 		List<Contestant> contestants = contestants();
 		java.util.Set<Scenario> only = java.util.EnumSet.allOf(Scenario.class);
 		boolean replica = false;
+		boolean cluster = false;
 		for (String arg : args) {
 			if (arg.equals("--smoke")) {
 				settings = Settings.smoke();
@@ -64,11 +66,17 @@ public final class LockBenchmarks {
 				replica = true;
 				write = false;
 			}
+			else if (arg.equals("--cluster")) {
+				// a 3-master Redis Cluster beside the server, and a distlock contestant on it in scenario 3; never
+				// writes the docs
+				cluster = true;
+				write = false;
+			}
 			else if (arg.startsWith("--docs=")) {
 				docs = Path.of(arg.substring("--docs=".length()));
 			}
 			else {
-				System.err.println("Usage: LockBenchmarks [--full | --smoke] [--no-write] [--docs=DIR] [--only=SCENARIO,..] [--contestants=word,..] [--replica]");
+				System.err.println("Usage: LockBenchmarks [--full | --smoke] [--no-write] [--docs=DIR] [--only=SCENARIO,..] [--contestants=word,..] [--replica] [--cluster]");
 				System.exit(2);
 			}
 		}
@@ -79,7 +87,13 @@ public final class LockBenchmarks {
 		}
 		Results results;
 		try (RedisServer server = RedisServer.start();
-				RedisServer follower = replica ? startReplica(server) : null) {
+				RedisServer follower = replica ? startReplica(server) : null;
+				RedisCluster redisCluster = cluster ? RedisCluster.start() : null) {
+			if (redisCluster != null) {
+				List<Contestant> withCluster = new ArrayList<>(contestants);
+				withCluster.add(DistlockContestant.onCluster(redisCluster.seedNodes()));
+				contestants = withCluster;
+			}
 			results = run(settings, new Contestant.Target(server.host(), server.port()), contestants, only, System.out);
 		}
 		System.out.println();
