@@ -55,4 +55,28 @@ public interface LockListener {
 	default void lost(LockLostEvent event) {
 	}
 
+	/**
+	 * The store refused a release notification: this process may not subscribe to a lock's release channel (its
+	 * waiters poll at short intervals instead of hearing the release), or a release could not announce itself (the
+	 * lock was released all the same; waiters in other processes find it free when they next poll). A permission an
+	 * operator should grant: the README's "Security" section gives the rule.
+	 * @param operation what the store refused
+	 * @param channel the release channel
+	 * @param reason what was refused and what to grant, in words
+	 * @since 0.1.0
+	 */
+	default void notificationRefused(Notification operation, String channel, String reason) {
+	}
+
+	/** The two sides of a release notification. */
+	enum Notification {
+
+		/** Subscribing to a lock's release channel, to wait for its release. */
+		SUBSCRIBE,
+
+		/** Announcing a release on the lock's release channel. */
+		PUBLISH
+
+	}
+
 }

@@ -8,6 +8,7 @@ import java.util.concurrent.ConcurrentHashMap;
 
 import dev.distlock.core.Lease;
 import dev.distlock.core.LockListener;
+import dev.distlock.core.LockListener.Notification;
 import dev.distlock.core.LockLostEvent;
 import dev.distlock.core.LockRequest;
 import io.micrometer.core.instrument.Counter;
@@ -45,12 +46,20 @@ public class LockMetrics implements LockListener {
 	/** Counter: releases that found the lease gone from the store, tagged {@code name}. */
 	public static final String RELEASES_GONE = "distlock.releases.gone";
 
+	/**
+	 * Counter: release notifications the store refused (a missing channel permission), tagged {@code operation}
+	 * (subscribe, publish); not by lock name, as a channel is one key's.
+	 */
+	public static final String NOTIFICATIONS_REFUSED = "distlock.notifications.refused";
+
 	/** The tag that names the lock. */
 	public static final String NAME_TAG = "name";
 
 	private final MeterRegistry registry;
 
 	private final Map<String, NameMeters> meters = new ConcurrentHashMap<>();
+
+	private final Map<Notification, Counter> notificationsRefused = new EnumMap<>(Notification.class);
 
 	/**
 	 * A listener that records into {@code registry}.
@@ -59,6 +68,12 @@ public class LockMetrics implements LockListener {
 	public LockMetrics(MeterRegistry registry) {
 		Assert.notNull(registry, "'registry' must not be null");
 		this.registry = registry;
+		for (Notification operation : Notification.values()) {
+			this.notificationsRefused.put(operation, Counter.builder(NOTIFICATIONS_REFUSED)
+				.description("Release notifications the store refused: waiters poll, releases are not announced")
+				.tag("operation", operation.name().toLowerCase(Locale.ROOT))
+				.register(registry));
+		}
 	}
 
 	@Override
@@ -91,6 +106,11 @@ public class LockMetrics implements LockListener {
 	@Override
 	public void lost(LockLostEvent event) {
 		meters(event.name()).lost.get(event.detection()).increment();
+	}
+
+	@Override
+	public void notificationRefused(Notification operation, String channel, String reason) {
+		this.notificationsRefused.get(operation).increment();
 	}
 
 	private NameMeters meters(String name) {

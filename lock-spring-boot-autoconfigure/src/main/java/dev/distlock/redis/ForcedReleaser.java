@@ -16,9 +16,12 @@ final class ForcedReleaser {
 
 	private final ReleaseSubscriber subscriber;
 
-	ForcedReleaser(LeaseStore store, ReleaseSubscriber subscriber) {
+	private final NotificationRefusals notifications;
+
+	ForcedReleaser(LeaseStore store, ReleaseSubscriber subscriber, NotificationRefusals notifications) {
 		this.store = store;
 		this.subscriber = subscriber;
+		this.notifications = notifications;
 	}
 
 	Optional<ForcedRelease> forceRelease(String key, String redisKey) {
@@ -28,8 +31,7 @@ final class ForcedReleaser {
 			fields = this.store.forceRelease(redisKey, channel);
 		}
 		catch (RuntimeException ex) {
-			throw new LockUnavailableException(key, "Could not force-release lock '" + key + "': Redis did not answer ("
-					+ ex.getMessage() + ")", ex);
+			throw RedisFailures.of(key, redisKey, "force-release", ex, "");
 		}
 		if (fields.isEmpty()) {
 			return Optional.empty();
@@ -42,6 +44,9 @@ final class ForcedReleaser {
 			String value = String.valueOf(fields.get(i + 1));
 			if (LockScripts.TOKEN_FIELD.equals(field)) {
 				token = Long.parseLong(value);
+			}
+			else if (LockScripts.PUBLISH_REFUSED_FIELD.equals(field)) {
+				this.notifications.publishRefused(key, redisKey, channel, value);
 			}
 			else if (!field.startsWith(LockScripts.WAITER_PREFIX)) {
 				owner = field;

@@ -24,8 +24,7 @@ final class HolderQuery {
 			reply = this.store.holder(redisKey);
 		}
 		catch (RuntimeException ex) {
-			throw new LockUnavailableException(key,
-					"Could not ask who holds lock '" + key + "': Redis did not answer (" + ex.getMessage() + ")", ex);
+			throw RedisFailures.of(key, redisKey, "ask who holds", ex, "");
 		}
 		if (reply == null || reply[0] < 1) {
 			// no lease, or only notes of waiting processes left on a key that expires with them

@@ -8,6 +8,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 
 import dev.distlock.core.Lease;
+import dev.distlock.core.LockAccessDeniedException;
 import dev.distlock.core.LockInterruptedException;
 import dev.distlock.core.LockListener;
 import dev.distlock.core.LockRequest;
@@ -113,8 +114,8 @@ final class LeaseAcquirer {
 			catch (RuntimeException ex) {
 				// A re-entry that runs unanswered counts a hold in Redis that this process does not count: the release
 				// of the last hold this process knows ends the lease all the same (see release).
-				LockUnavailableException failure = unanswered(request, ex);
-				if (request.waitTime().isZero()) {
+				LockUnavailableException failure = RedisFailures.of(request.key(), entry.redisKey, "acquire", ex, "");
+				if (request.waitTime().isZero() || failure instanceof LockAccessDeniedException) {
 					throw failure;
 				}
 				if (System.nanoTime() - deadline >= 0) {
@@ -175,7 +176,7 @@ final class LeaseAcquirer {
 			reply = callAcquire(request, attempt, mayWait);
 		}
 		catch (LockUnavailableException ex) {
-			if (!mayWait) {
+			if (!mayWait || ex instanceof LockAccessDeniedException) {
 				throw ex;
 			}
 			if (System.nanoTime() - deadline >= 0) {
@@ -239,6 +240,9 @@ final class LeaseAcquirer {
 				}
 				catch (LockUnavailableException ex) {
 					waiter.endAttempt();
+					if (ex instanceof LockAccessDeniedException) {
+						throw ex; // waiting does not help: an operator must grant it
+					}
 					failure = ex;
 					if (!waiter.await(earlier(System.nanoTime() + backoff.nextNanos(), deadline))
 							&& System.nanoTime() - deadline >= 0) {
@@ -342,7 +346,7 @@ final class LeaseAcquirer {
 				interrupted.initCause(ex);
 				throw interrupted;
 			}
-			throw unanswered(request, ex);
+			throw unanswered(request, attempt, ex);
 		}
 	}
 
@@ -393,13 +397,14 @@ final class LeaseAcquirer {
 			return new LockUnavailableException(request.key(), "Could not acquire lock '" + request.key() + "' within "
 					+ request.waitTime() + ": " + cause.getMessage(), cause);
 		}
-		return new LockUnavailableException(request.key(), "Could not acquire lock '" + request.key() + "' within "
-				+ request.waitTime() + ": Redis did not answer (" + cause.getMessage() + ")", cause);
+		return new LockUnavailableException(request.key(), last.getMessage().replace("Could not acquire lock '"
+				+ request.key() + "': ", "Could not acquire lock '" + request.key() + "' within " + request.waitTime() + ": "),
+				cause);
 	}
 
-	private static LockUnavailableException unanswered(LockRequest request, RuntimeException ex) {
-		return new LockUnavailableException(request.key(),
-				"Could not acquire lock '" + request.key() + "': Redis did not answer (" + ex.getMessage() + ")", ex);
+	/** Redis refused the call, did not answer it, or answered with an error; only a refusal is final. */
+	private static LockUnavailableException unanswered(LockRequest request, Attempt attempt, RuntimeException ex) {
+		return RedisFailures.of(request.key(), attempt.redisKey, "acquire", ex, "");
 	}
 
 	/** A new lease of this process, held once by the calling thread. */

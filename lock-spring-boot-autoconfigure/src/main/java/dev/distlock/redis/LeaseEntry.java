@@ -300,14 +300,17 @@ final class LeaseEntry {
 		return null;
 	}
 
-	/** A renewal could not reach Redis: try again after {@code retryNanos}, and remember why for health reports. */
-	synchronized void renewalFailed(long nowNanos, long retryNanos, Exception error) {
+	/**
+	 * A renewal could not reach Redis (or Redis refused it): try again after {@code retryNanos}, and remember why, in
+	 * words, for health reports.
+	 */
+	synchronized void renewalFailed(long nowNanos, long retryNanos, String error) {
 		this.renewalInFlight = false;
 		this.nextRenewalNanos = nowNanos + retryNanos;
 		if (this.renewalFailingSince == null) {
 			this.renewalFailingSince = Instant.now();
 		}
-		this.lastRenewalError = error.toString();
+		this.lastRenewalError = error;
 	}
 
 	/** When the renewals of this held lease started failing, or null when the last attempt succeeded (or none failed). */

@@ -39,8 +39,12 @@ final class LeaseReleaser {
 
 	private final int localHandOvers;
 
+	private final NotificationRefusals notifications;
+
 	LeaseReleaser(LeaseStore store, ReleaseSubscriber subscriber, LeaseWatchdog watchdog, LeaseRegistry registry,
-			HoldReconciler reconciler, List<LockListener> listeners, String clientId, int localHandOvers) {
+			HoldReconciler reconciler, List<LockListener> listeners, String clientId, int localHandOvers,
+			NotificationRefusals notifications) {
+		this.notifications = notifications;
 		this.store = store;
 		this.subscriber = subscriber;
 		this.watchdog = watchdog;
@@ -60,7 +64,7 @@ final class LeaseReleaser {
 				return;
 			}
 		}
-		long[] reply;
+		LeaseStore.Released reply;
 		entry.releaseStarting();
 		try {
 			reply = this.store.release(entry.redisKey, entry.owner, entry.token, entry.channel, this.clientId);
@@ -68,14 +72,17 @@ final class LeaseReleaser {
 		catch (RuntimeException ex) {
 			throw unreachable(lease, entry, held, ex);
 		}
-		long left = reply[0];
+		long left = reply.holdsLeft();
 		if (left < 0) {
 			throw foundGone(lease, entry, held);
+		}
+		if (reply.publishRefused() != null) {
+			this.notifications.publishRefused(entry.key, entry.redisKey, entry.channel, reply.publishRefused());
 		}
 		if (entry.releaseHold(left == 0)) {
 			ended(entry);
 			if (left == 0) {
-				if (reply[1] == 1) {
+				if (reply.othersWaiting()) {
 					this.subscriber.yieldUntil(entry.channel, System.nanoTime() + YIELD_NANOS);
 				}
 				this.subscriber.releasedLocally(entry.channel, entry.token);
@@ -169,8 +176,8 @@ final class LeaseReleaser {
 			failure.addSuppressed(ex);
 			return failure;
 		}
-		return new LockUnavailableException(entry.key, "Could not release lock '" + entry.key
-				+ "': Redis did not answer; the lease expires within " + entry.ttlMillis() + "ms (" + ex.getMessage() + ")", ex);
+		return RedisFailures.of(entry.key, entry.redisKey, "release", ex,
+				"; the lease expires within " + entry.ttlMillis() + "ms");
 	}
 
 	/**
@@ -194,8 +201,7 @@ final class LeaseReleaser {
 				entry.replaced(sent, millis, this.watchdog.intervalNanos(millis), false);
 				this.watchdog.wakeUp();
 			}
-			throw new LockUnavailableException(entry.key,
-					"Could not " + (add ? "extend" : "renew") + " lock '" + entry.key + "': Redis did not answer (" + ex.getMessage() + ")", ex);
+			throw RedisFailures.of(entry.key, entry.redisKey, add ? "extend" : "renew", ex, "");
 		}
 		if (remaining < 0) {
 			throw new LockLostException(foundGone(entry));
@@ -225,8 +231,7 @@ final class LeaseReleaser {
 			remaining = this.store.owned(entry.redisKey, entry.owner, entry.token);
 		}
 		catch (RuntimeException ex) {
-			throw new LockUnavailableException(entry.key,
-					"Could not ask whether lock '" + entry.key + "' is still ours: Redis did not answer (" + ex.getMessage() + ")", ex);
+			throw RedisFailures.of(entry.key, entry.redisKey, "check the ownership of", ex, "");
 		}
 		if (remaining < 0) {
 			if (entry.isReleasing()) {

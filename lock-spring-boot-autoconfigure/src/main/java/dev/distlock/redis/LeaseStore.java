@@ -127,16 +127,35 @@ final class LeaseStore {
 		return false;
 	}
 
-	/** {holds left, or -1 when the lease is not ours; 1 when another process noted that it waits, else 0}. */
-	long[] release(String redisKey, String owner, long token, String channel, String clientId) {
+	/** What the release script did. */
+	record Released(long holdsLeft, boolean othersWaiting, @Nullable String publishRefused) {
+
+		/** The lease was not ours. */
+		boolean notOurs() {
+			return this.holdsLeft < 0;
+		}
+
+	}
+
+	/**
+	 * Holds left, or -1 when the lease is not ours; whether another process noted that it waits; and Redis's error
+	 * when it refused to publish the release (the lease is released all the same).
+	 */
+	Released release(String redisKey, String owner, long token, String channel, String clientId) {
 		Object nativeReply = runNative(LockScripts.RELEASE, redisKey, owner, Long.toString(token), channel, clientId);
 		List<?> reply = (nativeReply != null) ? (List<?>) nativeReply
 				: this.template.execute(LockScripts.RELEASE, List.of(redisKey), owner, Long.toString(token), channel,
 						clientId);
-		if (reply == null || reply.size() != 2) {
+		if (reply == null || reply.size() < 2 || reply.size() > 3) {
 			throw new IllegalStateException("Unexpected reply from the release script: " + reply);
 		}
-		return new long[] { ((Number) reply.get(0)).longValue(), ((Number) reply.get(1)).longValue() };
+		return new Released(((Number) reply.get(0)).longValue(), ((Number) reply.get(1)).longValue() == 1,
+				(reply.size() == 3) ? text(reply.get(2)) : null);
+	}
+
+	/** A string in a script's reply: a {@code String} through the template, bytes through Lettuce's own codec. */
+	static String text(@Nullable Object value) {
+		return (value instanceof byte[] bytes) ? new String(bytes, StandardCharsets.UTF_8) : String.valueOf(value);
 	}
 
 	/** The next holder's token; -1 when the lease is not ours, -2 when the owner holds it more than once. */

@@ -224,12 +224,16 @@ final class LeaseWatchdog implements AutoCloseable {
 		long now = System.nanoTime();
 		int failed = 0;
 		@Nullable Exception failure = null;
+		String described = "";
 		for (int i = 0; i < due.size(); i++) {
 			LeaseEntry entry = due.get(i);
 			Exception error = result.failures[i];
 			if (error != null) {
+				if (error != failure) { // a batch's leases share its failure: described once
+					described = RedisFailures.describe(error, entry.redisKey);
+				}
 				// only the leases of the batch that failed: the others were answered for
-				entry.renewalFailed(now, Math.max(MIN_RETRY_NANOS, intervalNanos(entry) / 4), error);
+				entry.renewalFailed(now, Math.max(MIN_RETRY_NANOS, intervalNanos(entry) / 4), described);
 				this.callbacks.renewed(entry, false);
 				failed++;
 				failure = error;
@@ -245,17 +249,17 @@ final class LeaseWatchdog implements AutoCloseable {
 			}
 		}
 		if (failure != null) {
-			logFailure(failed, due.size(), failure);
+			logFailure(failed, due.size(), described);
 		}
 		wakeUp();
 	}
 
-	private void logFailure(int failed, int sent, Exception ex) {
+	private void logFailure(int failed, int sent, String failure) {
 		long now = System.nanoTime();
 		if (now - this.lastFailureLogNanos > TimeUnit.SECONDS.toNanos(10)) {
 			this.lastFailureLogNanos = now;
 			logger.warn("Could not renew " + failed + " of " + sent
-					+ " lock lease(s); retrying until their lease time runs out: " + ex);
+					+ " lock lease(s); retrying until their lease time runs out: " + failure);
 		}
 	}
 

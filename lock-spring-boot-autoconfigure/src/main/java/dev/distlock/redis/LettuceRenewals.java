@@ -58,7 +58,7 @@ final class LettuceRenewals {
 			}
 			catch (RuntimeException ex) {
 				futures.add(null);
-				result.fail(batch, ex);
+				result.fail(batch, LettuceScripts.translate(ex));
 			}
 		}
 		for (int b = 0; b < futures.size(); b++) {
@@ -86,9 +86,14 @@ final class LettuceRenewals {
 				result.fail(batches.get(b), ex);
 			}
 			catch (ExecutionException ex) {
-				result.fail(batches.get(b), (ex.getCause() instanceof Exception cause) ? cause : ex);
+				// as Spring would have thrown it: health details and logs name no client exception
+				result.fail(batches.get(b), (ex.getCause() instanceof RuntimeException cause) ? LettuceScripts.translate(cause)
+						: (ex.getCause() instanceof Exception cause) ? cause : ex);
 			}
-			catch (TimeoutException | RuntimeException ex) {
+			catch (RuntimeException ex) {
+				result.fail(batches.get(b), LettuceScripts.translate(ex));
+			}
+			catch (TimeoutException ex) {
 				result.fail(batches.get(b), ex);
 			}
 		}

@@ -9,7 +9,9 @@ import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.data.redis.connection.RedisConnectionFactory;
+import org.springframework.dao.DataAccessException;
 import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
+import org.springframework.data.redis.connection.lettuce.LettuceExceptionConverter;
 import org.springframework.data.redis.core.script.RedisScript;
 
 /**
@@ -23,6 +25,8 @@ final class LettuceScripts {
 
 	/** Spring Data Redis's default command timeout, for factories that do not say. */
 	private static final long DEFAULT_TIMEOUT_MILLIS = TimeUnit.SECONDS.toMillis(60);
+
+	private static final LettuceExceptionConverter EXCEPTION_CONVERTER = new LettuceExceptionConverter();
 
 	private LettuceScripts() {
 	}
@@ -47,13 +51,27 @@ final class LettuceScripts {
 		@SuppressWarnings("unchecked")
 		RedisClusterAsyncCommands<byte[], byte[]> commands = (RedisClusterAsyncCommands<byte[], byte[]>) async;
 		try {
-			return LettuceFutures.awaitOrCancel(commands.evalsha(script.getSha1(), type, keys, args), timeoutMillis,
-					TimeUnit.MILLISECONDS);
+			try {
+				return LettuceFutures.awaitOrCancel(commands.evalsha(script.getSha1(), type, keys, args), timeoutMillis,
+						TimeUnit.MILLISECONDS);
+			}
+			catch (RedisNoScriptException ex) {
+				return LettuceFutures.awaitOrCancel(commands.eval(script.getScriptAsString(), type, keys, args),
+						timeoutMillis, TimeUnit.MILLISECONDS);
+			}
 		}
-		catch (RedisNoScriptException ex) {
-			return LettuceFutures.awaitOrCancel(commands.eval(script.getScriptAsString(), type, keys, args),
-					timeoutMillis, TimeUnit.MILLISECONDS);
+		catch (RuntimeException ex) {
+			throw translate(ex);
 		}
+	}
+
+	/** Lettuce's exception as Spring's, as the template would have thrown it; the original stays the cause. */
+	static RuntimeException translate(RuntimeException ex) {
+		if (ex instanceof DataAccessException) {
+			return ex;
+		}
+		DataAccessException translated = EXCEPTION_CONVERTER.convert(ex);
+		return (translated != null) ? translated : ex;
 	}
 
 }

@@ -18,6 +18,9 @@ final class LockScripts {
 	/** The hash field that holds the fencing token; owner ids never start with '~'. */
 	static final String TOKEN_FIELD = "~t";
 
+	/** The field FORCE_RELEASE adds to its reply, followed by Redis's error text, when the publish was refused. */
+	static final String PUBLISH_REFUSED_FIELD = "~!";
+
 	/** The prefix of the hash fields that note a process waiting for the lease: {@code ~w:<client id>}. */
 	static final String WAITER_PREFIX = "~w:";
 
@@ -78,6 +81,11 @@ final class LockScripts {
 	 * {-1, 0} when the lease is not ours, otherwise {holds left, 0}; at zero holds the key is deleted and the release
 	 * published, and the second element is 1 when another process had noted that it waits for the lock. One HGETALL
 	 * reads token, hold count and waiter notes at once: a lease hash has a handful of fields.
+	 * <p>
+	 * The delete comes first and the publish cannot undo it: when Redis refuses the publish (an ACL without the
+	 * channel), the release has happened all the same, and the reply says so with a third element, Redis's error text
+	 * ({0, others, error}), rather than failing a script whose write stays (see "Release notifications" in the fault
+	 * model).
 	 */
 	@SuppressWarnings("rawtypes")
 	static final RedisScript<List> RELEASE = RedisScript.of("""
@@ -100,7 +108,10 @@ final class LockScripts {
 			  return {redis.call('hincrby', KEYS[1], ARGV[1], -1), 0}
 			end
 			redis.call('del', KEYS[1])
-			redis.call('publish', ARGV[3], ARGV[2])
+			local sent = redis.pcall('publish', ARGV[3], ARGV[2])
+			if type(sent) == 'table' and sent.err then
+			  return {0, others, sent.err}
+			end
 			return {0, others}
 			""", List.class);
 
@@ -176,7 +187,8 @@ final class LockScripts {
 	 * KEYS[1] lease; ARGV[1] owner, ARGV[2] release channel. Deletes the lease if {@code owner} holds it, whatever its
 	 * hold count and token, and publishes the release; returns 1 if it did, else 0. For holds the client does not know
 	 * about: those a script created after the client gave up on its reply. Safe at any time because an owner id is
-	 * never used again once its acquisition failed or its lease ended.
+	 * never used again once its acquisition failed or its lease ended. A refused publish does not undo the delete
+	 * (waiters elsewhere then find the lock free when they next poll).
 	 */
 	static final RedisScript<Long> DISCARD = RedisScript.of("""
 			local token = redis.call('hget', KEYS[1], '~t')
@@ -184,13 +196,15 @@ final class LockScripts {
 			  return 0
 			end
 			redis.call('del', KEYS[1])
-			redis.call('publish', ARGV[2], token)
+			redis.pcall('publish', ARGV[2], token)
 			return 1
 			""", Long.class);
 
 	/**
 	 * KEYS[1] lease; ARGV[1] release channel. An operator's override: deletes the lease whoever holds it and publishes
-	 * the release so waiters wake. Returns the deleted hash as {field, value, ...}, empty when there was no lease.
+	 * the release so waiters wake. Returns the deleted hash as {field, value, ...}, empty when there was no lease;
+	 * when Redis refused the publish, the deleted hash is followed by the field {@value #PUBLISH_REFUSED_FIELD} and
+	 * Redis's error text (the delete stands).
 	 */
 	@SuppressWarnings("rawtypes")
 	static final RedisScript<List> FORCE_RELEASE = RedisScript.of("""
@@ -199,7 +213,11 @@ final class LockScripts {
 			  return {}
 			end
 			redis.call('del', KEYS[1])
-			redis.call('publish', ARGV[1], redis.call('time')[1])
+			local sent = redis.pcall('publish', ARGV[1], redis.call('time')[1])
+			if type(sent) == 'table' and sent.err then
+			  fields[#fields + 1] = '~!'
+			  fields[#fields + 1] = sent.err
+			end
 			return fields
 			""", List.class);
 

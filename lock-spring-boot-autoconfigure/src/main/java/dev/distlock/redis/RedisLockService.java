@@ -97,8 +97,9 @@ public class RedisLockService implements LockService, SmartLifecycle, AutoClosea
 		EngineThreads threads = new EngineThreads(builder.threadFactory);
 		this.registry = new LeaseRegistry(listeners, eventPublisher,
 				(eventPublisher != null) ? singleThread(threads, threadName + "-events") : null);
+		NotificationRefusals refusals = new NotificationRefusals(listeners);
 		this.subscriber = new ReleaseSubscriber(builder.connectionFactory, this.keyPrefix + ":__subscriber__",
-				builder.idleUnsubscribe.toNanos(), threads, threadName + "-pubsub");
+				builder.idleUnsubscribe.toNanos(), threads, threadName + "-pubsub", refusals);
 		long timeout = store.commandTimeoutMillis();
 		this.reconciler = new HoldReconciler(store, (timeout > 0) ? Math.min(timeout, 5_000) : 2_000, threads,
 				threadName + "-reconcile");
@@ -106,11 +107,12 @@ public class RedisLockService implements LockService, SmartLifecycle, AutoClosea
 				new WatchdogCallbacks(listeners, this.registry, this.reconciler), threads, threadName + "-watchdog");
 		// with replica acknowledgements every new holder acquires through the script and WAIT: no hand-overs
 		LeaseReleaser releaser = new LeaseReleaser(store, this.subscriber, this.watchdog, this.registry,
-				this.reconciler, listeners, this.clientId, (builder.replicaAcks > 0) ? 0 : builder.localHandOvers);
+				this.reconciler, listeners, this.clientId, (builder.replicaAcks > 0) ? 0 : builder.localHandOvers,
+				refusals);
 		this.acquirer = new LeaseAcquirer(store, this.subscriber, this.watchdog, this.registry, this.reconciler,
 				releaser, listeners, this.clientId, builder.replicaAcks, builder.replicaAckTimeout.toMillis());
 		this.view = new LeaseView(this.registry, this.subscriber);
-		this.forcedReleaser = new ForcedReleaser(store, this.subscriber);
+		this.forcedReleaser = new ForcedReleaser(store, this.subscriber, refusals);
 		this.holderQuery = new HolderQuery(store);
 	}
 

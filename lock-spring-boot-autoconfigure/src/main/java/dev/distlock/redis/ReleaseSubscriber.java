@@ -66,8 +66,11 @@ final class ReleaseSubscriber implements SubscriptionConnection.Events, AutoClos
 
 	private volatile long lastWarnNanos;
 
+	private final NotificationRefusals refusals;
+
 	ReleaseSubscriber(RedisConnectionFactory connectionFactory, String keepAliveChannel, long idleNanos,
-			EngineThreads threads, String threadName) {
+			EngineThreads threads, String threadName, NotificationRefusals refusals) {
+		this.refusals = refusals;
 		this.connection = new SubscriptionConnection(connectionFactory, keepAliveChannel, this, threads,
 				threadName + "-connection");
 		this.idleNanos = idleNanos;
@@ -305,7 +308,12 @@ final class ReleaseSubscriber implements SubscriptionConnection.Events, AutoClos
 			synchronized (ch) {
 				ch.resubscribeNanos = Math.min(MAX_RESUBSCRIBE_NANOS, ch.resubscribeNanos * 2);
 			}
-			warn("Could not subscribe to " + ch.name + "; its waiters poll until it is subscribed", ex);
+			if (RedisFailures.isDenial(ex)) {
+				this.refusals.subscribeRefused(ch.name, ex); // an operator must grant the channel: WARN and count
+			}
+			else {
+				warn("Could not subscribe to " + ch.name + "; its waiters poll until it is subscribed", ex);
+			}
 		}
 	}
 

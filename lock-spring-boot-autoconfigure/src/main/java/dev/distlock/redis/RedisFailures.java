@@ -1,0 +1,108 @@
+package dev.distlock.redis;
+
+import dev.distlock.core.LockAccessDeniedException;
+import dev.distlock.core.LockAccessDeniedException.Reason;
+import dev.distlock.core.LockUnavailableException;
+import dev.distlock.preflight.LockPreflight;
+import dev.distlock.preflight.RedisError;
+import dev.distlock.preflight.RedisErrorClassifier;
+import dev.distlock.preflight.Refusal;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * Turns what a Redis call threw into what the caller is told: a refusal an operator must fix (credentials, a missing
+ * ACL permission, TLS) is a {@link LockAccessDeniedException} naming what was refused and the rule to grant; only a
+ * server that could not be reached or did not answer in time "did not answer"; any other error reply is said to be
+ * one. The exception Spring Data Redis threw stays the cause. One place, so every operation words them alike.
+ */
+final class RedisFailures {
+
+	private RedisFailures() {
+	}
+
+	/**
+	 * The exception for {@code action} on the lock {@code key} (Redis key {@code redisKey}) that failed with
+	 * {@code failure}; {@code unansweredNote} is appended when Redis did not answer or answered with an error (for
+	 * example what became of the lease).
+	 */
+	static LockUnavailableException of(String key, String redisKey, String action, RuntimeException failure,
+			String unansweredNote) {
+		RedisError error = RedisErrorClassifier.classify(failure);
+		String start = "Could not " + action + " lock '" + key + "': ";
+		if (error.isMisconfiguration()) {
+			Denial denial = denial(error, redisKey);
+			return new LockAccessDeniedException(key, denial.reason(), denial.grant(),
+					start + denial.text() + unansweredNote + " (" + error.message() + ")", failure);
+		}
+		return new LockUnavailableException(key, start + answer(error) + unansweredNote + " (" + error.message() + ")",
+				failure);
+	}
+
+	/** Whether Redis refused the call for good: credentials, permissions or TLS. */
+	static boolean isDenial(Throwable failure) {
+		return RedisErrorClassifier.classify(failure).isMisconfiguration();
+	}
+
+	/**
+	 * A short account of {@code failure} for logs and the health details, without a stack trace or a client's
+	 * exception type: what was refused and what to grant, or that Redis did not answer.
+	 */
+	static String describe(Throwable failure, String redisKey) {
+		RedisError error = RedisErrorClassifier.classify(failure);
+		String text = error.isMisconfiguration() ? denial(error, redisKey).text() : answer(error);
+		return text + " (" + error.message() + ")";
+	}
+
+	/** As {@link #describe(Throwable, String)} for an error reply a script caught with {@code redis.pcall}. */
+	static String describeReply(String errorReply, String redisKey) {
+		RedisError error = RedisErrorClassifier.classify(errorReply);
+		String text = error.isMisconfiguration() ? denial(error, redisKey).text() : answer(error);
+		return text + " (" + error.message() + ")";
+	}
+
+	private static String answer(RedisError error) {
+		return switch (error.kind()) {
+			case UNAVAILABLE -> "Redis did not answer";
+			default -> "Redis answered with an error";
+		};
+	}
+
+	/** The lock key prefix of a Redis key {@code <prefix>:{<key>}} (a prefix has no braces). */
+	static String keyPrefix(String redisKey) {
+		int brace = redisKey.indexOf(":{");
+		return (brace > 0) ? redisKey.substring(0, brace) : redisKey;
+	}
+
+	private static Denial denial(RedisError error, String redisKey) {
+		String prefix = keyPrefix(redisKey);
+		return switch (error.kind()) {
+			case AUTHENTICATION -> new Denial(Reason.CREDENTIALS, null, "Redis refused the application's credentials; "
+					+ "set spring.data.redis.username and spring.data.redis.password to a user and password it accepts");
+			case TLS -> new Denial(Reason.TLS, null, "the TLS handshake with Redis failed; give "
+					+ "spring.data.redis.ssl.bundle a trust store with the server's CA (and a key store if the server "
+					+ "asks for client certificates), and connect with a host name its certificate lists");
+			default -> permission(error.refusal(), prefix, redisKey);
+		};
+	}
+
+	private static Denial permission(@Nullable Refusal refusal, String prefix, String redisKey) {
+		String grant = (refusal != null) ? refusal.grant(prefix) : null;
+		if (refusal == null || grant == null) {
+			// a command inside a script that Redis 7.0 does not name
+			String acl = LockPreflight.minimalAcl(prefix);
+			return new Denial(Reason.PERMISSION, acl, "Redis's ACL refused a command inside the lock scripts; grant "
+					+ "the application's Redis user the minimal ACL for key prefix '" + prefix + "': " + acl);
+		}
+		String what = switch (refusal.target()) {
+			case COMMAND -> "the '" + refusal.name() + "' command";
+			case KEY -> "the key '" + redisKey + "'";
+			case CHANNEL -> "the channel '" + redisKey + ":released'";
+		};
+		return new Denial(Reason.PERMISSION, grant, "Redis's ACL refused " + what + "; grant the application's Redis "
+				+ "user " + grant + " (ACL SETUSER <user> " + grant + ")");
+	}
+
+	private record Denial(Reason reason, @Nullable String grant, String text) {
+	}
+
+}

@@ -1,0 +1,247 @@
+package dev.distlock.preflight;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
+
+import dev.distlock.core.Lease;
+import dev.distlock.core.LockAccessDeniedException;
+import dev.distlock.core.LockAccessDeniedException.Reason;
+import dev.distlock.core.LockListener;
+import dev.distlock.core.LockUnavailableException;
+import dev.distlock.observability.LockMetrics;
+import dev.distlock.redis.RedisLockService;
+import dev.distlock.test.redis.RedisServer;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.ExtendWith;
+
+import org.springframework.boot.test.system.CapturedOutput;
+import org.springframework.boot.test.system.OutputCaptureExtension;
+import org.springframework.dao.DataAccessException;
+import org.springframework.data.redis.connection.RedisConnectionFactory;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.catchThrowableOfType;
+import static org.awaitility.Awaitility.await;
+
+/**
+ * At run time, a refusal by Redis is told apart from an outage: a wrong password, a missing command permission, a
+ * command refused inside the lock scripts and a missing channel permission each surface as what they are, on every
+ * operation (acquire, release, extend, renew, isOwned, holder, force-release, the watchdog's renewals, subscribe),
+ * naming what was refused and the ACL rule to grant; "did not answer" stays for servers that do not answer. A release
+ * whose announcement Redis refuses is reported as the release it was.
+ */
+@ExtendWith(OutputCaptureExtension.class)
+@Timeout(value = 90, unit = TimeUnit.SECONDS)
+class AccessDeniedIntegrationTests {
+
+	private static final String PREFIX = "orders";
+
+	private static final Duration DEADLINE = Duration.ofSeconds(15);
+
+	/** Long enough that a failure which waited for it would be told from one that came at once. */
+	private static final Duration LONG_WAIT = Duration.ofSeconds(20);
+
+	private final SecuredRedis secured = new SecuredRedis();
+
+	private final ExecutorService threads = Executors.newFixedThreadPool(2);
+
+	private final List<String> refusals = new CopyOnWriteArrayList<>();
+
+	private final SimpleMeterRegistry meters = new SimpleMeterRegistry();
+
+	private final List<RedisLockService> services = new CopyOnWriteArrayList<>();
+
+	private RedisServer redis;
+
+	@BeforeEach
+	void start() {
+		this.redis = RedisServer.start();
+	}
+
+	@AfterEach
+	void stop() throws InterruptedException {
+		this.threads.shutdownNow();
+		this.threads.awaitTermination(10, TimeUnit.SECONDS);
+		this.services.forEach(RedisLockService::close);
+		this.secured.close();
+		this.redis.close();
+	}
+
+	private RedisLockService service(String user, String password) {
+		return service(this.secured.factory(this.redis, user, password));
+	}
+
+	private RedisLockService service(RedisConnectionFactory factory) {
+		RedisLockService service = RedisLockService.builder(factory)
+			.keyPrefix(PREFIX)
+			.renewalRatio(0.1)
+			.listener(new LockListener() {
+
+				@Override
+				public void notificationRefused(Notification operation, String channel, String reason) {
+					AccessDeniedIntegrationTests.this.refusals.add(operation + " " + channel + ": " + reason);
+				}
+
+			})
+			.listener(new LockMetrics(this.meters))
+			.build();
+		this.services.add(service);
+		return service;
+	}
+
+	private static String aclWithout(String rule) {
+		String acl = LockPreflight.minimalAcl(PREFIX);
+		assertThat(acl).contains(" " + rule);
+		return acl.replace(" " + rule, "");
+	}
+
+	private double refusedCount(String operation) {
+		return this.meters.get(LockMetrics.NOTIFICATIONS_REFUSED).tag("operation", operation).counter().count();
+	}
+
+	@Test
+	void withoutTheChannelPermissionReleasesSucceedAndWaitersPollAndBothRefusalsAreCounted(CapturedOutput output)
+			throws Exception {
+		SecuredRedis.createUser(this.redis, "nochannel", "pw", aclWithout("&" + PREFIX + ":*"));
+		RedisLockService holder = service("nochannel", "pw");
+		RedisLockService other = service("nochannel", "pw");
+
+		// a waiter of another instance cannot subscribe: counted, logged at WARN with the rule, and it polls
+		Lease held = holder.acquire("sku-1", Duration.ofSeconds(30), Duration.ZERO);
+		CompletableFuture<Optional<Lease>> waiting = CompletableFuture
+			.supplyAsync(() -> other.tryAcquire("sku-1", Duration.ofSeconds(5), LONG_WAIT), this.threads);
+		await().atMost(DEADLINE).until(() -> refusedCount("subscribe") >= 1);
+		assertThat(this.refusals).anySatisfy(refusal -> assertThat(refusal)
+			.startsWith("SUBSCRIBE orders:{sku-1}:released: ")
+			.contains("grant the application's Redis user &orders:*"));
+
+		// the release's PUBLISH is refused: the release happened, so the holder is told nothing went wrong
+		held.release();
+		long released = System.nanoTime();
+		assertThat(held.isHeld()).isFalse();
+		assertThat(refusedCount("publish")).isEqualTo(1);
+		assertThat(this.refusals).anySatisfy(refusal -> assertThat(refusal)
+			.startsWith("PUBLISH orders:{sku-1}:released: ")
+			.contains("&orders:*"));
+		// the waiter polled: it got the lock long before the holder's 30 s lease could have run out
+		Lease next = waiting.get(DEADLINE.toSeconds(), TimeUnit.SECONDS).orElseThrow();
+		assertThat(Duration.ofNanos(System.nanoTime() - released)).isLessThan(Duration.ofSeconds(5));
+
+		// an operator's force-release deletes the lease too, its refused announcement counted
+		var forced = holder.forceRelease("sku-1");
+		assertThat(forced).isPresent();
+		assertThat(forced.get().fencingToken()).isEqualTo(next.fencingToken());
+		assertThat(this.redis.execute("EXISTS", "orders:{sku-1}")).isEqualTo(0L);
+		assertThat(refusedCount("publish")).isEqualTo(2);
+
+		assertThat(output).contains("WARN").contains("Released lock 'sku-1', but Redis refused to announce the release")
+			.contains("Redis refused the subscription to orders:{sku-1}:released")
+			.doesNotContain("did not answer");
+	}
+
+	@Test
+	void aMissingEvalshaFailsTheAcquisitionAtOnceNamingTheCommandAndTheRule() {
+		SecuredRedis.createUser(this.redis, "noevalsha", "pw", aclWithout("+evalsha"));
+		RedisLockService service = service("noevalsha", "pw");
+		long start = System.nanoTime();
+		LockAccessDeniedException denied = catchThrowableOfType(LockAccessDeniedException.class,
+				() -> service.acquire("sku-2", Duration.ofSeconds(5), LONG_WAIT));
+		assertThat(Duration.ofNanos(System.nanoTime() - start)).as("not retried within the wait")
+			.isLessThan(LONG_WAIT.dividedBy(2));
+		assertThat(denied.getKey()).isEqualTo("sku-2");
+		assertThat(denied.getReason()).isEqualTo(Reason.PERMISSION);
+		assertThat(denied.getGrant()).isEqualTo("+evalsha");
+		assertThat(denied).hasMessageStartingWith("Could not acquire lock 'sku-2': Redis's ACL refused the 'evalsha' "
+				+ "command; grant the application's Redis user +evalsha")
+			.hasMessageNotContaining("did not answer")
+			.hasMessageNotContaining("ExecutionException")
+			.hasCauseInstanceOf(DataAccessException.class);
+		assertThat(denied).isInstanceOf(LockUnavailableException.class);
+	}
+
+	@Test
+	void aCommandRefusedInsideTheScriptsIsNamedWithTheMinimalAclAndLeavesNoHoldBehind() {
+		// PEXPIRE comes after the HSET that creates a new lease: the script's write stays when PEXPIRE is refused
+		SecuredRedis.createUser(this.redis, "nopexpire", "pw", aclWithout("+pexpire"));
+		RedisLockService service = service("nopexpire", "pw");
+		LockAccessDeniedException denied = catchThrowableOfType(LockAccessDeniedException.class,
+				() -> service.acquire("sku-3", Duration.ofSeconds(5), LONG_WAIT));
+		assertThat(denied.getReason()).isEqualTo(Reason.PERMISSION);
+		assertThat(denied.getGrant()).isEqualTo(LockPreflight.minimalAcl(PREFIX));
+		assertThat(denied).hasMessageContaining("Redis's ACL refused a command inside the lock scripts")
+			.hasMessageContaining(LockPreflight.minimalAcl(PREFIX))
+			.hasMessageNotContaining("did not answer");
+		// the hold that the refused script left without an expiry is deleted, as any hold of a failed acquisition
+		await().atMost(DEADLINE).until(() -> Long.valueOf(0).equals(this.redis.execute("EXISTS", "orders:{sku-3}")));
+	}
+
+	@Test
+	void everyOperationOnAHeldLeaseSaysWhatWasRefusedOnceTheUserLosesAPermission() {
+		SecuredRedis.createUser(this.redis, "revoked", "pw", LockPreflight.minimalAcl(PREFIX));
+		RedisLockService service = service("revoked", "pw");
+		Lease lease = service.acquire("sku-4", Duration.ofSeconds(2), Duration.ZERO);
+		this.redis.execute("ACL", "SETUSER", "revoked", "-evalsha");
+
+		// the watchdog's renewals (every 200 ms) fail, and the health details say why, in words
+		await().atMost(DEADLINE).until(() -> service.renewalStatus().isFailing());
+		assertThat(service.renewalStatus().lastError()).startsWith("Redis's ACL refused the 'evalsha' command")
+			.contains("+evalsha")
+			.doesNotContain("Exception");
+
+		assertDenied(() -> lease.extend(Duration.ofSeconds(5)), "Could not extend lock 'sku-4'");
+		assertDenied(lease::renew, "Could not renew lock 'sku-4'");
+		assertDenied(lease::isOwned, "Could not check the ownership of lock 'sku-4'");
+		assertDenied(() -> service.holder("sku-4"), "Could not ask who holds lock 'sku-4'");
+		assertDenied(() -> service.forceRelease("sku-4"), "Could not force-release lock 'sku-4'");
+		LockAccessDeniedException release = assertDenied(lease::release, "Could not release lock 'sku-4'");
+		assertThat(release).hasMessageContaining("the lease expires within 2000ms");
+	}
+
+	private static LockAccessDeniedException assertDenied(Runnable call, String start) {
+		LockAccessDeniedException denied = catchThrowableOfType(LockAccessDeniedException.class, call::run);
+		assertThat(denied).as(start).isNotNull()
+			.hasMessageStartingWith(start + ": Redis's ACL refused the 'evalsha' command")
+			.hasCauseInstanceOf(DataAccessException.class);
+		assertThat(denied.getGrant()).isEqualTo("+evalsha");
+		return denied;
+	}
+
+	@Test
+	void aWrongPasswordIsACredentialsFailureNotAnOutage() {
+		SecuredRedis.createUser(this.redis, "app", "right", LockPreflight.minimalAcl(PREFIX));
+		RedisLockService service = service("app", "wrong");
+		long start = System.nanoTime();
+		LockAccessDeniedException denied = catchThrowableOfType(LockAccessDeniedException.class,
+				() -> service.acquire("sku-5", Duration.ofSeconds(5), LONG_WAIT));
+		assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(LONG_WAIT.dividedBy(2));
+		assertThat(denied.getReason()).isEqualTo(Reason.CREDENTIALS);
+		assertThat(denied.getGrant()).isNull();
+		assertThat(denied).hasMessageStartingWith("Could not acquire lock 'sku-5': Redis refused the application's "
+				+ "credentials; set spring.data.redis.username and spring.data.redis.password")
+			.hasMessageContaining("WRONGPASS")
+			.hasMessageNotContaining("did not answer");
+	}
+
+	@Test
+	void aServerThatDoesNotAnswerStillDidNotAnswer() {
+		RedisServer stopped = RedisServer.start();
+		RedisConnectionFactory factory = this.secured.factory(stopped, null, null);
+		RedisLockService service = service(factory);
+		stopped.close();
+		LockUnavailableException unavailable = catchThrowableOfType(LockUnavailableException.class,
+				() -> service.acquire("sku-6", Duration.ofSeconds(5), Duration.ZERO));
+		assertThat(unavailable).isNotInstanceOf(LockAccessDeniedException.class)
+			.hasMessageStartingWith("Could not acquire lock 'sku-6': Redis did not answer");
+	}
+
+}
