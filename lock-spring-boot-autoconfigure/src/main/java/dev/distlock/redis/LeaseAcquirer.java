@@ -51,16 +51,12 @@ final class LeaseAcquirer {
 
 	private final AtomicLong ownerSequence = new AtomicLong();
 
-	/** Replicas that must acknowledge a new lease before it counts as acquired; 0 for none. */
-	private final int replicaAcks;
-
-	private final long replicaAckTimeoutMillis;
+	private final AcquireCall acquireCall;
 
 	LeaseAcquirer(LeaseStore store, ReleaseSubscriber subscriber, LeaseWatchdog watchdog, LeaseRegistry registry,
 			HoldReconciler reconciler, LeaseReleaser releaser, List<LockListener> listeners, String clientId,
 			int replicaAcks, long replicaAckTimeoutMillis) {
-		this.replicaAcks = replicaAcks;
-		this.replicaAckTimeoutMillis = replicaAckTimeoutMillis;
+		this.acquireCall = new AcquireCall(store, clientId, replicaAcks, replicaAckTimeoutMillis);
 		this.store = store;
 		this.subscriber = subscriber;
 		this.watchdog = watchdog;
@@ -114,12 +110,12 @@ final class LeaseAcquirer {
 			catch (RuntimeException ex) {
 				// A re-entry that runs unanswered counts a hold in Redis that this process does not count: the release
 				// of the last hold this process knows ends the lease all the same (see release).
-				LockUnavailableException failure = RedisFailures.of(request.key(), entry.redisKey, "acquire", ex, "");
+				LockUnavailableException failure = AcquireCall.failure(request, entry.redisKey, ex);
 				if (request.waitTime().isZero() || failure instanceof LockAccessDeniedException) {
 					throw failure;
 				}
 				if (System.nanoTime() - deadline >= 0) {
-					throw unansweredWithin(request, failure);
+					throw AcquireCall.unansweredWithin(request, failure);
 				}
 				TimeUnit.NANOSECONDS.sleep(Math.min(backoff.nextNanos(), Math.max(0, deadline - System.nanoTime())));
 				continue;
@@ -173,14 +169,14 @@ final class LeaseAcquirer {
 		long sent = System.nanoTime();
 		long[] reply;
 		try {
-			reply = callAcquire(request, attempt, mayWait);
+			reply = this.acquireCall.call(request, attempt, mayWait);
 		}
 		catch (LockUnavailableException ex) {
 			if (!mayWait || ex instanceof LockAccessDeniedException) {
 				throw ex;
 			}
 			if (System.nanoTime() - deadline >= 0) {
-				throw unansweredWithin(request, ex);
+				throw AcquireCall.unansweredWithin(request, ex);
 			}
 			return awaitRelease(request, attempt, -1, ex, start, deadline);
 		}
@@ -236,7 +232,7 @@ final class LeaseAcquirer {
 				long sent = System.nanoTime();
 				long[] reply;
 				try {
-					reply = callAcquire(request, attempt, true);
+					reply = this.acquireCall.call(request, attempt, true);
 				}
 				catch (LockUnavailableException ex) {
 					waiter.endAttempt();
@@ -274,7 +270,7 @@ final class LeaseAcquirer {
 				return Optional.of(handedOver(request, attempt, waiter, start));
 			}
 			if (failure != null) {
-				throw unansweredWithin(request, failure);
+				throw AcquireCall.unansweredWithin(request, failure);
 			}
 			return notAcquired(request, start);
 		}
@@ -320,91 +316,6 @@ final class LeaseAcquirer {
 
 	private static long earlier(long a, long b) {
 		return (a - b < 0) ? a : b;
-	}
-
-	private long[] callAcquire(LockRequest request, Attempt attempt, boolean willWait) throws InterruptedException {
-		try {
-			String waiter = willWait ? this.clientId : "";
-			if (this.replicaAcks > 0) {
-				return callAcquireReplicated(request, attempt, waiter);
-			}
-			long[] reply = this.store.acquire(attempt.redisKey, attempt.owner, attempt.ttlMillis, waiter, 0);
-			if (reply[0] < 0) {
-				throw new IllegalStateException("The acquire script refused a new owner of '" + request.key() + "'");
-			}
-			return reply;
-		}
-		catch (ReplicaShortfall ex) {
-			throw new LockUnavailableException(request.key(), "Could not acquire lock '" + request.key() + "': "
-					+ ex.getMessage(), ex);
-		}
-		catch (RuntimeException ex) {
-			// sent, no answer: Redis may run it yet
-			attempt.unanswered = true;
-			if (Thread.interrupted()) { // the client gave up waiting for Redis because this thread was interrupted
-				InterruptedException interrupted = new InterruptedException();
-				interrupted.initCause(ex);
-				throw interrupted;
-			}
-			throw unanswered(request, attempt, ex);
-		}
-	}
-
-	/**
-	 * A new acquisition that counts only once {@code replicaAcks} replicas acknowledged it (WAIT on the script's
-	 * connection). A lease too few replicas acknowledged is deleted again at once (it may not survive a failover), and
-	 * the attempt fails like one Redis did not answer: retried within the wait. If that delete goes unanswered, the
-	 * attempt is marked unanswered, so the reconciler deletes the lease once Redis answers.
-	 */
-	private long[] callAcquireReplicated(LockRequest request, Attempt attempt, String waiter) {
-		long[] reply = this.store.acquireReplicated(attempt.redisKey, attempt.owner, attempt.ttlMillis, waiter,
-				this.replicaAcks, this.replicaAckTimeoutMillis);
-		if (reply[0] < 0) {
-			throw new IllegalStateException("The acquire script refused a new owner of '" + request.key() + "'");
-		}
-		if (reply[0] == 0 || reply[2] >= this.replicaAcks) {
-			return new long[] { reply[0], reply[1] };
-		}
-		String shortfall = "only " + reply[2] + " of " + this.replicaAcks + " replica(s) acknowledged the new lease of '"
-				+ request.key() + "' within " + this.replicaAckTimeoutMillis + "ms (distlock.replica-acks)";
-		try {
-			this.store.discard(attempt.redisKey, attempt.owner, attempt.channel);
-		}
-		catch (RuntimeException ex) {
-			attempt.unanswered = true;
-			ReplicaShortfall failure = new ReplicaShortfall(shortfall + "; deleting it got no answer, so it is deleted "
-					+ "once Redis answers, or expires");
-			failure.addSuppressed(ex);
-			throw failure;
-		}
-		throw new ReplicaShortfall(shortfall + "; it was deleted again");
-	}
-
-	/** Too few replicas acknowledged a new lease: Redis answered, but the lease does not count. */
-	static final class ReplicaShortfall extends RuntimeException {
-
-		private static final long serialVersionUID = 1L;
-
-		ReplicaShortfall(String message) {
-			super(message);
-		}
-
-	}
-
-	private static LockUnavailableException unansweredWithin(LockRequest request, LockUnavailableException last) {
-		Throwable cause = (last.getCause() != null) ? last.getCause() : last;
-		if (cause instanceof ReplicaShortfall) {
-			return new LockUnavailableException(request.key(), "Could not acquire lock '" + request.key() + "' within "
-					+ request.waitTime() + ": " + cause.getMessage(), cause);
-		}
-		return new LockUnavailableException(request.key(), last.getMessage().replace("Could not acquire lock '"
-				+ request.key() + "': ", "Could not acquire lock '" + request.key() + "' within " + request.waitTime() + ": "),
-				cause);
-	}
-
-	/** Redis refused the call, did not answer it, or answered with an error; only a refusal is final. */
-	private static LockUnavailableException unanswered(LockRequest request, Attempt attempt, RuntimeException ex) {
-		return RedisFailures.of(request.key(), attempt.redisKey, "acquire", ex, "");
 	}
 
 	/** A new lease of this process, held once by the calling thread. */

@@ -26,7 +26,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  */
 class MinimalAclTests {
 
-	private static final Pattern CALL = Pattern.compile("redis\\.call\\('([a-z]+)'");
+	private static final Pattern CALL = Pattern.compile("redis\\.p?call\\('([a-z]+)'");
 
 	private static final Pattern TRY = Pattern.compile("try\\('([a-z]+)'");
 

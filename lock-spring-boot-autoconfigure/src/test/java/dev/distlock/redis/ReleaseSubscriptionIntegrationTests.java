@@ -81,7 +81,7 @@ class ReleaseSubscriptionIntegrationTests {
 				assertThat(lease).isPresent();
 				// polling, not the holder's 30 s lease time, ended the wait
 				assertThat(Duration.ofNanos(System.nanoTime() - released)).isLessThan(Duration.ofSeconds(3));
-				// (its release's PUBLISH is refused for this user: the lease is left to expire)
+				// (its release's PUBLISH is refused for this user: the release happens all the same, unannounced)
 
 				// a refused subscription is sent again while its channel has waiters: once the channels are granted,
 				// it is confirmed, and the waiter hears the release message rather than polling

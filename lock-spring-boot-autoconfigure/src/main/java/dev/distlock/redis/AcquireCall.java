@@ -1,0 +1,120 @@
+package dev.distlock.redis;
+
+import dev.distlock.core.LockRequest;
+import dev.distlock.core.LockUnavailableException;
+
+/**
+ * One call of the acquire script for a new acquisition, and what its failure means: sent and unanswered (it may run
+ * yet, so the attempt is marked for the reconciler), refused by Redis (final), or, with replica acknowledgements,
+ * answered but acknowledged by too few replicas (the new lease is deleted again). One role, so that
+ * {@link LeaseAcquirer} only decides when to try.
+ */
+final class AcquireCall {
+
+	private final LeaseStore store;
+
+	private final String clientId;
+
+	/** Replicas that must acknowledge a new lease before it counts as acquired; 0 for none. */
+	private final int replicaAcks;
+
+	private final long replicaAckTimeoutMillis;
+
+	AcquireCall(LeaseStore store, String clientId, int replicaAcks, long replicaAckTimeoutMillis) {
+		this.store = store;
+		this.clientId = clientId;
+		this.replicaAcks = replicaAcks;
+		this.replicaAckTimeoutMillis = replicaAckTimeoutMillis;
+	}
+
+	/**
+	 * {hold count, token} when acquired, {0, holder's remaining ttl} when held by another owner; noting this process
+	 * as a waiter in the lease when it {@code willWait}.
+	 */
+	long[] call(LockRequest request, Attempt attempt, boolean willWait) throws InterruptedException {
+		try {
+			String waiter = willWait ? this.clientId : "";
+			if (this.replicaAcks > 0) {
+				return callAcquireReplicated(request, attempt, waiter);
+			}
+			long[] reply = this.store.acquire(attempt.redisKey, attempt.owner, attempt.ttlMillis, waiter, 0);
+			if (reply[0] < 0) {
+				throw new IllegalStateException("The acquire script refused a new owner of '" + request.key() + "'");
+			}
+			return reply;
+		}
+		catch (ReplicaShortfall ex) {
+			throw new LockUnavailableException(request.key(), "Could not acquire lock '" + request.key() + "': "
+					+ ex.getMessage(), ex);
+		}
+		catch (RuntimeException ex) {
+			// Sent and unanswered, Redis may run it yet; refused part-way, a script keeps what it wrote before the
+			// refused command (a new hold without expiry). Either way the reconciler deletes what this owner may hold.
+			attempt.unanswered = true;
+			if (Thread.interrupted()) { // the client gave up waiting for Redis because this thread was interrupted
+				InterruptedException interrupted = new InterruptedException();
+				interrupted.initCause(ex);
+				throw interrupted;
+			}
+			throw failure(request, attempt.redisKey, ex);
+		}
+	}
+
+	/**
+	 * A new acquisition that counts only once {@code replicaAcks} replicas acknowledged it (WAIT on the script's
+	 * connection). A lease too few replicas acknowledged is deleted again at once (it may not survive a failover), and
+	 * the attempt fails like one Redis did not answer: retried within the wait. If that delete goes unanswered, the
+	 * attempt is marked unanswered, so the reconciler deletes the lease once Redis answers.
+	 */
+	private long[] callAcquireReplicated(LockRequest request, Attempt attempt, String waiter) {
+		long[] reply = this.store.acquireReplicated(attempt.redisKey, attempt.owner, attempt.ttlMillis, waiter,
+				this.replicaAcks, this.replicaAckTimeoutMillis);
+		if (reply[0] < 0) {
+			throw new IllegalStateException("The acquire script refused a new owner of '" + request.key() + "'");
+		}
+		if (reply[0] == 0 || reply[2] >= this.replicaAcks) {
+			return new long[] { reply[0], reply[1] };
+		}
+		String shortfall = "only " + reply[2] + " of " + this.replicaAcks + " replica(s) acknowledged the new lease of '"
+				+ request.key() + "' within " + this.replicaAckTimeoutMillis + "ms (distlock.replica-acks)";
+		try {
+			this.store.discard(attempt.redisKey, attempt.owner, attempt.channel);
+		}
+		catch (RuntimeException ex) {
+			attempt.unanswered = true;
+			ReplicaShortfall failure = new ReplicaShortfall(shortfall + "; deleting it got no answer, so it is deleted "
+					+ "once Redis answers, or expires");
+			failure.addSuppressed(ex);
+			throw failure;
+		}
+		throw new ReplicaShortfall(shortfall + "; it was deleted again");
+	}
+
+	/** Too few replicas acknowledged a new lease: Redis answered, but the lease does not count. */
+	static final class ReplicaShortfall extends RuntimeException {
+
+		private static final long serialVersionUID = 1L;
+
+		ReplicaShortfall(String message) {
+			super(message);
+		}
+
+	}
+
+	static LockUnavailableException unansweredWithin(LockRequest request, LockUnavailableException last) {
+		Throwable cause = (last.getCause() != null) ? last.getCause() : last;
+		if (cause instanceof ReplicaShortfall) {
+			return new LockUnavailableException(request.key(), "Could not acquire lock '" + request.key() + "' within "
+					+ request.waitTime() + ": " + cause.getMessage(), cause);
+		}
+		return new LockUnavailableException(request.key(), last.getMessage().replace("Could not acquire lock '"
+				+ request.key() + "': ", "Could not acquire lock '" + request.key() + "' within " + request.waitTime() + ": "),
+				cause);
+	}
+
+	/** Refused, unanswered, or answered with an error: only a refusal is final (see {@link RedisFailures}). */
+	static LockUnavailableException failure(LockRequest request, String redisKey, RuntimeException ex) {
+		return RedisFailures.of(request.key(), redisKey, "acquire", ex, "");
+	}
+
+}
