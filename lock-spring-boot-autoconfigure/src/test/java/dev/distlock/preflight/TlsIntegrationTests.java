@@ -8,6 +8,7 @@ import dev.distlock.autoconfigure.DistributedLockAutoConfiguration;
 import dev.distlock.autoconfigure.RedisLockServiceAutoConfiguration;
 import dev.distlock.autoconfigure.LockPreflightAutoConfiguration;
 import dev.distlock.core.Lease;
+import dev.distlock.core.LockAccessDeniedException;
 import dev.distlock.core.LockService;
 import dev.distlock.preflight.PreflightReport.Outcome;
 import dev.distlock.test.redis.RedisServer;
@@ -24,6 +25,7 @@ import org.springframework.boot.test.context.assertj.AssertableApplicationContex
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.catchThrowableOfType;
 import static org.assertj.core.api.Assumptions.assumeThat;
 
 /**
@@ -132,6 +134,26 @@ class TlsIntegrationTests {
 			assertThat(analysis.getAction()).startsWith("Give spring.data.redis.ssl.bundle an SSL bundle")
 				.contains("holds the CA that signed the server's certificate");
 		});
+	}
+
+	@Test
+	void aLockCallOverAFailingHandshakeSaysTlsNotThatRedisDidNotAnswer() {
+		// the application starts all the same (warn mode): its lock calls then fail as what they are
+		runner(serverTlsPort).withPropertyValues(trusting(tls.otherCaCertificate), "distlock.preflight.mode=warn")
+			.run(context -> {
+				assertThat(context).hasNotFailed();
+				LockService locks = context.getBean(LockService.class);
+				long start = System.nanoTime();
+				LockAccessDeniedException denied = catchThrowableOfType(LockAccessDeniedException.class,
+						() -> locks.acquire("over-tls", Duration.ofSeconds(10), Duration.ofSeconds(30)));
+				assertThat(Duration.ofNanos(System.nanoTime() - start)).as("not retried within the wait")
+					.isLessThan(Duration.ofSeconds(15));
+				assertThat(denied.getReason()).isEqualTo(LockAccessDeniedException.Reason.TLS);
+				assertThat(denied).hasMessageStartingWith("Could not acquire lock 'over-tls': the TLS handshake with "
+						+ "Redis failed; give spring.data.redis.ssl.bundle a trust store with the server's CA")
+					.hasMessageContaining("PKIX path building failed")
+					.hasMessageNotContaining("did not answer");
+			});
 	}
 
 	@Test
