@@ -162,7 +162,7 @@ class ReplicaAcksIntegrationTests {
 
 	@Test
 	void badSettingsAreRejectedNamingThem() {
-		RedisLockService.Builder builder = RedisLockService.builder(this.support.connectionFactory());
+		RedisLockServiceBuilder builder = RedisLockService.builder(this.support.connectionFactory());
 		assertThatIllegalArgumentException().isThrownBy(() -> builder.replicaAcks(-1, ACK_TIMEOUT))
 			.withMessageContaining("'replicas'");
 		assertThatIllegalArgumentException().isThrownBy(() -> builder.replicaAcks(1, Duration.ZERO))
