@@ -8,6 +8,7 @@ import java.util.Set;
 import dev.distlock.core.Lease;
 import dev.distlock.core.LockAcquisitionTimeoutException;
 import dev.distlock.redis.RedisLockService;
+import dev.distlock.redis.RedisLockServiceBuilder;
 
 import org.springframework.data.redis.connection.RedisClusterConfiguration;
 import org.springframework.data.redis.connection.RedisStandaloneConfiguration;
@@ -62,7 +63,7 @@ final class DistlockContestant implements Contestant {
 	public Client open(Target target, Options options) {
 		LettuceConnectionFactory factory = this.clusterNodes.isEmpty() ? connectionFactory(target)
 				: clusterConnectionFactory(this.clusterNodes);
-		RedisLockService.Builder builder = RedisLockService.builder(factory)
+		RedisLockServiceBuilder builder = RedisLockService.builder(factory)
 			.keyPrefix((this.replicaAcks > 0) ? "bench-distlock-acks" : "bench-distlock");
 		if (this.replicaAcks > 0) {
 			builder.replicaAcks(this.replicaAcks, Duration.ofSeconds(1));

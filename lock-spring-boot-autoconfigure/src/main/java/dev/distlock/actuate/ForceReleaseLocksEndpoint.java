@@ -6,8 +6,9 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 
-import dev.distlock.redis.ForcedRelease;
-import dev.distlock.redis.RedisLockService;
+import dev.distlock.core.ForcedRelease;
+import dev.distlock.core.LockForceReleaser;
+import dev.distlock.core.LockOperatorView;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
@@ -20,11 +21,13 @@ import org.springframework.boot.actuate.endpoint.annotation.Endpoint;
 import org.springframework.boot.actuate.endpoint.annotation.Selector;
 import org.springframework.boot.actuate.endpoint.annotation.Selector.Match;
 import org.springframework.context.ApplicationEventPublisher;
+import org.springframework.util.Assert;
 
 /**
  * The {@code locks} endpoint with a delete operation that force-releases a key whoever holds it
  * ({@code DELETE /actuator/locks/{key}}): for a holder that is stuck, when waiting for its lease to expire is not an
- * option. Only configured when {@code distlock.actuator.force-release.enabled=true}.
+ * option. Only configured when {@code distlock.actuator.force-release.enabled=true}, on an engine that is a
+ * {@link LockForceReleaser} as well as a {@link LockOperatorView} (the Redis engine is both).
  * <p>
  * Every use is logged at WARN (key, former holder, fencing token, caller) and published as an
  * {@link AuditApplicationEvent} of type {@value #AUDIT_EVENT_TYPE}, which Boot records when an audit event repository
@@ -42,29 +45,36 @@ public class ForceReleaseLocksEndpoint extends LocksEndpoint {
 
 	private static final Log logger = LogFactory.getLog(ForceReleaseLocksEndpoint.class);
 
+	private final LockForceReleaser forceReleaser;
+
 	private final @Nullable ApplicationEventPublisher eventPublisher;
 
 	/**
-	 * An endpoint over the given service's leases, with the force-release operation.
-	 * @param lockService the service whose leases are listed and released
+	 * An endpoint over the given engine's leases, with the force-release operation.
+	 * @param operatorView the engine whose leases are listed
+	 * @param forceReleaser what releases them; usually the same engine
 	 * @param eventPublisher where the audit event of each forced release goes; {@code null} for none
 	 */
-	public ForceReleaseLocksEndpoint(RedisLockService lockService, @Nullable ApplicationEventPublisher eventPublisher) {
-		this(lockService, eventPublisher, Show.WHEN_AUTHORIZED, Set.of());
+	public ForceReleaseLocksEndpoint(LockOperatorView operatorView, LockForceReleaser forceReleaser,
+			@Nullable ApplicationEventPublisher eventPublisher) {
+		this(operatorView, forceReleaser, eventPublisher, Show.WHEN_AUTHORIZED, Set.of());
 	}
 
 	/**
-	 * An endpoint over the given service's leases that may release them, with its own rule for showing owner ids and
+	 * An endpoint over the given engine's leases that may release them, with its own rule for showing owner ids and
 	 * fencing tokens.
-	 * @param lockService the service whose leases are listed and released
+	 * @param operatorView the engine whose leases are listed
+	 * @param forceReleaser what releases them; usually the same engine
 	 * @param eventPublisher where audit events go
 	 * @param showValues when owner ids and fencing tokens are shown
 	 * @param roles the roles of which a caller needs one for {@link Show#WHEN_AUTHORIZED}; empty: any authenticated
 	 * caller
 	 */
-	public ForceReleaseLocksEndpoint(RedisLockService lockService, @Nullable ApplicationEventPublisher eventPublisher,
-			Show showValues, Set<String> roles) {
-		super(lockService, showValues, roles);
+	public ForceReleaseLocksEndpoint(LockOperatorView operatorView, LockForceReleaser forceReleaser,
+			@Nullable ApplicationEventPublisher eventPublisher, Show showValues, Set<String> roles) {
+		super(operatorView, showValues, roles);
+		Assert.notNull(forceReleaser, "'forceReleaser' must not be null");
+		this.forceReleaser = forceReleaser;
 		this.eventPublisher = eventPublisher;
 	}
 
@@ -80,7 +90,7 @@ public class ForceReleaseLocksEndpoint extends LocksEndpoint {
 		String lockKey = String.join("/", key);
 		Principal principal = securityContext.getPrincipal();
 		String caller = (principal != null) ? principal.getName() : "anonymous";
-		Optional<ForcedRelease> released = getLockService().forceRelease(lockKey);
+		Optional<ForcedRelease> released = this.forceReleaser.forceRelease(lockKey);
 		if (released.isEmpty()) {
 			logger.warn("Force-release of lock '" + lockKey + "' requested through the actuator by " + caller
 					+ ": the lock was free, nothing released");

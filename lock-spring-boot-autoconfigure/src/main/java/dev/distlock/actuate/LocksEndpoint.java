@@ -6,7 +6,7 @@ import java.util.List;
 import java.util.Set;
 
 import dev.distlock.core.LeaseSnapshot;
-import dev.distlock.redis.RedisLockService;
+import dev.distlock.core.LockOperatorView;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.boot.actuate.endpoint.SanitizableData;
@@ -19,7 +19,8 @@ import org.springframework.util.Assert;
 /**
  * The {@code locks} endpoint: the leases this instance holds now, oldest first, with what an operator needs to find a
  * stuck holder (its thread, since when, the last renewal) and to reason about fencing. Read-only; see
- * {@link ForceReleaseLocksEndpoint} for the opt-in write operation.
+ * {@link ForceReleaseLocksEndpoint} for the opt-in write operation. It reads a {@link LockOperatorView}, so it works on
+ * any engine that offers one.
  * <p>
  * Owner ids (and the client id they start with) and fencing tokens are sensitive: whoever can reach Redis can release
  * a lease with its owner id, and a fencing token lets a writer pass a storage's fence. They follow Boot's convention
@@ -36,32 +37,32 @@ public class LocksEndpoint {
 	/** What a masked value reads: Boot's sanitized value. */
 	public static final String MASK = SanitizableData.SANITIZED_VALUE;
 
-	private final RedisLockService lockService;
+	private final LockOperatorView operatorView;
 
 	private final Show showValues;
 
 	private final Set<String> roles;
 
 	/**
-	 * An endpoint over the given service's leases that shows owner ids and fencing tokens to authenticated callers only.
-	 * @param lockService the service whose leases are listed
+	 * An endpoint over the given engine's leases that shows owner ids and fencing tokens to authenticated callers only.
+	 * @param operatorView the engine whose leases are listed
 	 */
-	public LocksEndpoint(RedisLockService lockService) {
-		this(lockService, Show.WHEN_AUTHORIZED, Set.of());
+	public LocksEndpoint(LockOperatorView operatorView) {
+		this(operatorView, Show.WHEN_AUTHORIZED, Set.of());
 	}
 
 	/**
-	 * An endpoint over the given service's leases with its own rule for showing owner ids and fencing tokens.
-	 * @param lockService the service whose leases are listed
+	 * An endpoint over the given engine's leases with its own rule for showing owner ids and fencing tokens.
+	 * @param operatorView the engine whose leases are listed
 	 * @param showValues when owner ids and fencing tokens are shown
 	 * @param roles the roles of which a caller needs one for {@link Show#WHEN_AUTHORIZED}; empty: any authenticated
 	 * caller
 	 */
-	public LocksEndpoint(RedisLockService lockService, Show showValues, Set<String> roles) {
-		Assert.notNull(lockService, "'lockService' must not be null");
+	public LocksEndpoint(LockOperatorView operatorView, Show showValues, Set<String> roles) {
+		Assert.notNull(operatorView, "'operatorView' must not be null");
 		Assert.notNull(showValues, "'showValues' must not be null");
 		Assert.notNull(roles, "'roles' must not be null");
-		this.lockService = lockService;
+		this.operatorView = operatorView;
 		this.showValues = showValues;
 		this.roles = Set.copyOf(roles);
 	}
@@ -74,16 +75,17 @@ public class LocksEndpoint {
 	@ReadOperation
 	public LocksDescriptor locks(SecurityContext securityContext) {
 		boolean show = showValues(securityContext);
-		List<LeaseDescriptor> leases = this.lockService.activeLeases().stream()
+		List<LeaseDescriptor> leases = this.operatorView.activeLeases().stream()
 			.sorted(Comparator.comparing(LeaseSnapshot::heldSince).thenComparing(LeaseSnapshot::key))
 			.map(lease -> LeaseDescriptor.of(lease, show))
 			.toList();
-		return new LocksDescriptor(show ? this.lockService.clientId() : MASK, this.lockService.waitingThreads(), leases);
+		return new LocksDescriptor(show ? this.operatorView.clientId() : MASK, this.operatorView.waitingThreads(),
+				leases);
 	}
 
-	/** {@return the service whose leases this endpoint shows} */
-	protected final RedisLockService getLockService() {
-		return this.lockService;
+	/** {@return the engine whose leases this endpoint shows} */
+	protected final LockOperatorView getOperatorView() {
+		return this.operatorView;
 	}
 
 	/**

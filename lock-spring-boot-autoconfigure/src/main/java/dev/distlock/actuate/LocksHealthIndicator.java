@@ -2,10 +2,10 @@ package dev.distlock.actuate;
 
 import java.util.Locale;
 
+import dev.distlock.core.LockOperatorView;
+import dev.distlock.core.RenewalStatus;
 import dev.distlock.preflight.LockPreflightRunner;
 import dev.distlock.preflight.PreflightReport;
-import dev.distlock.redis.RedisLockService;
-import dev.distlock.redis.RenewalStatus;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.boot.health.contributor.Health;
@@ -16,8 +16,9 @@ import org.springframework.util.Assert;
 /**
  * The {@code locks} health: {@code UP} with the number of held leases and waiting threads, and a configurable status
  * ({@code DOWN} by default, or {@code OUT_OF_SERVICE}) while the watchdog fails to renew some held leases, which will
- * be lost when their lease time runs out unless Redis answers again. It only reads the service's state: it never calls
- * Redis itself, so a hung server cannot hang the health check.
+ * be lost when their lease time runs out unless the store answers again. It only reads the engine's
+ * {@link LockOperatorView}: it never calls the store itself, so a hung server cannot hang the health check, and it
+ * works on any engine that offers the view.
  * <p>
  * A lease that turns out to be lost (Redis came back without it, or it could not be renewed for its whole lease time)
  * is no longer failing renewal: nothing can renew it any more, and restarting this instance would not bring it back.
@@ -32,32 +33,33 @@ import org.springframework.util.Assert;
  */
 public class LocksHealthIndicator implements HealthIndicator {
 
-	private final RedisLockService lockService;
+	private final LockOperatorView operatorView;
 
 	private final Status renewalFailureStatus;
 
 	private final @Nullable LockPreflightRunner preflight;
 
 	/**
-	 * An indicator over the given service's leases.
-	 * @param lockService the service whose leases and renewals are reported
+	 * An indicator over the given engine's leases.
+	 * @param operatorView the engine whose leases and renewals are reported
 	 * @param renewalFailureStatus the status while renewals of held leases are failing
 	 */
-	public LocksHealthIndicator(RedisLockService lockService, Status renewalFailureStatus) {
-		this(lockService, renewalFailureStatus, null);
+	public LocksHealthIndicator(LockOperatorView operatorView, Status renewalFailureStatus) {
+		this(operatorView, renewalFailureStatus, null);
 	}
 
 	/**
 	 * A health indicator that also reports what the startup preflight found.
-	 * @param lockService the service whose leases are reported
+	 * @param operatorView the engine whose leases are reported
 	 * @param renewalFailureStatus the status while renewals of held leases fail
-	 * @param preflight the startup preflight whose refusals (in {@code warn} mode) make the status {@code DOWN}
+	 * @param preflight the startup preflight whose refusals (in {@code warn} mode) make the status {@code DOWN};
+	 * {@code null} for none (an engine other than Redis has none)
 	 */
-	public LocksHealthIndicator(RedisLockService lockService, Status renewalFailureStatus,
+	public LocksHealthIndicator(LockOperatorView operatorView, Status renewalFailureStatus,
 			@Nullable LockPreflightRunner preflight) {
-		Assert.notNull(lockService, "'lockService' must not be null");
+		Assert.notNull(operatorView, "'operatorView' must not be null");
 		Assert.notNull(renewalFailureStatus, "'renewalFailureStatus' must not be null");
-		this.lockService = lockService;
+		this.operatorView = operatorView;
 		this.renewalFailureStatus = renewalFailureStatus;
 		this.preflight = preflight;
 	}
@@ -74,14 +76,14 @@ public class LocksHealthIndicator implements HealthIndicator {
 
 	@Override
 	public Health health() {
-		RenewalStatus renewals = this.lockService.renewalStatus();
+		RenewalStatus renewals = this.operatorView.renewalStatus();
 		PreflightReport preflight = (this.preflight != null) ? this.preflight.getReport() : null;
 		boolean refused = preflight != null && preflight.outcome() == PreflightReport.Outcome.FAILED;
 		Health.Builder health = refused ? Health.down()
 				: renewals.isFailing() ? Health.status(this.renewalFailureStatus) : Health.up();
-		health.withDetail("heldLeases", this.lockService.activeLeaseCount())
-			.withDetail("lostLeases", this.lockService.lostLeaseCount())
-			.withDetail("waitingThreads", this.lockService.waitingThreads());
+		health.withDetail("heldLeases", this.operatorView.activeLeaseCount())
+			.withDetail("lostLeases", this.operatorView.lostLeaseCount())
+			.withDetail("waitingThreads", this.operatorView.waitingThreads());
 		if (renewals.isFailing()) {
 			health.withDetail("renewalsFailingSince", String.valueOf(renewals.failingSince()))
 				.withDetail("leasesFailingRenewal", renewals.failingLeases())

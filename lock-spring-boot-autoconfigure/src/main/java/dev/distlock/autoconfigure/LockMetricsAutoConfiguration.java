@@ -1,8 +1,8 @@
 package dev.distlock.autoconfigure;
 
+import dev.distlock.core.LockOperatorView;
 import dev.distlock.observability.LockMetrics;
 import dev.distlock.observability.LockServiceMetrics;
-import dev.distlock.redis.RedisLockService;
 import io.micrometer.core.instrument.MeterRegistry;
 
 import org.springframework.boot.autoconfigure.AutoConfiguration;
@@ -11,11 +11,11 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnSingleCandidate;
 import org.springframework.context.annotation.Bean;
-import org.springframework.data.redis.connection.RedisConnectionFactory;
 
 /**
  * Auto-configures lock meters when the application has a {@link MeterRegistry}: a {@link LockMetrics} listener, which
- * the lock service picks up with the other {@code LockListener} beans, and the gauges of the {@link RedisLockService}.
+ * the lock service picks up with the other {@code LockListener} beans, and the gauges of the one
+ * {@link LockOperatorView} bean, whatever the engine (none without one). Neither needs Spring Data Redis.
  * Turn them off with {@code management.metrics.enable.distlock=false}.
  *
  * @since 0.1.0
@@ -24,7 +24,7 @@ import org.springframework.data.redis.connection.RedisConnectionFactory;
 		afterName = { "org.springframework.boot.micrometer.metrics.autoconfigure.MetricsAutoConfiguration",
 				"org.springframework.boot.micrometer.metrics.autoconfigure.CompositeMeterRegistryAutoConfiguration",
 				"org.springframework.boot.micrometer.metrics.autoconfigure.export.simple.SimpleMetricsExportAutoConfiguration" })
-@ConditionalOnClass({ MeterRegistry.class, RedisConnectionFactory.class })
+@ConditionalOnClass(MeterRegistry.class)
 @ConditionalOnBean(MeterRegistry.class)
 @ConditionalOnLocksEnabled
 public final class LockMetricsAutoConfiguration {
@@ -41,9 +41,9 @@ public final class LockMetricsAutoConfiguration {
 
 	@Bean
 	@ConditionalOnMissingBean
-	@ConditionalOnSingleCandidate(RedisLockService.class)
-	LockServiceMetrics lockServiceMetrics(RedisLockService lockService) {
-		return new LockServiceMetrics(lockService);
+	@ConditionalOnSingleCandidate(LockOperatorView.class)
+	LockServiceMetrics lockServiceMetrics(LockOperatorView operatorView) {
+		return new LockServiceMetrics(operatorView);
 	}
 
 }

@@ -19,7 +19,8 @@ import org.springframework.util.function.SingletonSupplier;
  * primary {@code LockService} bean {@value #BEAN_NAME}.
  * <p>
  * Beside, not instead: the engine bean keeps its name and its type, so code that injects the engine's own type (a
- * {@code RedisLockService}, for its operator methods) still gets it, and the engine keeps its lifecycle. Code that
+ * {@code RedisLockService}), or its {@link dev.distlock.core.LockOperatorView} (the endpoint, the health indicator and
+ * the gauges do), still gets it, and the engine keeps its lifecycle. The observed service is not a view itself. Code that
  * injects {@code LockService}, the {@code @DistributedLock} interceptor included, gets the observed one. With several
  * {@code LockService} beans, or one that is already primary, nothing is wrapped: which one to observe is the
  * application's choice, made by declaring an {@code ObservedLockService} of its own.

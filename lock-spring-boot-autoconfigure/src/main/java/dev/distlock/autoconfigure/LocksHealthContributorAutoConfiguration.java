@@ -1,8 +1,8 @@
 package dev.distlock.autoconfigure;
 
 import dev.distlock.actuate.LocksHealthIndicator;
+import dev.distlock.core.LockOperatorView;
 import dev.distlock.preflight.LockPreflightRunner;
-import dev.distlock.redis.RedisLockService;
 
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
@@ -14,17 +14,17 @@ import org.springframework.boot.health.autoconfigure.contributor.ConditionalOnEn
 import org.springframework.boot.health.contributor.HealthIndicator;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Import;
-import org.springframework.data.redis.connection.RedisConnectionFactory;
 
 /**
  * Auto-configures the {@code locks} health indicator when Boot's health support is present; turn it off with
- * {@code management.health.locks.enabled=false}.
+ * {@code management.health.locks.enabled=false}. It reads the one {@link LockOperatorView} bean, whatever the engine, and
+ * backs off without one; the startup preflight's findings join it when there is a preflight (the Redis engine's).
  *
  * @since 0.1.0
  */
 @AutoConfiguration(after = RedisLockServiceAutoConfiguration.class)
-@ConditionalOnClass({ HealthIndicator.class, ConditionalOnEnabledHealthIndicator.class, RedisConnectionFactory.class })
-@ConditionalOnSingleCandidate(RedisLockService.class)
+@ConditionalOnClass({ HealthIndicator.class, ConditionalOnEnabledHealthIndicator.class })
+@ConditionalOnSingleCandidate(LockOperatorView.class)
 @EnableConfigurationProperties(LockProperties.class)
 @Import(DeprecatedLockProperties.Registrar.class)
 public final class LocksHealthContributorAutoConfiguration {
@@ -36,9 +36,9 @@ public final class LocksHealthContributorAutoConfiguration {
 	@Bean
 	@ConditionalOnEnabledHealthIndicator("locks")
 	@ConditionalOnMissingBean(name = "locksHealthIndicator")
-	LocksHealthIndicator locksHealthIndicator(RedisLockService lockService, LockProperties properties,
+	LocksHealthIndicator locksHealthIndicator(LockOperatorView operatorView, LockProperties properties,
 			ObjectProvider<LockPreflightRunner> preflight) {
-		return new LocksHealthIndicator(lockService,
+		return new LocksHealthIndicator(operatorView,
 				LocksHealthIndicator.status(properties.getHealth().getRenewalFailureStatus()), preflight.getIfUnique());
 	}
 

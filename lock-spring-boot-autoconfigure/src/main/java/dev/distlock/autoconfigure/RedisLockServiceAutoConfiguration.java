@@ -3,6 +3,7 @@ package dev.distlock.autoconfigure;
 import dev.distlock.core.LockListener;
 import dev.distlock.core.LockService;
 import dev.distlock.redis.RedisLockService;
+import dev.distlock.redis.RedisLockServiceBuilder;
 
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
@@ -42,7 +43,7 @@ public final class RedisLockServiceAutoConfiguration {
 	@ConditionalOnSingleCandidate(RedisConnectionFactory.class)
 	RedisLockService lockService(RedisConnectionFactory connectionFactory, LockProperties properties,
 			ApplicationEventPublisher eventPublisher, ObjectProvider<LockListener> listeners, Environment environment) {
-		RedisLockService.Builder builder = RedisLockService.builder(connectionFactory)
+		RedisLockServiceBuilder builder = RedisLockService.builder(connectionFactory)
 			.keyPrefix(properties.getKeyPrefix())
 			.renewalRatio(properties.getRenewalRatio())
 			.idleUnsubscribe(properties.getIdleUnsubscribe())

@@ -3,8 +3,8 @@ package dev.distlock.observability;
 import java.time.Duration;
 import java.util.function.ToIntFunction;
 
-import dev.distlock.redis.LockActivity;
-import dev.distlock.redis.RedisLockService;
+import dev.distlock.core.LockActivity;
+import dev.distlock.core.LockOperatorView;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.binder.MeterBinder;
@@ -13,14 +13,15 @@ import org.jspecify.annotations.Nullable;
 import org.springframework.util.Assert;
 
 /**
- * Gauges of what a {@link RedisLockService} is doing right now, per lock name: the leases it holds and the threads
- * waiting for a lock held elsewhere, tagged {@code name} like the meters of {@link LockMetrics} (never the key), so
- * that an operator sees which lock has leases held and waiters piling up.
+ * Gauges of what an engine is doing right now, per lock name: the leases it holds and the threads waiting for a lock
+ * held elsewhere, tagged {@code name} like the meters of {@link LockMetrics} (never the key), so that an operator sees
+ * which lock has leases held and waiters piling up. They read the engine's {@link LockOperatorView}, so they work on
+ * any engine that offers one.
  * <p>
- * Nothing is counted on the lock's own path: the values are derived at scrape time from the service's state
- * ({@link RedisLockService#activityByName()}), in one pass that all the gauges of a scrape share (it is reused for
+ * Nothing is counted on the lock's own path: the values are derived at scrape time from the engine's state
+ * ({@link LockOperatorView#activityByName()}), in one pass that all the gauges of a scrape share (it is reused for
  * {@link #DEFAULT_MAX_SNAPSHOT_AGE}), instead of one pass per name. The gauges of a name are registered when the
- * service first sees the name ({@link RedisLockService#onLockName}), before its first lease or waiting thread, and
+ * engine first sees the name ({@link LockOperatorView#onLockName}), before its first lease or waiting thread, and
  * read 0 when the name has none.
  *
  * @since 0.1.0
@@ -39,7 +40,7 @@ public class LockServiceMetrics implements MeterBinder {
 	 */
 	public static final Duration DEFAULT_MAX_SNAPSHOT_AGE = Duration.ofSeconds(1);
 
-	private final RedisLockService lockService;
+	private final LockOperatorView operatorView;
 
 	private final long maxSnapshotAgeNanos;
 
@@ -47,28 +48,28 @@ public class LockServiceMetrics implements MeterBinder {
 
 	/**
 	 * Gauges whose snapshot of the service's activity is reused for at most {@link #DEFAULT_MAX_SNAPSHOT_AGE}.
-	 * @param lockService the service whose leases and waiting threads are measured
+	 * @param operatorView the engine whose leases and waiting threads are measured
 	 */
-	public LockServiceMetrics(RedisLockService lockService) {
-		this(lockService, DEFAULT_MAX_SNAPSHOT_AGE);
+	public LockServiceMetrics(LockOperatorView operatorView) {
+		this(operatorView, DEFAULT_MAX_SNAPSHOT_AGE);
 	}
 
 	/**
 	 * Gauges whose snapshot of the service's activity is reused for at most {@code maxSnapshotAge}; zero takes one per
 	 * gauge read.
-	 * @param lockService the service whose leases and waiting threads are measured
+	 * @param operatorView the engine whose leases and waiting threads are measured
 	 * @param maxSnapshotAge how long a snapshot is reused; not negative
 	 */
-	public LockServiceMetrics(RedisLockService lockService, Duration maxSnapshotAge) {
-		Assert.notNull(lockService, "'lockService' must not be null");
+	public LockServiceMetrics(LockOperatorView operatorView, Duration maxSnapshotAge) {
+		Assert.notNull(operatorView, "'operatorView' must not be null");
 		Assert.isTrue(maxSnapshotAge != null && !maxSnapshotAge.isNegative(), "'maxSnapshotAge' must not be negative");
-		this.lockService = lockService;
+		this.operatorView = operatorView;
 		this.maxSnapshotAgeNanos = maxSnapshotAge.toNanos();
 	}
 
 	@Override
 	public void bindTo(MeterRegistry registry) {
-		this.lockService.onLockName(name -> bind(registry, name));
+		this.operatorView.onLockName(name -> bind(registry, name));
 	}
 
 	private void bind(MeterRegistry registry, String name) {
@@ -92,7 +93,7 @@ public class LockServiceMetrics implements MeterBinder {
 		Snapshot current = this.snapshot;
 		if (current == null || now - current.takenAtNanos() >= this.maxSnapshotAgeNanos) {
 			// two scrapes at once may both take one: harmless, and cheaper than making scrapes wait for each other
-			current = new Snapshot(this.lockService.activityByName(), now);
+			current = new Snapshot(this.operatorView.activityByName(), now);
 			this.snapshot = current;
 		}
 		return current.activity();

@@ -21,7 +21,8 @@ import org.springframework.util.Assert;
  * <p>
  * Only {@link #tryAcquire(LockRequest)} goes to the delegate; {@code acquire}, {@code execute} and {@code run} are
  * the interface's defaults on top of it, so each acquisition is observed once whichever method asked for it. What the
- * delegate offers beyond {@code LockService} (an engine's operator methods) stays on the delegate.
+ * delegate offers beyond {@code LockService} (an engine's operator methods) stays on the delegate: this class is not a
+ * {@link dev.distlock.core.LockOperatorView}, so the operator views find the engine bean, never its wrapper.
  *
  * @since 0.1.0
  */

@@ -3,6 +3,7 @@ package dev.distlock.redis;
 import java.util.List;
 import java.util.Optional;
 
+import dev.distlock.core.ForcedRelease;
 import dev.distlock.core.LockUnavailableException;
 
 /**

@@ -11,6 +11,8 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.function.Consumer;
 
 import dev.distlock.core.LeaseSnapshot;
+import dev.distlock.core.LockActivity;
+import dev.distlock.core.RenewalStatus;
 
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;

@@ -8,8 +8,8 @@ import java.util.function.Consumer;
 import dev.distlock.core.Lease;
 import dev.distlock.core.LockLostEvent;
 import dev.distlock.core.LockRequest;
-import dev.distlock.redis.LockActivity;
-import dev.distlock.redis.RedisLockService;
+import dev.distlock.core.LockActivity;
+import dev.distlock.core.LockOperatorView;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import org.junit.jupiter.api.Test;
@@ -33,7 +33,7 @@ class PrometheusNamesTests {
 		metrics.renewed("inventory", true);
 		metrics.lost(new LockLostEvent("sku-1", "inventory", "owner", 1, LockLostEvent.Detection.RENEWAL_FOUND_GONE, Instant.now()));
 		metrics.released(lease, Duration.ofMillis(20), false);
-		RedisLockService service = Mockito.mock(RedisLockService.class);
+		LockOperatorView service = Mockito.mock(LockOperatorView.class);
 		Mockito.doAnswer(invocation -> {
 			Consumer<String> action = invocation.getArgument(0);
 			action.accept("inventory");

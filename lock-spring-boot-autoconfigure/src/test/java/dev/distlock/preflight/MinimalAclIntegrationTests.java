@@ -12,7 +12,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 import dev.distlock.core.Lease;
 import dev.distlock.core.LockListener;
 import dev.distlock.core.LockRequest;
-import dev.distlock.redis.ForcedRelease;
+import dev.distlock.core.ForcedRelease;
 import dev.distlock.redis.RedisLockService;
 import dev.distlock.test.redis.RedisServer;
 import org.junit.jupiter.api.AfterEach;

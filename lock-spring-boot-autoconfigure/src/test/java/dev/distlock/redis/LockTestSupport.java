@@ -126,7 +126,7 @@ public final class LockTestSupport implements AutoCloseable {
 		return service(RedisLockService.builder(connectionFactory()));
 	}
 
-	public synchronized RedisLockService service(RedisLockService.Builder builder) {
+	public synchronized RedisLockService service(RedisLockServiceBuilder builder) {
 		RedisLockService service = builder.build();
 		this.opened.add(0, service);
 		return service;

@@ -22,6 +22,7 @@ import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.data.redis.autoconfigure.DataRedisAutoConfiguration;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.data.redis.connection.RedisClusterConfiguration;
+import org.springframework.data.redis.connection.jedis.JedisConnectionFactory;
 import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -162,7 +163,7 @@ class ReplicaAcksIntegrationTests {
 
 	@Test
 	void badSettingsAreRejectedNamingThem() {
-		RedisLockService.Builder builder = RedisLockService.builder(this.support.connectionFactory());
+		RedisLockServiceBuilder builder = RedisLockService.builder(this.support.connectionFactory());
 		assertThatIllegalArgumentException().isThrownBy(() -> builder.replicaAcks(-1, ACK_TIMEOUT))
 			.withMessageContaining("'replicas'");
 		assertThatIllegalArgumentException().isThrownBy(() -> builder.replicaAcks(1, Duration.ZERO))
@@ -206,6 +207,15 @@ class ReplicaAcksIntegrationTests {
 			.isThrownBy(() -> RedisLockService.builder(clusterFactory).replicaAcks(1, ACK_TIMEOUT).build())
 			.withMessageContaining("not supported on Redis Cluster")
 			.withMessageContaining("distlock.replica-acks=1");
+	}
+
+	@Test
+	void onAClusterTheServiceRefusesToStartOnJedisToo() {
+		JedisConnectionFactory clusterFactory = new JedisConnectionFactory(
+				new RedisClusterConfiguration(List.of(RedisServer.HOST + ":" + master.port())));
+		assertThatIllegalStateException()
+			.isThrownBy(() -> RedisLockService.builder(clusterFactory).replicaAcks(1, ACK_TIMEOUT).build())
+			.withMessageContaining("not supported on Redis Cluster");
 	}
 
 }

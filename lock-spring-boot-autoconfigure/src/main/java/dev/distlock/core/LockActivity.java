@@ -1,15 +1,15 @@
-package dev.distlock.redis;
+package dev.distlock.core;
 
 import java.util.Map;
 
 /**
- * What a {@link RedisLockService} is doing now, per lock name: the leases it holds and the threads waiting for a lock
- * held elsewhere. One consistent-enough picture taken in one pass, for gauges that read many names at once; names
- * with nothing held or waiting are absent and read as 0.
+ * What an engine is doing now, per lock name ({@link LockOperatorView#activityByName()}): the leases it holds and the
+ * threads waiting for a lock held elsewhere. One consistent-enough picture taken in one pass, for gauges that read
+ * many names at once; names with nothing held or waiting are absent and read as 0.
  *
  * @param heldLeases leases held now (lost ones not counted), by lock name
  * @param waitingThreads threads waiting now, by lock name
- * @since 0.1.0
+ * @since 0.1.0 (in {@code dev.distlock.redis} until 0.2.0)
  */
 public record LockActivity(Map<String, Integer> heldLeases, Map<String, Integer> waitingThreads) {
 

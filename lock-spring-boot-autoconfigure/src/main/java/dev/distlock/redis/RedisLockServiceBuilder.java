@@ -1,0 +1,188 @@
+package dev.distlock.redis;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.ThreadFactory;
+
+import dev.distlock.core.LockListener;
+import dev.distlock.core.LockLostEvent;
+import dev.distlock.core.LockSettings;
+import org.jspecify.annotations.Nullable;
+
+import org.springframework.context.ApplicationEventPublisher;
+import org.springframework.data.redis.connection.RedisConnectionFactory;
+import org.springframework.data.redis.connection.jedis.JedisConnectionFactory;
+import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
+import org.springframework.util.Assert;
+import org.springframework.util.ClassUtils;
+
+/**
+ * Settings of a {@link RedisLockService}, each checked once by {@link LockSettings}; start one with
+ * {@link RedisLockService#builder(RedisConnectionFactory)}.
+ *
+ * @since 0.2.0 (until then the nested {@code RedisLockService.Builder})
+ */
+public final class RedisLockServiceBuilder {
+
+	private static final boolean LETTUCE_PRESENT = ClassUtils.isPresent("io.lettuce.core.RedisClient",
+			RedisLockServiceBuilder.class.getClassLoader());
+
+	private static final boolean JEDIS_PRESENT = ClassUtils.isPresent("redis.clients.jedis.Jedis",
+			RedisLockServiceBuilder.class.getClassLoader());
+
+	final RedisConnectionFactory connectionFactory;
+
+	String keyPrefix = "lock";
+
+	double renewalRatio = 1.0 / 3;
+
+	Duration idleUnsubscribe = Duration.ofSeconds(1);
+
+	String threadNamePrefix = "distlock";
+
+	int localHandOvers = 4;
+
+	int replicaAcks;
+
+	Duration replicaAckTimeout = Duration.ofMillis(500);
+
+	@Nullable ApplicationEventPublisher eventPublisher;
+
+	@Nullable ThreadFactory threadFactory;
+
+	final List<LockListener> listeners = new ArrayList<>();
+
+	RedisLockServiceBuilder(RedisConnectionFactory connectionFactory) {
+		Assert.notNull(connectionFactory, "'connectionFactory' must not be null");
+		this.connectionFactory = connectionFactory;
+	}
+
+	/**
+	 * The namespace of the lock keys: {@code <prefix>:{<key>}}. Default {@code lock}.
+	 * @param keyPrefix the prefix; non-blank, without braces
+	 * @return this builder
+	 */
+	public RedisLockServiceBuilder keyPrefix(String keyPrefix) {
+		this.keyPrefix = LockSettings.checkKeyPrefix(keyPrefix, "'keyPrefix'");
+		return this;
+	}
+
+	/**
+	 * The part of the lease time after which the watchdog renews a lease; between 0 and 1, default 1/3.
+	 * @param renewalRatio the ratio, between 0 and 1 (exclusive)
+	 * @return this builder
+	 */
+	public RedisLockServiceBuilder renewalRatio(double renewalRatio) {
+		this.renewalRatio = LockSettings.checkRenewalRatio(renewalRatio, "'renewalRatio'");
+		return this;
+	}
+
+	/**
+	 * How long a release channel without waiters stays subscribed, saving a subscribe when waiters return.
+	 * @param idleUnsubscribe the delay; not negative
+	 * @return this builder
+	 */
+	public RedisLockServiceBuilder idleUnsubscribe(Duration idleUnsubscribe) {
+		this.idleUnsubscribe = LockSettings.checkIdleUnsubscribe(idleUnsubscribe, "'idleUnsubscribe'");
+		return this;
+	}
+
+	/**
+	 * Where {@link LockLostEvent}s are published (asynchronously, so a slow listener cannot delay renewals).
+	 * @param eventPublisher the publisher, or {@code null} to publish none
+	 * @return this builder
+	 */
+	public RedisLockServiceBuilder eventPublisher(@Nullable ApplicationEventPublisher eventPublisher) {
+		this.eventPublisher = eventPublisher;
+		return this;
+	}
+
+	/**
+	 * Add a listener for metrics or tracing.
+	 * @param listener the listener
+	 * @return this builder
+	 */
+	public RedisLockServiceBuilder listener(LockListener listener) {
+		Assert.notNull(listener, "'listener' must not be null");
+		this.listeners.add(listener);
+		return this;
+	}
+
+	/**
+	 * Count a new lease as acquired only once {@code replicas} replicas of the master acknowledged it (Redis's
+	 * {@code WAIT}, on the connection the acquisition used), so that it survives a failover to one of them. A
+	 * lease that fewer replicas acknowledged within {@code timeout} is deleted again and the attempt retried within
+	 * the wait, or failed with {@link dev.distlock.core.LockUnavailableException}. Hand-overs between threads of
+	 * this process are off then: every new holder acquires through the script and the acknowledgement. The timeout
+	 * must be shorter than the client's command timeout. Not on Redis Cluster. Default 0: no acknowledgement.
+	 * @param replicas the replicas that must acknowledge; 0 for none, not negative
+	 * @param timeout how long to wait for them; at least 1ms
+	 * @return this builder
+	 */
+	public RedisLockServiceBuilder replicaAcks(int replicas, Duration timeout) {
+		this.replicaAcks = LockSettings.checkReplicaAcks(replicas, "'replicas'");
+		this.replicaAckTimeout = LockSettings.checkReplicaAckTimeout(timeout, "'timeout'");
+		return this;
+	}
+
+	/**
+	 * How many times in a row a released lease may go straight to another thread of this process waiting for it,
+	 * before it is released for every process to compete for; 0 turns hand-overs off. A hand-over costs one round
+	 * trip and no failed attempts, where a release and a new acquisition cost two plus one failed attempt per
+	 * other waiting process; the bound keeps one busy process from keeping a lock from the others. Default 4.
+	 * @param localHandOvers the bound; not negative
+	 * @return this builder
+	 */
+	public RedisLockServiceBuilder localHandOvers(int localHandOvers) {
+		this.localHandOvers = LockSettings.checkLocalHandOvers(localHandOvers, "'localHandOvers'");
+		return this;
+	}
+
+	/**
+	 * Where the service's threads come from (e.g. a virtual thread factory); they are renamed by their role. By
+	 * default platform daemon threads.
+	 * @param threadFactory the factory, or {@code null} for platform daemon threads
+	 * @return this builder
+	 */
+	public RedisLockServiceBuilder threadFactory(@Nullable ThreadFactory threadFactory) {
+		this.threadFactory = threadFactory;
+		return this;
+	}
+
+	/**
+	 * The prefix of the service's thread names.
+	 * @param threadNamePrefix the prefix; not blank
+	 * @return this builder
+	 */
+	public RedisLockServiceBuilder threadNamePrefix(String threadNamePrefix) {
+		Assert.hasText(threadNamePrefix, "'threadNamePrefix' must not be blank");
+		this.threadNamePrefix = threadNamePrefix;
+		return this;
+	}
+
+	/** {@return a new service with these settings} */
+	public RedisLockService build() {
+		if (this.replicaAcks > 0 && isCluster(this.connectionFactory)) {
+			throw new IllegalStateException("Replica acknowledgements (distlock.replica-acks=" + this.replicaAcks
+					+ ") are not supported on Redis Cluster: WAIT would have to follow each lease script on its "
+					+ "shard's connection. Set distlock.replica-acks=0, or use Sentinel or a single master.");
+		}
+		return new RedisLockService(this);
+	}
+
+	/**
+	 * Whether the factory connects to a Redis Cluster, as Lettuce's and Jedis's factories say (each asked only when its
+	 * client is on the classpath); any other factory is taken as not clustered.
+	 */
+	private static boolean isCluster(RedisConnectionFactory connectionFactory) {
+		if (LETTUCE_PRESENT && connectionFactory instanceof LettuceConnectionFactory lettuce) {
+			return lettuce.isClusterAware();
+		}
+		if (JEDIS_PRESENT && connectionFactory instanceof JedisConnectionFactory jedis) {
+			return jedis.isRedisClusterAware();
+		}
+		return false;
+	}
+
+}
