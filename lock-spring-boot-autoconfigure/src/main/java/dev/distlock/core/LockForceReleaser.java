@@ -10,7 +10,7 @@ import java.util.Optional;
  * needs the engine bean that implements {@link LockOperatorView} to implement this interface too; when it does not, the
  * application fails to start with that property named, rather than offer an operation that cannot work.
  *
- * @since 0.2.0
+ * @since 0.1.0
  */
 public interface LockForceReleaser {
 

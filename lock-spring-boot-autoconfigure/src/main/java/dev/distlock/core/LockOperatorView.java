@@ -18,7 +18,7 @@ import java.util.function.Consumer;
  * Every method only reads the engine's own state: none may call the store, so a hung store cannot hang a health check
  * or a scrape. Forced release, which does call the store, is a separate capability: {@link LockForceReleaser}.
  *
- * @since 0.2.0
+ * @since 0.1.0
  */
 public interface LockOperatorView {
 

@@ -21,7 +21,7 @@ import org.springframework.util.ClassUtils;
  * Settings of a {@link RedisLockService}, each checked once by {@link LockSettings}; start one with
  * {@link RedisLockService#builder(RedisConnectionFactory)}.
  *
- * @since 0.2.0 (until then the nested {@code RedisLockService.Builder})
+ * @since 0.1.0 (until then the nested {@code RedisLockService.Builder})
  */
 public final class RedisLockServiceBuilder {
 
