@@ -57,6 +57,17 @@ public final class LockTestSupport implements AutoCloseable {
 		return new LockTestSupport(new RedisStandaloneConfiguration(server.host(), server.port()), true, null);
 	}
 
+	/** Jedis factories on a cluster, seeded with every node. */
+	public static LockTestSupport jedisForCluster(RedisCluster cluster) {
+		return new LockTestSupport(new RedisClusterConfiguration(cluster.seedNodes()), true, null);
+	}
+
+	/** Jedis factories that ask the sentinels for the master. */
+	public static LockTestSupport jedisForSentinels(RedisSentinelSet sentinels) {
+		return new LockTestSupport(new RedisSentinelConfiguration(sentinels.masterName(),
+				new java.util.HashSet<>(sentinels.sentinelNodes())), true, null);
+	}
+
 	public static LockTestSupport forServer(RedisServer server) {
 		return new LockTestSupport(server.host(), server.port());
 	}
@@ -97,8 +108,15 @@ public final class LockTestSupport implements AutoCloseable {
 
 	public synchronized RedisConnectionFactory connectionFactory() {
 		if (this.jedis) {
-			JedisConnectionFactory factory = new JedisConnectionFactory((RedisStandaloneConfiguration) this.configuration,
-					JedisClientConfiguration.builder().connectTimeout(COMMAND_TIMEOUT).readTimeout(COMMAND_TIMEOUT).build());
+			JedisClientConfiguration client = JedisClientConfiguration.builder()
+				.connectTimeout(COMMAND_TIMEOUT)
+				.readTimeout(COMMAND_TIMEOUT)
+				.build();
+			JedisConnectionFactory factory = (this.configuration instanceof RedisClusterConfiguration cluster)
+					? new JedisConnectionFactory(cluster, client)
+					: (this.configuration instanceof RedisSentinelConfiguration sentinel)
+							? new JedisConnectionFactory(sentinel, client)
+							: new JedisConnectionFactory((RedisStandaloneConfiguration) this.configuration, client);
 			factory.afterPropertiesSet();
 			factory.start();
 			this.opened.add(factory::destroy);

@@ -1,0 +1,28 @@
+package dev.distlock.redis;
+
+import dev.distlock.test.redis.RedisCluster;
+import dev.distlock.test.redis.RedisTopologyExtension;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.extension.ExtendWith;
+
+/**
+ * The lock contract on a Redis Cluster of 3 masters and 3 replicas through Jedis's cluster client: scripts routed by
+ * slot through the template, renewals one batch per slot, and the release subscription on a connection of Jedis's
+ * choosing.
+ */
+@ExtendWith(RedisTopologyExtension.class)
+class JedisClusterLockServiceIntegrationTests extends LockServiceContractTests {
+
+	private static RedisCluster cluster;
+
+	@BeforeAll
+	static void cluster(RedisCluster redis) {
+		cluster = redis;
+	}
+
+	@Override
+	protected LockTestSupport createSupport() {
+		return LockTestSupport.jedisForCluster(cluster);
+	}
+
+}
