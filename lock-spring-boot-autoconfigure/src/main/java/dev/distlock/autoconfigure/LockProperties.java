@@ -74,7 +74,8 @@ public class LockProperties {
 	/**
 	 * How many replicas must acknowledge a new lease (Redis WAIT) before it counts as acquired, so that it survives a
 	 * failover to one of them. A lease fewer replicas acknowledge in time is deleted again and the attempt retried
-	 * within the wait. Zero (the default) waits for none. Turns hand-overs between threads off; not on Redis Cluster.
+	 * within the wait. Zero (the default) waits for none. Turns hand-overs between threads off; on Redis
+	 * Cluster only through Lettuce (the script and its WAIT go to the key's master).
 	 */
 	private int replicaAcks;
 

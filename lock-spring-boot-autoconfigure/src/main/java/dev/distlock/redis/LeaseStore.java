@@ -2,6 +2,7 @@ package dev.distlock.redis;
 
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -69,7 +70,7 @@ final class LeaseStore {
 	 * A new acquisition as {@link #acquire}, followed, when it acquired, by {@code WAIT replicas timeoutMillis} on the
 	 * same connection (WAIT counts the replicas that acknowledged this connection's writes, so it must follow the
 	 * script on its connection): {holds, token or holder's ttl, replicas that acknowledged (0 when not acquired)}.
-	 * Not on a cluster connection, where the WAIT would have to reach the key's master on the script's node connection.
+	 * On a cluster connection both go to the key's master on one node connection (Lettuce only).
 	 */
 	long[] acquireReplicated(String redisKey, String owner, long ttlMillis, String waiter, int replicas,
 			long timeoutMillis) {
@@ -77,8 +78,14 @@ final class LeaseStore {
 				bytes("") };
 		long[] result = this.template.execute((RedisCallback<long[]>) connection -> {
 			if (connection instanceof RedisClusterConnection) {
-				throw new IllegalStateException(
-						"Replica acknowledgements (distlock.replica-acks) are not supported on Redis Cluster");
+				long[] onMaster = LETTUCE_PRESENT ? LettuceWait.onKeysMaster(connection, LockScripts.ACQUIRE,
+						keyAndArgs[0], Arrays.copyOfRange(keyAndArgs, 1, keyAndArgs.length), replicas, timeoutMillis,
+						this.timeoutMillis) : null;
+				if (onMaster == null) {
+					throw new IllegalStateException("Replica acknowledgements (distlock.replica-acks) on Redis Cluster "
+							+ "need Lettuce's cluster connection");
+				}
+				return onMaster;
 			}
 			List<?> reply = evalOnConnection(connection, LockScripts.ACQUIRE, keyAndArgs);
 			if (reply == null || reply.size() != 2) {

@@ -13,7 +13,6 @@ import org.jspecify.annotations.Nullable;
 import org.springframework.context.ApplicationEventPublisher;
 import org.springframework.data.redis.connection.RedisConnectionFactory;
 import org.springframework.data.redis.connection.jedis.JedisConnectionFactory;
-import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
 import org.springframework.util.Assert;
 import org.springframework.util.ClassUtils;
 
@@ -24,9 +23,6 @@ import org.springframework.util.ClassUtils;
  * @since 0.1.0 (until then the nested {@code RedisLockService.Builder})
  */
 public final class RedisLockServiceBuilder {
-
-	private static final boolean LETTUCE_PRESENT = ClassUtils.isPresent("io.lettuce.core.RedisClient",
-			RedisLockServiceBuilder.class.getClassLoader());
 
 	private static final boolean JEDIS_PRESENT = ClassUtils.isPresent("redis.clients.jedis.Jedis",
 			RedisLockServiceBuilder.class.getClassLoader());
@@ -115,7 +111,8 @@ public final class RedisLockServiceBuilder {
 	 * lease that fewer replicas acknowledged within {@code timeout} is deleted again and the attempt retried within
 	 * the wait, or failed with {@link dev.distlock.core.LockUnavailableException}. Hand-overs between threads of
 	 * this process are off then: every new holder acquires through the script and the acknowledgement. The timeout
-	 * must be shorter than the client's command timeout. Not on Redis Cluster. Default 0: no acknowledgement.
+	 * must be shorter than the client's command timeout. On Redis Cluster through Lettuce only (the script and its
+	 * WAIT go to the key's master). Default 0: no acknowledgement.
 	 * @param replicas the replicas that must acknowledge; 0 for none, not negative
 	 * @param timeout how long to wait for them; at least 1ms
 	 * @return this builder
@@ -163,26 +160,18 @@ public final class RedisLockServiceBuilder {
 
 	/** {@return a new service with these settings} */
 	public RedisLockService build() {
-		if (this.replicaAcks > 0 && isCluster(this.connectionFactory)) {
+		if (this.replicaAcks > 0 && isJedisCluster(this.connectionFactory)) {
 			throw new IllegalStateException("Replica acknowledgements (distlock.replica-acks=" + this.replicaAcks
-					+ ") are not supported on Redis Cluster: WAIT would have to follow each lease script on its "
-					+ "shard's connection. Set distlock.replica-acks=0, or use Sentinel or a single master.");
+					+ ") are not supported on Redis Cluster through Jedis: WAIT must follow each lease script on the "
+					+ "connection to its shard's master, which Lettuce's cluster client gives. Use Lettuce (Boot's "
+					+ "default client), or set distlock.replica-acks=0.");
 		}
 		return new RedisLockService(this);
 	}
 
-	/**
-	 * Whether the factory connects to a Redis Cluster, as Lettuce's and Jedis's factories say (each asked only when its
-	 * client is on the classpath); any other factory is taken as not clustered.
-	 */
-	private static boolean isCluster(RedisConnectionFactory connectionFactory) {
-		if (LETTUCE_PRESENT && connectionFactory instanceof LettuceConnectionFactory lettuce) {
-			return lettuce.isClusterAware();
-		}
-		if (JEDIS_PRESENT && connectionFactory instanceof JedisConnectionFactory jedis) {
-			return jedis.isRedisClusterAware();
-		}
-		return false;
+	/** Whether the factory is Jedis's, connecting to a Redis Cluster (asked only when Jedis is on the classpath). */
+	private static boolean isJedisCluster(RedisConnectionFactory connectionFactory) {
+		return JEDIS_PRESENT && connectionFactory instanceof JedisConnectionFactory jedis && jedis.isRedisClusterAware();
 	}
 
 }

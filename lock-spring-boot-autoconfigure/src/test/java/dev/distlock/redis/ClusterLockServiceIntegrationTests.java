@@ -18,6 +18,7 @@ import java.util.concurrent.atomic.AtomicReference;
 import dev.distlock.core.Lease;
 import dev.distlock.core.LockListener;
 import dev.distlock.core.LockLostEvent;
+import dev.distlock.core.LockUnavailableException;
 import dev.distlock.test.redis.RedisCluster;
 import dev.distlock.test.redis.RedisServer;
 import dev.distlock.test.redis.RedisTopologyExtension;
@@ -27,6 +28,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 /**
@@ -177,6 +179,48 @@ class ClusterLockServiceIntegrationTests extends LockServiceContractTests {
 		leases.forEach(Lease::release);
 		assertThat(this.redis.keys("lock:*")).isEmpty();
 		assertThat(this.redis.getExpire(service.redisKey("slot-0"), TimeUnit.MILLISECONDS)).isEqualTo(-2L);
+	}
+
+	/**
+	 * Replica acknowledgement on a cluster: the acquire script and its WAIT go to the connection of the key's master, so
+	 * the replica that acknowledges is that shard's. With keys on every master, each new lease is on its master's
+	 * replica when the acquisition returns; with the replica of one key's master paused, that key's acquisition fails
+	 * saying so and leaves nothing behind, while a key on another shard is still acquired.
+	 */
+	@Test
+	void replicaAcknowledgementsComeFromTheReplicaOfTheKeysMaster() {
+		RedisLockService service = this.support.service(RedisLockService.builder(this.support.connectionFactory())
+			.replicaAcks(1, Duration.ofMillis(300)));
+		Map<RedisServer, String> namePerMaster = new LinkedHashMap<>();
+		for (int i = 0; namePerMaster.size() < 3; i++) {
+			namePerMaster.putIfAbsent(cluster.masterFor(service.redisKey("acked-" + i)), "acked-" + i);
+		}
+		for (Map.Entry<RedisServer, String> entry : namePerMaster.entrySet()) {
+			String redisKey = service.redisKey(entry.getValue());
+			RedisServer replica = cluster.replicaOf(entry.getKey()).orElseThrow();
+			try (Lease lease = service.acquire(entry.getValue(), Duration.ofSeconds(30), Duration.ZERO)) {
+				// KEYS is answered by the node itself, without a redirect to the master
+				assertThat(replica.execute("KEYS", redisKey)).as("on the replica of " + entry.getKey())
+					.isEqualTo(List.of(redisKey));
+			}
+		}
+		List<String> names = new ArrayList<>(namePerMaster.values());
+		RedisServer pausedMaster = cluster.masterFor(service.redisKey(names.get(0)));
+		RedisServer paused = cluster.replicaOf(pausedMaster).orElseThrow();
+		paused.pause();
+		try {
+			assertThatThrownBy(() -> service.acquire(names.get(0), Duration.ofSeconds(30), Duration.ZERO))
+				.isInstanceOf(LockUnavailableException.class)
+				.hasMessageContaining("only 0 of 1 replica(s) acknowledged the new lease of '" + names.get(0) + "'")
+				.hasMessageContaining("it was deleted again");
+			assertThat(pausedMaster.execute("EXISTS", service.redisKey(names.get(0)))).isEqualTo(0L);
+			try (Lease other = service.acquire(names.get(1), Duration.ofSeconds(30), Duration.ZERO)) {
+				assertThat(other.isHeld()).isTrue();
+			}
+		}
+		finally {
+			paused.resume();
+		}
 	}
 
 }
