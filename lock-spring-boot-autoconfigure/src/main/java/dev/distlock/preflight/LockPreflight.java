@@ -14,6 +14,7 @@ import dev.distlock.preflight.PreflightReport.Outcome;
 import dev.distlock.preflight.Refusal.Target;
 import org.jspecify.annotations.Nullable;
 
+import org.springframework.data.redis.connection.RedisClusterConnection;
 import org.springframework.data.redis.connection.RedisConnection;
 import org.springframework.data.redis.connection.RedisConnectionFactory;
 import org.springframework.data.redis.connection.ReturnType;
@@ -42,6 +43,12 @@ public final class LockPreflight {
 			"hincrby", "hgetall", "hdel", "pttl", "pexpire", "del", "publish");
 
 	/**
+	 * What the engine needs besides on a Redis Cluster through Lettuce, where releases are announced and heard on their
+	 * key's shard: {@code SPUBLISH} in the scripts, {@code SSUBSCRIBE}/{@code SUNSUBSCRIBE} by the subscriber.
+	 */
+	public static final List<String> CLUSTER_COMMANDS = List.of("spublish", "ssubscribe", "sunsubscribe");
+
+	/**
 	 * Calls each command of the engine's scripts on KEYS[1] (a key no lock uses) and publishes on ARGV[1], returning
 	 * {command, error, ...} for each one refused. The key expires within 10 s should a refused HDEL and DEL leave it.
 	 */
@@ -68,6 +75,9 @@ public final class LockPreflight {
 			try('hdel', KEYS[1], '~preflight')
 			try('del', KEYS[1])
 			try('publish', ARGV[1], 'preflight')
+			if ARGV[2] == 's' then
+			  try('spublish', ARGV[1], 'preflight')
+			end
 			return refused
 			""", List.class);
 
@@ -113,6 +123,18 @@ public final class LockPreflight {
 		StringBuilder acl = new StringBuilder("~").append(keyPrefix).append(":* &").append(keyPrefix).append(":* -@all");
 		ENGINE_COMMANDS.forEach(command -> acl.append(" +").append(command));
 		SCRIPT_COMMANDS.forEach(command -> acl.append(" +").append(command));
+		return acl.toString();
+	}
+
+	/**
+	 * The minimal ACL rules on a Redis Cluster (through Lettuce, Redis 7.0 or later): {@link #minimalAcl(String)} and
+	 * the sharded pub/sub commands ({@link #CLUSTER_COMMANDS}).
+	 * @param keyPrefix the lock service's key prefix
+	 * @return the ACL rules, as ACL SETUSER takes them
+	 */
+	public static String minimalClusterAcl(String keyPrefix) {
+		StringBuilder acl = new StringBuilder(minimalAcl(keyPrefix));
+		CLUSTER_COMMANDS.forEach(command -> acl.append(" +").append(command));
 		return acl.toString();
 	}
 
@@ -173,10 +195,12 @@ public final class LockPreflight {
 		}
 		byte[] key = bytes(key());
 		byte[] channel = bytes(channel());
+		// on a cluster the scripts announce releases on their shard too
+		byte[] mode = bytes((connection instanceof RedisClusterConnection) ? "s" : "");
 		try (connection) {
 			try {
 				List<?> refused = connection.scriptingCommands().eval(bytes(SCRIPT.getScriptAsString()),
-						ReturnType.MULTI, 1, key, channel);
+						ReturnType.MULTI, 1, key, channel, mode);
 				addScriptRefusals(refused, findings);
 			}
 			catch (RuntimeException ex) {
@@ -185,7 +209,7 @@ public final class LockPreflight {
 				}
 			}
 			try {
-				connection.scriptingCommands().evalSha(SCRIPT.getSha1(), ReturnType.MULTI, 1, key, channel);
+				connection.scriptingCommands().evalSha(SCRIPT.getSha1(), ReturnType.MULTI, 1, key, channel, mode);
 			}
 			catch (RuntimeException ex) {
 				PreflightFinding evalsha = finding("EVALSHA of the lock scripts", ex);

@@ -39,6 +39,12 @@ final class LeaseStore {
 
 	private final long timeoutMillis;
 
+	/**
+	 * {@link LockScripts#SHARDED} when releases are announced on their shard (a Redis Cluster through Lettuce, whose
+	 * subscriber is a {@link ShardedSubscriptionConnection}), else empty: classic {@code PUBLISH}.
+	 */
+	private final String publishMode;
+
 	/** False once a connection turned out not to be Lettuce's: from then on, scripts go through the template. */
 	private volatile boolean lettuceNative = LETTUCE_PRESENT;
 
@@ -47,6 +53,15 @@ final class LeaseStore {
 		this.template = new StringRedisTemplate(connectionFactory);
 		this.template.afterPropertiesSet();
 		this.timeoutMillis = LETTUCE_PRESENT ? LettuceScripts.timeoutMillis(connectionFactory) : 0;
+		this.publishMode = isSharded(connectionFactory) ? LockScripts.SHARDED : "";
+	}
+
+	/**
+	 * Whether releases on {@code connectionFactory} are announced with sharded pub/sub: a Redis Cluster through
+	 * Lettuce (the subscriber and the scripts both fall back to classic pub/sub on Redis before 7.0).
+	 */
+	static boolean isSharded(RedisConnectionFactory connectionFactory) {
+		return LETTUCE_PRESENT && LettuceScripts.isCluster(connectionFactory);
 	}
 
 	/**
@@ -149,10 +164,11 @@ final class LeaseStore {
 	 * when it refused to publish the release (the lease is released all the same).
 	 */
 	Released release(String redisKey, String owner, long token, String channel, String clientId) {
-		Object nativeReply = runNative(LockScripts.RELEASE, redisKey, owner, Long.toString(token), channel, clientId);
+		Object nativeReply = runNative(LockScripts.RELEASE, redisKey, owner, Long.toString(token), channel, clientId,
+				this.publishMode);
 		List<?> reply = (nativeReply != null) ? (List<?>) nativeReply
 				: this.template.execute(LockScripts.RELEASE, List.of(redisKey), owner, Long.toString(token), channel,
-						clientId);
+						clientId, this.publishMode);
 		if (reply == null || reply.size() < 2 || reply.size() > 3) {
 			throw new IllegalStateException("Unexpected reply from the release script: " + reply);
 		}
@@ -233,15 +249,15 @@ final class LeaseStore {
 
 	/** Delete the lease if {@code owner} holds it (a hold the client does not know); true if there was one. */
 	boolean discard(String redisKey, String owner, String channel) {
-		Object nativeReply = runNative(LockScripts.DISCARD, redisKey, owner, channel);
+		Object nativeReply = runNative(LockScripts.DISCARD, redisKey, owner, channel, this.publishMode);
 		long deleted = (nativeReply != null) ? (Long) nativeReply
-				: nonNull(this.template.execute(LockScripts.DISCARD, List.of(redisKey), owner, channel));
+				: nonNull(this.template.execute(LockScripts.DISCARD, List.of(redisKey), owner, channel, this.publishMode));
 		return deleted == 1;
 	}
 
 	/** The deleted lease's hash as field, value pairs; empty when there was no lease. */
 	List<?> forceRelease(String redisKey, String channel) {
-		List<?> reply = this.template.execute(LockScripts.FORCE_RELEASE, List.of(redisKey), channel);
+		List<?> reply = this.template.execute(LockScripts.FORCE_RELEASE, List.of(redisKey), channel, this.publishMode);
 		return (reply != null) ? reply : List.of();
 	}
 

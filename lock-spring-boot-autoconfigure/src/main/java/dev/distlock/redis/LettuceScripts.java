@@ -31,6 +31,11 @@ final class LettuceScripts {
 	private LettuceScripts() {
 	}
 
+	/** Whether the factory is Lettuce's, connecting to a Redis Cluster. */
+	static boolean isCluster(RedisConnectionFactory connectionFactory) {
+		return connectionFactory instanceof LettuceConnectionFactory lettuce && lettuce.isClusterAware();
+	}
+
 	/** The factory's command timeout in milliseconds. */
 	static long timeoutMillis(RedisConnectionFactory connectionFactory) {
 		return (connectionFactory instanceof LettuceConnectionFactory lettuce) ? lettuce.getTimeout()

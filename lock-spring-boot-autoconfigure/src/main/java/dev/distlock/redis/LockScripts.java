@@ -18,6 +18,14 @@ final class LockScripts {
 	/** The hash field that holds the fencing token; owner ids never start with '~'. */
 	static final String TOKEN_FIELD = "~t";
 
+	/**
+	 * The argument that makes a script announce a release with {@code SPUBLISH}, on the lease's shard of a Redis
+	 * Cluster, where waiters subscribe with {@code SSUBSCRIBE} on the key's master. On Redis before 7.0, which knows no
+	 * {@code SPUBLISH}, the script falls back to {@code PUBLISH}, as the subscriber falls back to {@code SUBSCRIBE} on
+	 * the key's master.
+	 */
+	static final String SHARDED = "s";
+
 	/** The field FORCE_RELEASE adds to its reply, followed by Redis's error text, when the publish was refused. */
 	static final String PUBLISH_REFUSED_FIELD = "~!";
 
@@ -77,7 +85,9 @@ final class LockScripts {
 			""", List.class);
 
 	/**
-	 * KEYS[1] lease; ARGV[1] owner, ARGV[2] token, ARGV[3] release channel, ARGV[4] the owner's client id. Returns
+	 * KEYS[1] lease; ARGV[1] owner, ARGV[2] token, ARGV[3] release channel, ARGV[4] the owner's client id, ARGV[5]
+	 * {@value #SHARDED} to announce the release with {@code SPUBLISH} on its shard (Redis Cluster), else absent or empty
+	 * (see {@link #SHARDED} for Redis before 7.0). Returns
 	 * {-1, 0} when the lease is not ours, otherwise {holds left, 0}; at zero holds the key is deleted and the release
 	 * published, and the second element is 1 when another process had noted that it waits for the lock. One HGETALL
 	 * reads token, hold count and waiter notes at once: a lease hash has a handful of fields.
@@ -108,7 +118,13 @@ final class LockScripts {
 			  return {redis.call('hincrby', KEYS[1], ARGV[1], -1), 0}
 			end
 			redis.call('del', KEYS[1])
-			local sent = redis.pcall('publish', ARGV[3], ARGV[2])
+			local sent
+			if ARGV[5] == 's' then
+			  sent = redis.pcall('spublish', ARGV[3], ARGV[2])
+			end
+			if ARGV[5] ~= 's' or (type(sent) == 'table' and sent.err and string.find(sent.err, 'nknown')) then
+			  sent = redis.pcall('publish', ARGV[3], ARGV[2])
+			end
 			if type(sent) == 'table' and sent.err then
 			  return {0, others, sent.err}
 			end
@@ -184,7 +200,8 @@ final class LockScripts {
 			""", List.class);
 
 	/**
-	 * KEYS[1] lease; ARGV[1] owner, ARGV[2] release channel. Deletes the lease if {@code owner} holds it, whatever its
+	 * KEYS[1] lease; ARGV[1] owner, ARGV[2] release channel, ARGV[3] {@value #SHARDED} or absent (as for RELEASE).
+	 * Deletes the lease if {@code owner} holds it, whatever its
 	 * hold count and token, and publishes the release; returns 1 if it did, else 0. For holds the client does not know
 	 * about: those a script created after the client gave up on its reply. Safe at any time because an owner id is
 	 * never used again once its acquisition failed or its lease ended. A refused publish does not undo the delete
@@ -196,12 +213,19 @@ final class LockScripts {
 			  return 0
 			end
 			redis.call('del', KEYS[1])
-			redis.pcall('publish', ARGV[2], token)
+			local sent
+			if ARGV[3] == 's' then
+			  sent = redis.pcall('spublish', ARGV[2], token)
+			end
+			if ARGV[3] ~= 's' or (type(sent) == 'table' and sent.err and string.find(sent.err, 'nknown')) then
+			  redis.pcall('publish', ARGV[2], token)
+			end
 			return 1
 			""", Long.class);
 
 	/**
-	 * KEYS[1] lease; ARGV[1] release channel. An operator's override: deletes the lease whoever holds it and publishes
+	 * KEYS[1] lease; ARGV[1] release channel, ARGV[2] {@value #SHARDED} or absent (as for RELEASE). An operator's
+	 * override: deletes the lease whoever holds it and publishes
 	 * the release so waiters wake. Returns the deleted hash as {field, value, ...}, empty when there was no lease;
 	 * when Redis refused the publish, the deleted hash is followed by the field {@value #PUBLISH_REFUSED_FIELD} and
 	 * Redis's error text (the delete stands).
@@ -213,7 +237,14 @@ final class LockScripts {
 			  return {}
 			end
 			redis.call('del', KEYS[1])
-			local sent = redis.pcall('publish', ARGV[1], redis.call('time')[1])
+			local stamp = redis.call('time')[1]
+			local sent
+			if ARGV[2] == 's' then
+			  sent = redis.pcall('spublish', ARGV[1], stamp)
+			end
+			if ARGV[2] ~= 's' or (type(sent) == 'table' and sent.err and string.find(sent.err, 'nknown')) then
+			  sent = redis.pcall('publish', ARGV[1], stamp)
+			end
 			if type(sent) == 'table' and sent.err then
 			  fields[#fields + 1] = '~!'
 			  fields[#fields + 1] = sent.err

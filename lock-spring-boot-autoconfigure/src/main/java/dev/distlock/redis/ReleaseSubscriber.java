@@ -51,7 +51,7 @@ final class ReleaseSubscriber implements SubscriptionConnection.Events, AutoClos
 
 	private static final long WARN_INTERVAL_NANOS = TimeUnit.SECONDS.toNanos(10);
 
-	private final SubscriptionConnection connection;
+	private final PubSubConnection connection;
 
 	private final long idleNanos;
 
@@ -71,8 +71,11 @@ final class ReleaseSubscriber implements SubscriptionConnection.Events, AutoClos
 	ReleaseSubscriber(RedisConnectionFactory connectionFactory, String keepAliveChannel, long idleNanos,
 			EngineThreads threads, String threadName, NotificationRefusals refusals) {
 		this.refusals = refusals;
-		this.connection = new SubscriptionConnection(connectionFactory, keepAliveChannel, this, threads,
-				threadName + "-connection");
+		// on a Redis Cluster through Lettuce, each release channel on its key's shard (SSUBSCRIBE), as the scripts
+		// announce releases there (SPUBLISH)
+		this.connection = LeaseStore.isSharded(connectionFactory)
+				? ShardedSubscriptionConnection.of(connectionFactory, keepAliveChannel, this)
+				: new SubscriptionConnection(connectionFactory, keepAliveChannel, this, threads, threadName + "-connection");
 		this.idleNanos = idleNanos;
 		this.commands = Executors.newSingleThreadScheduledExecutor(threads.named(threadName));
 		long sweepMillis = Math.max(10, TimeUnit.NANOSECONDS.toMillis(idleNanos) / 2);

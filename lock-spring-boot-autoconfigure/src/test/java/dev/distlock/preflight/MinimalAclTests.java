@@ -62,13 +62,17 @@ class MinimalAclTests {
 	void theAclGrantsExactlyTheCommandsTheEnginesScriptsCall() throws ReflectiveOperationException {
 		Set<String> called = new TreeSet<>();
 		engineScripts().values().forEach(called::addAll);
-		assertThat(new TreeSet<>(LockPreflight.SCRIPT_COMMANDS)).isEqualTo(called);
+		Set<String> granted = new TreeSet<>(LockPreflight.SCRIPT_COMMANDS);
+		granted.add("spublish"); // on a cluster only: LockPreflight.CLUSTER_COMMANDS
+		assertThat(LockPreflight.CLUSTER_COMMANDS).contains("spublish");
+		assertThat(granted).isEqualTo(called);
 	}
 
 	@Test
 	void thePreflightTriesEachOfThem() {
-		assertThat(matches(TRY, LockPreflight.SCRIPT.getScriptAsString()))
-			.isEqualTo(new TreeSet<>(LockPreflight.SCRIPT_COMMANDS));
+		Set<String> tried = new TreeSet<>(LockPreflight.SCRIPT_COMMANDS);
+		tried.add("spublish"); // on a cluster only
+		assertThat(matches(TRY, LockPreflight.SCRIPT.getScriptAsString())).isEqualTo(tried);
 	}
 
 	@Test
@@ -79,8 +83,15 @@ class MinimalAclTests {
 	}
 
 	@Test
+	void theMinimalClusterAclAddsShardedPubSub() {
+		assertThat(LockPreflight.minimalClusterAcl("orders"))
+			.isEqualTo(LockPreflight.minimalAcl("orders") + " +spublish +ssubscribe +sunsubscribe");
+	}
+
+	@Test
 	void theReadmeDocumentsTheAclAndEachScriptsCommands() throws Exception {
 		String readme = readme();
+		assertThat(readme).contains(LockPreflight.minimalClusterAcl("lock"));
 		assertThat(readme).contains("ACL SETUSER orders-locks reset on >s3cret " + LockPreflight.minimalAcl("lock"))
 			.contains("The minimal ACL for key prefix 'lock' is: " + LockPreflight.minimalAcl("lock"));
 		Map<String, Set<String>> documented = new LinkedHashMap<>();

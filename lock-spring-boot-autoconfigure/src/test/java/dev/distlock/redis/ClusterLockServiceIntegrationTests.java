@@ -13,7 +13,6 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.atomic.AtomicReference;
 
 import dev.distlock.core.Lease;
 import dev.distlock.core.LockListener;
@@ -23,7 +22,6 @@ import dev.distlock.test.redis.RedisCluster;
 import dev.distlock.test.redis.RedisServer;
 import dev.distlock.test.redis.RedisTopologyExtension;
 import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.Disabled;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 
@@ -34,8 +32,8 @@ import static org.awaitility.Awaitility.await;
 /**
  * The lock contract on a Redis Cluster of 3 masters and 3 replicas through Lettuce's cluster client with adaptive
  * topology refresh: each lock's key and release channel live on the master of the key's hash tag, the scripts are
- * routed by slot, the watchdog renews in one batch per slot, and a waiter's subscription lives on whichever node
- * Lettuce's pub/sub connection chose (a PUBLISH reaches every node of a cluster).
+ * routed by slot, the watchdog renews in one batch per slot, and releases are announced on the key's shard (SPUBLISH),
+ * where its waiters subscribe (SSUBSCRIBE on the key's master).
  */
 @ExtendWith(RedisTopologyExtension.class)
 class ClusterLockServiceIntegrationTests extends LockServiceContractTests {
@@ -50,21 +48,6 @@ class ClusterLockServiceIntegrationTests extends LockServiceContractTests {
 	@Override
 	protected LockTestSupport createSupport() {
 		return LockTestSupport.forCluster(cluster, true);
-	}
-
-	/**
-	 * Not met on a cluster: three runs on 2026-11-23 (a 2-core machine at load 13 to 21) gave p50 1.2 to 2.8 ms but p99
-	 * 54, 57 and 162 ms (max up to 367 ms), where the same suite behind Sentinel gives p99 4 to 5 ms. The tail is not
-	 * yet explained; the suspect is the hop a cluster PUBLISH takes over the cluster bus to the node holding the
-	 * waiter's subscription (Lettuce's cluster pub/sub connection is not on the key's master). Sharded pub/sub
-	 * (SSUBSCRIBE/SPUBLISH on the key's shard, Redis 7) would remove that hop: issue 12 follow-up.
-	 */
-	@Override
-	@Test
-	@Disabled("p99 handoff 54-162 ms on a cluster (p50 ~2 ms) vs 4-5 ms on Sentinel, 3 of 3 runs: release messages cross "
-			+ "the cluster bus to the waiter's subscription node; needs sharded pub/sub (see Javadoc)")
-	void aBlockedWaiterAcquiresWithin50msOfTheRelease() throws Exception {
-		super.aBlockedWaiterAcquiresWithin50msOfTheRelease();
 	}
 
 	@Test
@@ -87,19 +70,18 @@ class ClusterLockServiceIntegrationTests extends LockServiceContractTests {
 	}
 
 	/**
-	 * A waiter's subscription lives on the node Lettuce's cluster pub/sub connection chose, not on the key's master; a
-	 * release's PUBLISH reaches it over the cluster bus. With keys on all three masters, most of them are on another
-	 * node than the subscription, and every waiter gets its lock.
+	 * Sharded pub/sub: a waiter's subscription lives on the master of its key's slot (SSUBSCRIBE there), where the
+	 * release script announces the release (SPUBLISH), so the message never crosses the cluster bus. With keys on all
+	 * three masters, each waiter is subscribed on its key's master, on no other node, and gets its lock.
 	 */
 	@Test
-	void waitersSubscribedOnAnotherNodeThanTheKeysMasterGetTheLock() throws Exception {
+	void waitersSubscribeOnTheirKeysShardAndGetTheLock() throws Exception {
 		RedisLockService holder = this.support.service();
 		RedisLockService waiter = this.support.service();
 		Map<RedisServer, String> namePerMaster = new LinkedHashMap<>();
 		for (int i = 0; namePerMaster.size() < 3; i++) {
 			namePerMaster.putIfAbsent(cluster.masterFor(holder.redisKey("sub-" + i)), "sub-" + i);
 		}
-		int elsewhere = 0;
 		ExecutorService thread = Executors.newSingleThreadExecutor();
 		try {
 			for (Map.Entry<RedisServer, String> entry : namePerMaster.entrySet()) {
@@ -108,19 +90,13 @@ class ClusterLockServiceIntegrationTests extends LockServiceContractTests {
 				Future<Lease> waiting = thread.submit(() -> waiter.acquire(name, Duration.ofSeconds(30), Duration.ofSeconds(20)));
 				await().atMost(Duration.ofSeconds(10)).until(() -> waiter.waitingThreads() == 1);
 				String channel = holder.redisKey(name) + ":released";
-				AtomicReference<RedisServer> subscribedOn = new AtomicReference<>();
-				await().atMost(Duration.ofSeconds(10)).until(() -> {
-					for (RedisServer node : cluster.nodes()) {
-						List<?> numsub = (List<?>) node.execute("PUBSUB", "NUMSUB", channel);
-						if ((Long) numsub.get(1) > 0) {
-							subscribedOn.set(node);
-							return true;
-						}
+				await().atMost(Duration.ofSeconds(10)).until(() -> shardSubscribers(entry.getKey(), channel) == 1);
+				for (RedisServer node : cluster.nodes()) {
+					if (!node.equals(entry.getKey())) {
+						assertThat(shardSubscribers(node, channel)).as("shard subscribers on " + node).isZero();
 					}
-					return false;
-				});
-				if (!subscribedOn.get().equals(entry.getKey())) {
-					elsewhere++;
+					List<?> classic = (List<?>) node.execute("PUBSUB", "NUMSUB", channel);
+					assertThat(classic.get(1)).as("classic subscribers on " + node).isEqualTo(0L);
 				}
 				held.release();
 				Lease acquired = waiting.get(20, TimeUnit.SECONDS);
@@ -131,7 +107,11 @@ class ClusterLockServiceIntegrationTests extends LockServiceContractTests {
 		finally {
 			thread.shutdownNow();
 		}
-		assertThat(elsewhere).as("waiters subscribed on another node than their key's master").isGreaterThanOrEqualTo(2);
+	}
+
+	private static long shardSubscribers(RedisServer node, String channel) {
+		List<?> numsub = (List<?>) node.execute("PUBSUB", "SHARDNUMSUB", channel);
+		return (Long) numsub.get(1);
 	}
 
 	/**
