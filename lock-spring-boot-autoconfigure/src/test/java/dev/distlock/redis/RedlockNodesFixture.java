@@ -1,0 +1,98 @@
+package dev.distlock.redis;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+
+import dev.distlock.test.redis.RedisServer;
+import io.lettuce.core.ClientOptions;
+
+import org.springframework.data.redis.connection.RedisConnectionFactory;
+import org.springframework.data.redis.connection.RedisStandaloneConfiguration;
+import org.springframework.data.redis.connection.lettuce.LettuceClientConfiguration;
+import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
+
+/**
+ * Five independent redis-server processes for the Redlock tests, and Redlock services on them, each service with its
+ * own connection factories (its own clients, as a separate application instance would have). Closes all it opened.
+ */
+final class RedlockNodesFixture implements AutoCloseable {
+
+	/** Per-node timeout of the tests: far below their lease times, with room for a loaded 2-core machine. */
+	static final Duration NODE_TIMEOUT = Duration.ofMillis(250);
+
+	final List<RedisServer> servers = new ArrayList<>();
+
+	private final List<AutoCloseable> opened = new ArrayList<>();
+
+	RedlockNodesFixture(int count) {
+		try {
+			for (int i = 0; i < count; i++) {
+				this.servers.add(RedisServer.start());
+			}
+		}
+		catch (RuntimeException ex) {
+			close();
+			throw ex;
+		}
+	}
+
+	/** One Lettuce factory per node, with the per-node timeout as its command timeout. */
+	synchronized List<RedisConnectionFactory> factories() {
+		List<RedisConnectionFactory> factories = new ArrayList<>();
+		for (RedisServer server : this.servers) {
+			LettuceConnectionFactory factory = new LettuceConnectionFactory(
+					new RedisStandaloneConfiguration(server.host(), server.port()),
+					LettuceClientConfiguration.builder()
+						.commandTimeout(NODE_TIMEOUT)
+						// as the auto-configuration does: a command to a node that is down fails now rather than
+						// waiting in Lettuce's queue to run when the node is back, long after the caller gave up
+						.clientOptions(ClientOptions.builder()
+							.disconnectedBehavior(ClientOptions.DisconnectedBehavior.REJECT_COMMANDS)
+							.build())
+						.build());
+			factory.setEagerInitialization(true); // connected now, not by the first lock call within its node timeout
+			factory.afterPropertiesSet();
+			factory.start();
+			this.opened.add(factory::destroy);
+			factories.add(factory);
+		}
+		return factories;
+	}
+
+	RedlockLockServiceBuilder builder() {
+		return RedlockLockService.builder(factories()).nodeTimeout(NODE_TIMEOUT);
+	}
+
+	synchronized RedlockLockService service(RedlockLockServiceBuilder builder) {
+		RedlockLockService service = builder.build();
+		this.opened.add(0, service);
+		return service;
+	}
+
+	RedlockLockService service() {
+		return service(builder());
+	}
+
+	@Override
+	public synchronized void close() {
+		for (AutoCloseable closeable : this.opened) {
+			try {
+				closeable.close();
+			}
+			catch (Exception ex) {
+				// keep closing the rest
+			}
+		}
+		this.opened.clear();
+		for (RedisServer server : this.servers) {
+			try {
+				server.close();
+			}
+			catch (RuntimeException ex) {
+				// keep closing the rest
+			}
+		}
+	}
+
+}
