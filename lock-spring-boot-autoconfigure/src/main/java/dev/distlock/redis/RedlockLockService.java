@@ -12,10 +12,12 @@ import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 
+import dev.distlock.core.ForcedRelease;
 import dev.distlock.core.Lease;
 import dev.distlock.core.LeaseSnapshot;
 import dev.distlock.core.LockActivity;
 import dev.distlock.core.LockHolder;
+import dev.distlock.core.LockForceReleaser;
 import dev.distlock.core.LockListener;
 import dev.distlock.core.LockOperatorView;
 import dev.distlock.core.LockRequest;
@@ -34,7 +36,7 @@ import org.springframework.util.Assert;
  * {@link LockService} over N independent Redis masters (Redlock): a lease is held when a quorum (N/2 + 1) of them
  * granted it within its validity, so a master's crash or restart loses no lease as long as a quorum stays up. Every
  * node runs the same lease scripts as the single-node {@link RedisLockService}; re-entry, the watchdog, release
- * messages, events, listeners and the operator's view work as there.
+ * messages, events, listeners, the operator's view and the forced release work as there.
  * <p>
  * The {@linkplain Lease#fencingToken() fencing token} of a lease is the greatest of the tokens its granting nodes
  * issued (each the node's clock in microseconds, at least one more than that node's previous token on the key). Any
@@ -49,7 +51,8 @@ import org.springframework.util.Assert;
  *
  * @since 0.1.0
  */
-public class RedlockLockService implements LockService, LockOperatorView, SmartLifecycle, AutoCloseable {
+public class RedlockLockService
+		implements LockService, LockOperatorView, LockForceReleaser, SmartLifecycle, AutoCloseable {
 
 	private static final Log logger = LogFactory.getLog(RedlockLockService.class);
 
@@ -66,6 +69,8 @@ public class RedlockLockService implements LockService, LockOperatorView, SmartL
 	private final RedlockWatchdog watchdog;
 
 	private final RedlockAcquirer acquirer;
+
+	private final List<ForcedReleaser> forcedReleasers = new ArrayList<>();
 
 	private volatile boolean closed;
 
@@ -92,6 +97,9 @@ public class RedlockLockService implements LockService, LockOperatorView, SmartL
 		RedlockReleaser releaser = new RedlockReleaser(this.nodes, this.registry, listeners, this.clientId);
 		this.acquirer = new RedlockAcquirer(this.nodes, this.registry, this.waiting, releaser, this.watchdog,
 				listeners, this.clientId);
+		for (int i = 0; i < this.nodes.size(); i++) {
+			this.forcedReleasers.add(this.waiting.forcedReleaser(i, this.nodes.store(i)));
+		}
 	}
 
 	/**
@@ -158,6 +166,35 @@ public class RedlockLockService implements LockService, LockOperatorView, SmartL
 		}
 		throw new LockUnavailableException(key, "Could not ask who holds '" + key + "': only " + answered + " of "
 				+ this.nodes.size() + " Redlock nodes answered", replies.anyFailure());
+	}
+
+	/**
+	 * {@inheritDoc} On every node at once, each deleting whatever lease it has on the key; the reply describes the
+	 * deleted lease with the greatest token. The holder finds its lease lost at its next renewal or release.
+	 * @throws LockUnavailableException if no node deleted a lease and fewer than a quorum answered
+	 */
+	@Override
+	public Optional<ForcedRelease> forceRelease(String key) {
+		LockSettings.checkKey(key, "'key'");
+		String redisKey = redisKey(key);
+		RedlockNodes.Replies<Optional<ForcedRelease>> replies = this.nodes
+			.onAll((node, store) -> this.forcedReleasers.get(node).forceRelease(key, redisKey));
+		ForcedRelease latest = null;
+		int answered = 0;
+		for (int i = 0; i < replies.size(); i++) {
+			Optional<ForcedRelease> released = replies.value(i);
+			if (released != null) {
+				answered++;
+				if (released.isPresent() && (latest == null || released.get().fencingToken() > latest.fencingToken())) {
+					latest = released.get();
+				}
+			}
+		}
+		if (latest == null && answered < this.nodes.quorum()) {
+			throw new LockUnavailableException(key, "Could not force-release '" + key + "': only " + answered + " of "
+					+ this.nodes.size() + " Redlock nodes answered", replies.anyFailure());
+		}
+		return Optional.ofNullable(latest);
 	}
 
 	/** {@inheritDoc} Oldest first. */

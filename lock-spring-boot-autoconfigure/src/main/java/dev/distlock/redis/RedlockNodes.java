@@ -49,6 +49,11 @@ final class RedlockNodes implements AutoCloseable {
 		return this.stores.size();
 	}
 
+	/** {@return the store of node {@code node}, for a role that works on each node alone} */
+	LeaseStore store(int node) {
+		return this.stores.get(node);
+	}
+
 	/** {@return the quorum: N/2 + 1} */
 	int quorum() {
 		return this.stores.size() / 2 + 1;

@@ -25,9 +25,12 @@ final class RedlockWaiting implements AutoCloseable {
 
 	private final int quorum;
 
+	private final NotificationRefusals refusals;
+
 	RedlockWaiting(List<RedisConnectionFactory> factories, String keepAliveChannel, long idleNanos,
 			EngineThreads threads, String threadName, List<LockListener> listeners) {
 		NotificationRefusals refusals = new NotificationRefusals(listeners);
+		this.refusals = refusals;
 		List<ReleaseSubscriber> list = new ArrayList<>();
 		for (int i = 0; i < factories.size(); i++) {
 			list.add(new ReleaseSubscriber(factories.get(i), keepAliveChannel, idleNanos, threads,
@@ -44,6 +47,11 @@ final class RedlockWaiting implements AutoCloseable {
 			waiters.add(subscriber.register(channel, owner, name, ttlMillis));
 		}
 		return new Registration(channel, waiters);
+	}
+
+	/** {@return an operator's forced release on node {@code node}, which wakes this process's waiters there} */
+	ForcedReleaser forcedReleaser(int node, LeaseStore store) {
+		return new ForcedReleaser(store, this.subscribers.get(node), this.refusals);
 	}
 
 	/** {@return waiting threads over all nodes' subscribers, by lock name (each thread counted once)} */

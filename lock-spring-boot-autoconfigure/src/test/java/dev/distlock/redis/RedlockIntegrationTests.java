@@ -276,6 +276,36 @@ class RedlockIntegrationTests {
 	}
 
 	@Test
+	void operatorsSeeLeasesAndWaitersAndCanForceARelease() throws Exception {
+		RedlockLockService holder = service();
+		RedlockLockService waiter = service();
+		Lease lease = holder.acquire("stuck", Duration.ofSeconds(20), Duration.ofSeconds(5));
+		assertThat(holder.activeLeases()).singleElement().satisfies(s -> {
+			assertThat(s.key()).isEqualTo("stuck");
+			assertThat(s.fencingToken()).isEqualTo(lease.fencingToken());
+			assertThat(s.lost()).isFalse();
+		});
+		assertThat(holder.activityByName().heldLeases("default")).isEqualTo(1);
+		CompletableFuture<Long> next = CompletableFuture.supplyAsync(() -> {
+			try (Lease taken = waiter.acquire("stuck", Duration.ofSeconds(20), Duration.ofSeconds(30))) {
+				return taken.fencingToken();
+			}
+		});
+		await().atMost(Duration.ofSeconds(10)).until(() -> waiter.waitingThreads() == 1);
+		assertThat(waiter.activityByName().waitingThreads("default")).isEqualTo(1);
+		assertThat(waiter.forceRelease("stuck")).hasValueSatisfying(released -> {
+			assertThat(released.owner()).isEqualTo(lease.owner());
+			assertThat(released.fencingToken()).isEqualTo(lease.fencingToken());
+		});
+		assertThat(next.get(10, TimeUnit.SECONDS)).isGreaterThan(lease.fencingToken());
+		assertThat(lease.isOwned()).isFalse();
+		assertThat(lease.isLost()).isTrue();
+		assertThatExceptionOfType(LockLostException.class).isThrownBy(lease::release);
+		assertThat(holder.activeLeaseCount()).isZero();
+		assertThat(holder.renewalStatus().isFailing()).isFalse();
+	}
+
+	@Test
 	void rejectsAnEvenNumberOfNodesAndATtlBelowThreeNodeTimeouts() {
 		assertThatExceptionOfType(IllegalArgumentException.class)
 				.isThrownBy(() -> RedlockLockService.builder(this.nodes.factories().subList(0, 4)))
