@@ -2,6 +2,7 @@ package dev.distlock.autoconfigure;
 
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.atomic.AtomicBoolean;
 
 import dev.distlock.core.LockListener;
 import dev.distlock.core.LockService;
@@ -117,13 +118,19 @@ public final class RedlockLockServiceAutoConfiguration {
 
 		private final List<LettuceConnectionFactory> factories;
 
+		private final AtomicBoolean closed = new AtomicBoolean();
+
 		NodeOwningRedlockLockService(RedlockLockServiceBuilder builder, List<LettuceConnectionFactory> factories) {
 			super(builder);
 			this.factories = factories;
 		}
 
+		/** Close the engine, then its node clients; once, whether the context stops it or destroys it first. */
 		@Override
 		public void close() {
+			if (!this.closed.compareAndSet(false, true)) {
+				return;
+			}
 			try {
 				super.close();
 			}

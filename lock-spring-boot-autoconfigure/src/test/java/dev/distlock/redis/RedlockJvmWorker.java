@@ -90,9 +90,9 @@ public final class RedlockJvmWorker {
 						.disconnectedBehavior(ClientOptions.DisconnectedBehavior.REJECT_COMMANDS)
 						.build())
 					.build());
-		factory.setEagerInitialization(true);
 		factory.afterPropertiesSet();
 		factory.start();
+		RedlockNodesFixture.connect(factory);
 		return factory;
 	}
 

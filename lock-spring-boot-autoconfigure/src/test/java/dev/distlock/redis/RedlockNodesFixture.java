@@ -3,10 +3,12 @@ package dev.distlock.redis;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.TimeUnit;
 
 import dev.distlock.test.redis.RedisServer;
 import io.lettuce.core.ClientOptions;
 
+import org.springframework.data.redis.connection.RedisConnection;
 import org.springframework.data.redis.connection.RedisConnectionFactory;
 import org.springframework.data.redis.connection.RedisStandaloneConfiguration;
 import org.springframework.data.redis.connection.lettuce.LettuceClientConfiguration;
@@ -51,13 +53,33 @@ final class RedlockNodesFixture implements AutoCloseable {
 							.disconnectedBehavior(ClientOptions.DisconnectedBehavior.REJECT_COMMANDS)
 							.build())
 						.build());
-			factory.setEagerInitialization(true); // connected now, not by the first lock call within its node timeout
 			factory.afterPropertiesSet();
 			factory.start();
 			this.opened.add(factory::destroy);
+			connect(factory);
 			factories.add(factory);
 		}
 		return factories;
+	}
+
+	/**
+	 * Open the factory's shared connection now, not in the first lock call within its node timeout: a connection's
+	 * handshake is bounded by the command timeout too, and a loaded machine that starts several JVMs at once can take
+	 * longer than that; tried again until it succeeds, for at most 30 seconds.
+	 */
+	static void connect(LettuceConnectionFactory factory) {
+		long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+		for (;;) {
+			try (RedisConnection connection = factory.getConnection()) {
+				connection.ping();
+				return;
+			}
+			catch (RuntimeException ex) {
+				if (System.nanoTime() - deadline > 0) {
+					throw ex;
+				}
+			}
+		}
 	}
 
 	RedlockLockServiceBuilder builder() {
