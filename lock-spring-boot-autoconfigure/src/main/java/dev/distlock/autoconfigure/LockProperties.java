@@ -271,9 +271,9 @@ public class LockProperties {
 		private List<String> nodes = new ArrayList<>();
 
 		/**
-		 * How long one call waits for one node, and the command timeout of each node's client; far below the lease
-		 * times, which must be at least three times as long. Calls to the nodes run in parallel, so an operation takes
-		 * at most about this long even when a node hangs.
+		 * How long one call waits for one node, and the command timeout of each node's client, which also bounds its
+		 * connection handshake; far below the lease times, which must be at least three times as long. Calls to the
+		 * nodes run in parallel, so an operation takes at most about this long even when a node hangs.
 		 */
 		private Duration nodeTimeout = Duration.ofMillis(50);
 
