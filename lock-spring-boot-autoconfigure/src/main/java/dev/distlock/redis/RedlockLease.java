@@ -99,7 +99,7 @@ final class RedlockLease implements Lease {
 	@Override
 	public void renew() {
 		checkNotReleased("renew");
-		this.releaser.extend(this.entry, this.entry.ttlMillis(), null);
+		this.releaser.extend(this.entry, this.ttl.toMillis(), null);
 	}
 
 	@Override

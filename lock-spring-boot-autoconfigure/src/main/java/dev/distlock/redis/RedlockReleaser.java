@@ -189,7 +189,9 @@ final class RedlockReleaser {
 		}
 		return new LockUnavailableException(entry.key, "Could not " + operation + " Redlock lease on '" + entry.key
 				+ "': only " + ours + " of " + this.nodes.size() + " nodes confirmed it (a quorum is "
-				+ this.nodes.quorum() + "); what the others hold expires within its lease time", cause);
+				+ this.nodes.quorum() + ")" + (operation.equals("release")
+						? "; the hold counts as released, and what the other nodes hold expires within its lease time"
+						: ""), cause);
 	}
 
 }

@@ -1,6 +1,7 @@
 package dev.distlock.redis;
 
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
@@ -11,10 +12,12 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 
+import dev.distlock.core.ExtendMode;
 import dev.distlock.core.Lease;
 import dev.distlock.core.LockListener;
 import dev.distlock.core.LockLostEvent;
 import dev.distlock.core.LockLostException;
+import dev.distlock.core.LockRequest;
 import dev.distlock.core.LockUnavailableException;
 import dev.distlock.test.redis.RedisServer;
 import org.junit.jupiter.api.AfterEach;
@@ -159,7 +162,14 @@ class RedlockIntegrationTests {
 
 	@Test
 	void aLeaseWhoseRenewalsLoseTheQuorumIsLost() {
-		RedlockLockService service = service();
+		List<Object> published = new CopyOnWriteArrayList<>();
+		RedlockLockService service = this.nodes.service(this.nodes.builder().eventPublisher(published::add)
+			.listener(new LockListener() {
+				@Override
+				public void lost(LockLostEvent event) {
+					RedlockIntegrationTests.this.lost.add(event);
+				}
+			}));
 		Duration ttl = Duration.ofMillis(1500);
 		Lease lease = service.acquire("losing", ttl, Duration.ofSeconds(5));
 		server(0).stop();
@@ -170,7 +180,10 @@ class RedlockIntegrationTests {
 			assertThat(event.key()).isEqualTo("losing");
 			assertThat(event.fencingToken()).isEqualTo(lease.fencingToken());
 		});
+		assertThat(this.lost.get(0).detection()).isEqualTo(LockLostEvent.Detection.RENEWAL_FAILED);
+		await().atMost(Duration.ofSeconds(5)).until(() -> published.equals(List.of(this.lost.get(0))));
 		assertThat(service.lostLeaseCount()).isEqualTo(1);
+		assertThat(service.renewalStatus().isFailing()).isFalse(); // a lost lease is no longer renewed
 		assertThatExceptionOfType(LockLostException.class).isThrownBy(lease::release);
 		assertThat(service.lostLeaseCount()).isZero();
 	}
@@ -305,6 +318,43 @@ class RedlockIntegrationTests {
 		assertThatExceptionOfType(LockLostException.class).isThrownBy(lease::release);
 		assertThat(holder.activeLeaseCount()).isZero();
 		assertThat(holder.renewalStatus().isFailing()).isFalse();
+	}
+
+	@Test
+	void extensionsRenewalsAndOwnershipChecksCountOnAQuorum() {
+		RedlockLockService service = service();
+		Lease lease = service.tryAcquire(LockRequest.of("extended", Duration.ofSeconds(2), Duration.ofSeconds(5))
+			.withFixedLease()).orElseThrow();
+		Instant before = lease.validUntil();
+		lease.extend(Duration.ofSeconds(3));
+		assertThat(lease.validUntil()).isAfter(before.plusMillis(2500));
+		assertThat(pttlOnAQuorum(service.redisKey("extended"))).isGreaterThan(4000);
+		lease.extend(Duration.ofSeconds(1), ExtendMode.REPLACE);
+		assertThat(lease.validUntil()).isBefore(Instant.now().plusSeconds(1));
+		assertThat(pttlOnAQuorum(service.redisKey("extended"))).isLessThanOrEqualTo(1000);
+		lease.renew();
+		assertThat(pttlOnAQuorum(service.redisKey("extended"))).isGreaterThan(1000);
+		assertThat(lease.isOwned()).isTrue();
+		server(0).stop();
+		server(1).stop();
+		server(2).stop();
+		assertThatExceptionOfType(LockUnavailableException.class).isThrownBy(lease::isOwned)
+			.withMessageContaining("of 5 nodes confirmed it (a quorum is 3)");
+		assertThatExceptionOfType(LockUnavailableException.class).isThrownBy(() -> lease.extend(Duration.ofSeconds(1)));
+		assertThat(lease.isLost()).isFalse();
+		// a fixed lease that outlives its validity without a quorum's extension is lost by the clock
+		await().atMost(Duration.ofSeconds(5)).until(lease::isLost);
+		assertThat(this.lost).singleElement()
+			.satisfies(event -> assertThat(event.detection()).isEqualTo(LockLostEvent.Detection.EXPIRED));
+	}
+
+	/** The remaining ttl in ms that a quorum (3) of the nodes has at least. */
+	private long pttlOnAQuorum(String redisKey) {
+		List<Long> pttls = new ArrayList<>(this.nodes.servers.stream()
+			.map(s -> Long.parseLong(String.valueOf(s.execute("PTTL", redisKey))))
+			.sorted(java.util.Comparator.reverseOrder())
+			.toList());
+		return pttls.get(2);
 	}
 
 	@Test
