@@ -104,6 +104,13 @@ final class RedlockAcquirer {
 					}
 					RedlockEntry entry = new RedlockEntry(request.key(), redisKey, owner, request.effectiveName(),
 							attempt.tokens, ttlMillis, request.autoRenew(), this.nodes.validUntil(sent, ttlMillis));
+					if (attempt.replies != null) {
+						attempt.replies.onLate((node, reply) -> {
+							if (reply[0] > 0) {
+								entry.adopt(node, reply[1]);
+							}
+						});
+					}
 					this.registry.add(entry);
 					this.watchdog.added(entry);
 					return new RedlockLease(entry, this.releaser, request.ttl(), request.autoRenew());
@@ -171,6 +178,7 @@ final class RedlockAcquirer {
 			}
 		}
 		NodeReplies result = new NodeReplies();
+		result.replies = replies;
 		result.tokens = tokens;
 		result.answered = granted + refused;
 		result.failure = replies.anyFailure();
@@ -234,6 +242,8 @@ final class RedlockAcquirer {
 		Outcome outcome = Outcome.UNANSWERED;
 
 		long[] tokens = new long[0];
+
+		RedlockNodes.@Nullable Replies<long[]> replies;
 
 		int answered;
 

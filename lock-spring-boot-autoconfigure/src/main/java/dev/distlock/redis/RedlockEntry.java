@@ -93,13 +93,26 @@ final class RedlockEntry {
 	}
 
 	/** {@return the token node {@code node} issued, 0 when it did not grant this lease as far as we know} */
-	long token(int node) {
+	synchronized long token(int node) {
 		return this.tokens[node];
 	}
 
 	/** {@return the entry the renewal script needs for node {@code node}, or null when that node does not hold it} */
-	@Nullable LeaseEntry carrier(int node) {
+	synchronized @Nullable LeaseEntry carrier(int node) {
 		return this.carriers[node];
+	}
+
+	/**
+	 * A node's grant that came after the quorum was counted: while the lease is held, that node is renewed (and
+	 * released) with its token too, so the lease keeps every node that has it. The fencing token stays as it was
+	 * handed out.
+	 */
+	synchronized void adopt(int node, long token) {
+		if (this.state == State.HELD && this.tokens[node] == 0 && token > 0) {
+			this.tokens[node] = token;
+			this.carriers[node] = new LeaseEntry(this.key, this.redisKey, this.channel, this.owner, this.name, token,
+					this.ttlMillis, true, System.nanoTime(), 0);
+		}
 	}
 
 	/**

@@ -5,7 +5,9 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Base64;
 import java.util.Comparator;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.ThreadPoolExecutor;
@@ -170,7 +172,8 @@ public class RedlockLockService
 
 	/**
 	 * {@inheritDoc} On every node at once, each deleting whatever lease it has on the key; the reply describes the
-	 * deleted lease with the greatest token. The holder finds its lease lost at its next renewal or release.
+	 * owner that most nodes had (with the greatest token they reported). The holder finds its lease lost at its next
+	 * renewal or release.
 	 * @throws LockUnavailableException if no node deleted a lease and fewer than a quorum answered
 	 */
 	@Override
@@ -179,22 +182,25 @@ public class RedlockLockService
 		String redisKey = redisKey(key);
 		RedlockNodes.Replies<Optional<ForcedRelease>> replies = this.nodes
 			.onAll((node, store) -> this.forcedReleasers.get(node).forceRelease(key, redisKey));
-		ForcedRelease latest = null;
+		Map<String, List<ForcedRelease>> byOwner = new HashMap<>();
 		int answered = 0;
 		for (int i = 0; i < replies.size(); i++) {
 			Optional<ForcedRelease> released = replies.value(i);
 			if (released != null) {
 				answered++;
-				if (released.isPresent() && (latest == null || released.get().fencingToken() > latest.fencingToken())) {
-					latest = released.get();
-				}
+				released.ifPresent(r -> byOwner.computeIfAbsent(r.owner(), o -> new ArrayList<>()).add(r));
 			}
 		}
-		if (latest == null && answered < this.nodes.quorum()) {
+		// the holder is the owner most nodes had (others are attempts that met a node the holder did not have)
+		Optional<ForcedRelease> holder = byOwner.values().stream()
+			.max(Comparator.<List<ForcedRelease>>comparingInt(List::size)
+				.thenComparingLong(list -> list.stream().mapToLong(ForcedRelease::fencingToken).max().orElse(0)))
+			.map(list -> list.stream().max(Comparator.comparingLong(ForcedRelease::fencingToken)).orElseThrow());
+		if (holder.isEmpty() && answered < this.nodes.quorum()) {
 			throw new LockUnavailableException(key, "Could not force-release '" + key + "': only " + answered + " of "
 					+ this.nodes.size() + " Redlock nodes answered", replies.anyFailure());
 		}
-		return Optional.ofNullable(latest);
+		return holder;
 	}
 
 	/** {@inheritDoc} Oldest first. */

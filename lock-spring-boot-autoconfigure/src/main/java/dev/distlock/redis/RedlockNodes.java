@@ -1,12 +1,15 @@
 package dev.distlock.redis;
 
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.SynchronousQueue;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
+import java.util.function.BiConsumer;
 import java.util.function.BiFunction;
 import java.util.function.Predicate;
 
@@ -20,7 +23,7 @@ import org.springframework.data.redis.connection.RedisConnectionFactory;
  * <p>
  * A call to the N nodes runs in parallel on a small pool; the caller waits until every node answered, until the
  * answers so far decide the outcome (a quorum of grants, say), or until the per-node timeout, whichever comes first.
- * A node that did not answer by then counts as {@linkplain Reply#unanswered unanswered}: by the fault model its
+ * A node that did not answer by then counts as {@linkplain Replies#unanswered unanswered}: by the fault model its
  * command may have run or may still run, so the callers treat it as such (a failed acquisition discards on every
  * node, answered or not). A paused node therefore costs an operation at most the per-node timeout.
  */
@@ -146,6 +149,10 @@ final class RedlockNodes implements AutoCloseable {
 
 		private boolean frozen;
 
+		private @Nullable BiConsumer<Integer, T> late;
+
+		private final Map<Integer, T> lateValues = new HashMap<>();
+
 		Replies(int size) {
 			this.values = new ArrayList<>(size);
 			this.failures = new ArrayList<>(size);
@@ -156,15 +163,41 @@ final class RedlockNodes implements AutoCloseable {
 			this.answered = new boolean[size];
 		}
 
-		private synchronized void answer(int node, @Nullable T value, @Nullable RuntimeException failure) {
-			if (this.frozen) {
-				return; // too late: the caller has moved on and treats the node as unanswered
+		private void answer(int node, @Nullable T value, @Nullable RuntimeException failure) {
+			BiConsumer<Integer, T> consumer;
+			synchronized (this) {
+				if (!this.frozen) {
+					this.values.set(node, value);
+					this.failures.set(node, failure);
+					this.answered[node] = true;
+					this.answers++;
+					notifyAll();
+					return;
+				}
+				// too late for the caller, who counted the node as unanswered; kept for onLate
+				if (value == null || this.late == null) {
+					if (value != null) {
+						this.lateValues.put(node, value);
+					}
+					return;
+				}
+				consumer = this.late;
 			}
-			this.values.set(node, value);
-			this.failures.set(node, failure);
-			this.answered[node] = true;
-			this.answers++;
-			notifyAll();
+			consumer.accept(node, value);
+		}
+
+		/**
+		 * Hand the values that arrive after the caller moved on (and those that arrived already) to {@code consumer},
+		 * on the thread that received them: an acquisition adopts a node's late grant so that it renews it too.
+		 */
+		void onLate(BiConsumer<Integer, T> consumer) {
+			Map<Integer, T> arrived;
+			synchronized (this) {
+				this.late = consumer;
+				arrived = new HashMap<>(this.lateValues);
+				this.lateValues.clear();
+			}
+			arrived.forEach(consumer);
 		}
 
 		/**

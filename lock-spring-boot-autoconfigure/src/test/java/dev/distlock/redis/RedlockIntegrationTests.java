@@ -19,11 +19,14 @@ import dev.distlock.core.LockLostEvent;
 import dev.distlock.core.LockLostException;
 import dev.distlock.core.LockRequest;
 import dev.distlock.core.LockUnavailableException;
+import dev.distlock.test.redis.FaultProxy;
 import dev.distlock.test.redis.RedisServer;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+
+import org.springframework.data.redis.connection.RedisConnectionFactory;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
@@ -355,6 +358,28 @@ class RedlockIntegrationTests {
 			.sorted(java.util.Comparator.reverseOrder())
 			.toList());
 		return pttls.get(2);
+	}
+
+	@Test
+	void aNodeSlowerThanTheQuorumStillHoldsAndRenewsTheLease() {
+		try (FaultProxy slow = FaultProxy.to(server(4))) {
+			List<RedisConnectionFactory> factories = new ArrayList<>(this.nodes.factories().subList(0, 4));
+			factories.add(this.nodes.factory(slow.host(), slow.port(), Duration.ofSeconds(2)));
+			RedlockLockService service = this.nodes.service(RedlockLockService.builder(factories)
+				.nodeTimeout(Duration.ofSeconds(1)));
+			slow.latency(Duration.ofMillis(250)); // its grant comes ~500 ms after the others' quorum
+			Duration ttl = Duration.ofSeconds(3); // at least three node timeouts
+			long start = System.nanoTime();
+			Lease lease = service.acquire("slow-node", ttl, Duration.ofSeconds(5));
+			assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(Duration.ofMillis(450));
+			String redisKey = service.redisKey("slow-node");
+			await().atMost(Duration.ofSeconds(5)).until(() -> server(4).execute("HGET", redisKey, lease.owner()) != null);
+			// past the lease time, the slow node still has it: its late grant was adopted and is renewed there too
+			await().pollDelay(ttl.plusMillis(500)).atMost(ttl.plusSeconds(5))
+				.until(() -> lease.isHeld() && "1".equals(String.valueOf(server(4).execute("HGET", redisKey, lease.owner()))));
+			lease.release();
+			await().atMost(Duration.ofSeconds(5)).until(() -> server(4).execute("EXISTS", redisKey).equals(0L));
+		}
 	}
 
 	@Test

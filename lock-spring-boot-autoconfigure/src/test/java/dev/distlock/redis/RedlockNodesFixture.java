@@ -43,23 +43,27 @@ final class RedlockNodesFixture implements AutoCloseable {
 	synchronized List<RedisConnectionFactory> factories() {
 		List<RedisConnectionFactory> factories = new ArrayList<>();
 		for (RedisServer server : this.servers) {
-			LettuceConnectionFactory factory = new LettuceConnectionFactory(
-					new RedisStandaloneConfiguration(server.host(), server.port()),
-					LettuceClientConfiguration.builder()
-						.commandTimeout(NODE_TIMEOUT)
-						// as the auto-configuration does: a command to a node that is down fails now rather than
-						// waiting in Lettuce's queue to run when the node is back, long after the caller gave up
-						.clientOptions(ClientOptions.builder()
-							.disconnectedBehavior(ClientOptions.DisconnectedBehavior.REJECT_COMMANDS)
-							.build())
-						.build());
-			factory.afterPropertiesSet();
-			factory.start();
-			this.opened.add(factory::destroy);
-			connect(factory);
-			factories.add(factory);
+			factories.add(factory(server.host(), server.port(), NODE_TIMEOUT));
 		}
 		return factories;
+	}
+
+	/** A connected Lettuce factory to one address (a node, or a proxy in front of one). */
+	synchronized LettuceConnectionFactory factory(String host, int port, Duration commandTimeout) {
+		LettuceConnectionFactory factory = new LettuceConnectionFactory(new RedisStandaloneConfiguration(host, port),
+				LettuceClientConfiguration.builder()
+					.commandTimeout(commandTimeout)
+					// as the auto-configuration does: a command to a node that is down fails now rather than waiting
+					// in Lettuce's queue to run when the node is back, long after the caller gave up
+					.clientOptions(ClientOptions.builder()
+						.disconnectedBehavior(ClientOptions.DisconnectedBehavior.REJECT_COMMANDS)
+						.build())
+					.build());
+		factory.afterPropertiesSet();
+		factory.start();
+		this.opened.add(factory::destroy);
+		connect(factory);
+		return factory;
 	}
 
 	/**
