@@ -283,6 +283,14 @@ public class LockProperties {
 		 */
 		private double driftFactor = 0.01;
 
+		/**
+		 * The delayed-restart rule, enforced by the client: a node up for less than this does not count toward a new
+		 * acquisition, so a node restarted without its data cannot grant a lock others still hold on it. Set it to at
+		 * least the longest lease time in use, on every instance; it costs one INFO round trip per node and
+		 * acquisition (the Redis user needs '+info'). Zero turns it off.
+		 */
+		private Duration restartQuarantine = Duration.ZERO;
+
 		/** Redlock settings with their defaults: no nodes, so the single-server engine. */
 		public Redlock() {
 		}
@@ -315,6 +323,23 @@ public class LockProperties {
 						+ nodeTimeout);
 			}
 			this.nodeTimeout = nodeTimeout;
+		}
+
+		/** {@return how long a restarted node does not count toward a new acquisition} */
+		public Duration getRestartQuarantine() {
+			return this.restartQuarantine;
+		}
+
+		/**
+		 * Set how long a restarted node does not count toward a new acquisition.
+		 * @param restartQuarantine the quarantine; zero for none, not negative
+		 */
+		public void setRestartQuarantine(Duration restartQuarantine) {
+			if (restartQuarantine == null || restartQuarantine.isNegative()) {
+				throw new IllegalArgumentException("distlock.redlock.restart-quarantine must not be negative, but was "
+						+ restartQuarantine);
+			}
+			this.restartQuarantine = restartQuarantine;
 		}
 
 		/** {@return the part of the lease time allowed for clock drift} */

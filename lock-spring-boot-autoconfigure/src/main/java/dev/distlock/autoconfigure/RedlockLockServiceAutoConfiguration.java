@@ -70,6 +70,7 @@ public final class RedlockLockServiceAutoConfiguration {
 				.keyPrefix(properties.getKeyPrefix())
 				.nodeTimeout(redlock.getNodeTimeout())
 				.driftFactor(redlock.getDriftFactor())
+				.restartQuarantine(redlock.getRestartQuarantine())
 				.renewalRatio(properties.getRenewalRatio())
 				.idleUnsubscribe(properties.getIdleUnsubscribe())
 				.eventPublisher(eventPublisher);

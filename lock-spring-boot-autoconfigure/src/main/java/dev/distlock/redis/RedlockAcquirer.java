@@ -159,8 +159,13 @@ final class RedlockAcquirer {
 		int quorum = this.nodes.quorum();
 		int size = this.nodes.size();
 		long sent = System.nanoTime();
-		RedlockNodes.Replies<long[]> replies = this.nodes.onAll(
-				(node, store) -> store.acquire(redisKey, owner, ttlMillis, waiter, 0),
+		RedlockNodes.Replies<long[]> replies = this.nodes.onAll((node, store) -> {
+			if (this.nodes.isQuarantined(node)) {
+				throw new IllegalStateException("Redlock node " + node + " restarted less than the restart quarantine "
+						+ "ago; it does not count toward a quorum yet");
+			}
+			return store.acquire(redisKey, owner, ttlMillis, waiter, 0);
+		},
 				r -> r.count(v -> v[0] > 0) >= quorum || r.count(v -> v[0] == 0) > size - quorum);
 		long[] tokens = new long[size];
 		int granted = 0;

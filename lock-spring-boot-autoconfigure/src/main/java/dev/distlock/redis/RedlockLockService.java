@@ -86,8 +86,8 @@ public class RedlockLockService
 		List<LockListener> listeners = List.copyOf(builder.listeners);
 		String threadName = builder.threadNamePrefix + "-" + this.clientId.substring(0, 6);
 		EngineThreads threads = new EngineThreads(builder.threadFactory);
-		this.nodes = new RedlockNodes(builder.nodes, builder.nodeTimeout.toNanos(), builder.driftFactor, threads,
-				threadName + "-node");
+		this.nodes = new RedlockNodes(builder.nodes, builder.nodeTimeout.toNanos(), builder.driftFactor,
+				builder.restartQuarantine.toMillis(), threads, threadName + "-node");
 		this.registry = new RedlockRegistry(listeners, builder.eventPublisher, (builder.eventPublisher != null)
 				? new ThreadPoolExecutor(1, 1, 0, TimeUnit.MILLISECONDS, new LinkedBlockingQueue<>(),
 						threads.named(threadName + "-events"))

@@ -32,6 +32,8 @@ public final class RedlockLockServiceBuilder {
 
 	double renewalRatio = 1.0 / 3;
 
+	Duration restartQuarantine = Duration.ZERO;
+
 	Duration idleUnsubscribe = Duration.ofSeconds(1);
 
 	String threadNamePrefix = "distlock-redlock";
@@ -89,6 +91,24 @@ public final class RedlockLockServiceBuilder {
 			throw new IllegalArgumentException("'driftFactor' must be at least 0 and below 0.5, but was " + driftFactor);
 		}
 		this.driftFactor = driftFactor;
+		return this;
+	}
+
+	/**
+	 * The delayed-restart rule, enforced by the client: a node that has been up for less than this (its
+	 * {@code uptime_in_seconds}) does not count toward a new acquisition, so a node restarted without its data cannot
+	 * grant a lock that other clients still hold on it. Set it to at least the longest lease time in use, on every
+	 * instance. It costs one more round trip per node and acquisition, and after all nodes start together no lock is
+	 * granted until they have been up this long. Default zero: off (follow the rule operationally, or persist the
+	 * nodes).
+	 * @param restartQuarantine the quarantine; zero for none, not negative
+	 * @return this builder
+	 */
+	public RedlockLockServiceBuilder restartQuarantine(Duration restartQuarantine) {
+		if (restartQuarantine == null || restartQuarantine.isNegative()) {
+			throw new IllegalArgumentException("'restartQuarantine' must not be negative, but was " + restartQuarantine);
+		}
+		this.restartQuarantine = restartQuarantine;
 		return this;
 	}
 

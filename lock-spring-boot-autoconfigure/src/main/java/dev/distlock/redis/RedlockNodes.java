@@ -4,6 +4,7 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Properties;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.SynchronousQueue;
@@ -15,6 +16,7 @@ import java.util.function.Predicate;
 
 import org.jspecify.annotations.Nullable;
 
+import org.springframework.data.redis.connection.RedisConnection;
 import org.springframework.data.redis.connection.RedisConnectionFactory;
 
 /**
@@ -31,15 +33,22 @@ final class RedlockNodes implements AutoCloseable {
 
 	private final List<LeaseStore> stores;
 
+	private final List<RedisConnectionFactory> factories;
+
+	private final long restartQuarantineSeconds;
+
 	private final long timeoutNanos;
 
 	private final double driftFactor;
 
 	private final ExecutorService pool;
 
-	RedlockNodes(List<RedisConnectionFactory> factories, long timeoutNanos, double driftFactor, EngineThreads threads,
-			String threadName) {
+	RedlockNodes(List<RedisConnectionFactory> factories, long timeoutNanos, double driftFactor,
+			long restartQuarantineMillis, EngineThreads threads, String threadName) {
 		this.stores = factories.stream().map(LeaseStore::new).toList();
+		this.factories = List.copyOf(factories);
+		// uptime comes in whole seconds, rounded down: a node counts once it has been up for the quarantine at least
+		this.restartQuarantineSeconds = (restartQuarantineMillis + 999) / 1000;
 		this.timeoutNanos = timeoutNanos;
 		this.driftFactor = driftFactor;
 		// a thread per call in flight: a node that hangs keeps only its own call's thread until its client times out
@@ -55,6 +64,26 @@ final class RedlockNodes implements AutoCloseable {
 	/** {@return the store of node {@code node}, for a role that works on each node alone} */
 	LeaseStore store(int node) {
 		return this.stores.get(node);
+	}
+
+	/**
+	 * Whether node {@code node} started less than the restart quarantine ago (its {@code uptime_in_seconds}), so that a
+	 * new acquisition must not count it: a node restarted without its data would otherwise grant leases that other
+	 * clients hold on it (the delayed-restart rule, enforced by the client). Always false without a quarantine; one
+	 * round trip otherwise.
+	 */
+	boolean isQuarantined(int node) {
+		if (this.restartQuarantineSeconds == 0) {
+			return false;
+		}
+		try (RedisConnection connection = this.factories.get(node).getConnection()) {
+			Properties info = connection.serverCommands().info("server");
+			String uptime = (info != null) ? info.getProperty("uptime_in_seconds") : null;
+			if (uptime == null) {
+				throw new IllegalStateException("Redis did not report its uptime_in_seconds");
+			}
+			return Long.parseLong(uptime.trim()) < this.restartQuarantineSeconds;
+		}
 	}
 
 	/** {@return the quorum: N/2 + 1} */

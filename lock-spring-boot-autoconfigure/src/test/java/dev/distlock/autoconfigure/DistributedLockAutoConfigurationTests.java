@@ -245,7 +245,8 @@ class DistributedLockAutoConfigurationTests {
 			// the preflight's, the replica acknowledgement's and Redlock's properties are new: they never had a lock.* name
 			List<String> preflight = List.of("distlock.preflight.enabled", "distlock.preflight.mode",
 					"distlock.preflight.timeout", "distlock.replica-acks", "distlock.replica-ack-timeout",
-					"distlock.redlock.nodes", "distlock.redlock.node-timeout", "distlock.redlock.drift-factor");
+					"distlock.redlock.nodes", "distlock.redlock.node-timeout", "distlock.redlock.drift-factor",
+					"distlock.redlock.restart-quarantine");
 			assertThat(byName.keySet()).containsExactlyInAnyOrderElementsOf(java.util.stream.Stream
 				.of(current, deprecated, preflight).flatMap(List::stream).toList());
 			byName.values().forEach(property -> assertThat(property.get("description"))

@@ -1,5 +1,6 @@
 package dev.distlock.autoconfigure;
 
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.ExecutorService;
@@ -26,6 +27,7 @@ import org.springframework.boot.data.redis.autoconfigure.DataRedisAutoConfigurat
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 /**
  * {@code distlock.redlock.nodes} makes the Redlock engine the application's lock service, and {@code @DistributedLock}
@@ -60,7 +62,8 @@ class RedlockAutoConfigurationIntegrationTests {
 
 	@Test
 	void theNodesMakeRedlockTheLockServiceAndTheAnnotationLocksOnIt() throws Exception {
-		this.runner.withPropertyValues("distlock.redlock.nodes=" + nodes(servers), "distlock.redlock.node-timeout=250ms")
+		this.runner.withPropertyValues("distlock.redlock.nodes=" + nodes(servers), "distlock.redlock.node-timeout=250ms",
+				"distlock.redlock.restart-quarantine=1s")
 			.run(context -> {
 				assertThat(context).hasSingleBean(LockService.class).doesNotHaveBean(RedisLockService.class);
 				RedlockLockService engine = context.getBean(RedlockLockService.class);
@@ -87,11 +90,11 @@ class RedlockAutoConfigurationIntegrationTests {
 				}
 				assertThat(counter.value()).isEqualTo(40);
 				assertThat(counter.tokens()).isSorted().doesNotHaveDuplicates();
-				// the lease was on every node while the method ran, under the same owner
-				for (RedisServer server : servers) {
-					assertThat(server.execute("KEYS", "lock:*")).isEqualTo(List.of());
-				}
-				assertThat(counter.keysSeen()).isGreaterThanOrEqualTo(2); // a quorum at least
+				// the lease was on a quorum of the nodes while the method ran, under one owner
+				assertThat(counter.keysSeen()).isGreaterThanOrEqualTo(2);
+				// and nothing is left once the releases (and discards of failed attempts) still on their way have run
+				await().atMost(Duration.ofSeconds(5))
+					.until(() -> servers.stream().allMatch(server -> List.of().equals(server.execute("KEYS", "lock:*"))));
 			});
 	}
 
