@@ -242,9 +242,11 @@ class DistributedLockAutoConfigurationTests {
 			byName.keySet().removeIf(name -> name.startsWith("management.endpoint.locks."));
 			List<String> current = DeprecatedLockProperties.PROPERTIES.stream().map(name -> "distlock." + name).toList();
 			List<String> deprecated = DeprecatedLockProperties.PROPERTIES.stream().map(name -> "lock." + name).toList();
-			// the preflight's and the replica acknowledgement's properties are new: they never had a lock.* name
+			// the preflight's, the replica acknowledgement's and Redlock's properties are new: they never had a lock.* name
 			List<String> preflight = List.of("distlock.preflight.enabled", "distlock.preflight.mode",
-					"distlock.preflight.timeout", "distlock.replica-acks", "distlock.replica-ack-timeout");
+					"distlock.preflight.timeout", "distlock.replica-acks", "distlock.replica-ack-timeout",
+					"distlock.redlock.nodes", "distlock.redlock.node-timeout", "distlock.redlock.drift-factor",
+					"distlock.redlock.restart-quarantine");
 			assertThat(byName.keySet()).containsExactlyInAnyOrderElementsOf(java.util.stream.Stream
 				.of(current, deprecated, preflight).flatMap(List::stream).toList());
 			byName.values().forEach(property -> assertThat(property.get("description"))
@@ -269,6 +271,9 @@ class DistributedLockAutoConfigurationTests {
 			assertThat(byName.get("distlock.replica-ack-timeout")).containsEntry("type", "java.time.Duration")
 				.containsEntry("defaultValue", "500ms");
 			assertThat(byName.get("distlock.local-hand-overs")).containsEntry("defaultValue", 4);
+			assertThat(byName.get("distlock.redlock.node-timeout")).containsEntry("type", "java.time.Duration")
+				.containsEntry("defaultValue", "50ms");
+			assertThat(byName.get("distlock.redlock.nodes")).containsEntry("type", "java.util.List<java.lang.String>");
 			assertThat(byName.get("distlock.key-prefix")).containsEntry("defaultValue", "lock");
 			assertThat(byName.get("distlock.enabled")).containsEntry("defaultValue", true);
 			assertThat(byName.get("distlock.renewal-ratio")).containsKey("defaultValue");

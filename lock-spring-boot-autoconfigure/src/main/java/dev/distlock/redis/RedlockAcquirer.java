@@ -1,0 +1,261 @@
+package dev.distlock.redis;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+
+import dev.distlock.core.Lease;
+import dev.distlock.core.LockInterruptedException;
+import dev.distlock.core.LockListener;
+import dev.distlock.core.LockLostEvent;
+import dev.distlock.core.LockRequest;
+import dev.distlock.core.LockUnavailableException;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * Redlock acquisition and waiting, per the Redis documentation of the algorithm: a fresh owner id, the same on every
+ * node; {@link LockScripts#ACQUIRE} on all nodes at once, each bounded by the per-node timeout; acquired when a quorum
+ * (N/2 + 1) granted it and the validity (ttl − elapsed − drift) is still positive; otherwise the attempt is undone on
+ * <em>every</em> node, those that did not answer included (they may have run it), with {@link LockScripts#DISCARD},
+ * and retried after a random delay, or after a release message from any node, within the wait.
+ * <p>
+ * A re-entry by the thread that holds the lease sends that lease's owner and each node's token, so a node re-enters
+ * only the very lease it granted; it needs a quorum too.
+ */
+final class RedlockAcquirer {
+
+	/** Outcome of one attempt on all nodes. */
+	private enum Outcome {
+		ACQUIRED, HELD, SPLIT, UNANSWERED
+	}
+
+	private final RedlockNodes nodes;
+
+	private final RedlockRegistry registry;
+
+	private final RedlockWaiting waiting;
+
+	private final RedlockReleaser releaser;
+
+	private final RedlockWatchdog watchdog;
+
+	private final List<LockListener> listeners;
+
+	private final String clientId;
+
+	private final AtomicLong acquisitions = new AtomicLong();
+
+	RedlockAcquirer(RedlockNodes nodes, RedlockRegistry registry, RedlockWaiting waiting, RedlockReleaser releaser,
+			RedlockWatchdog watchdog, List<LockListener> listeners, String clientId) {
+		this.nodes = nodes;
+		this.registry = registry;
+		this.waiting = waiting;
+		this.releaser = releaser;
+		this.watchdog = watchdog;
+		this.listeners = listeners;
+		this.clientId = clientId;
+	}
+
+	Optional<Lease> tryAcquire(LockRequest request, String redisKey) {
+		long start = System.nanoTime();
+		long ttlMillis = request.ttl().toMillis();
+		long deadline = start + request.waitTime().toNanos();
+		try {
+			RedlockEntry held = this.registry.heldByCurrentThread(request.key());
+			if (held != null) {
+				Lease reentered = reenter(held, request);
+				if (reentered != null) {
+					this.listeners.forEach(l -> l.acquired(request, reentered, waited(start)));
+					return Optional.of(reentered);
+				}
+			}
+			Lease lease = acquire(request, redisKey, ttlMillis, start, deadline);
+			if (lease != null) {
+				this.listeners.forEach(l -> l.acquired(request, lease, waited(start)));
+				return Optional.of(lease);
+			}
+			this.listeners.forEach(l -> l.notAcquired(request, waited(start), null));
+			return Optional.empty();
+		}
+		catch (RuntimeException ex) {
+			this.listeners.forEach(l -> l.notAcquired(request, waited(start), ex));
+			throw ex;
+		}
+	}
+
+	private @Nullable Lease acquire(LockRequest request, String redisKey, long ttlMillis, long start, long deadline) {
+		boolean willWait = deadline - start > 0;
+		String channel = RedisLockService.channel(redisKey);
+		RedlockWaiting.Registration registration = null;
+		Backoff backoff = new Backoff();
+		try {
+			for (;;) {
+				boolean heard = registration != null && registration.confirmed();
+				String owner = this.clientId + ":" + Thread.currentThread().getId() + ":"
+						+ this.acquisitions.incrementAndGet();
+				long sent = System.nanoTime();
+				NodeReplies attempt = attempt(redisKey, owner, ttlMillis, willWait ? this.clientId : "");
+				if (attempt.outcome == Outcome.ACQUIRED) {
+					if (registration != null) {
+						registration.acquired();
+					}
+					RedlockEntry entry = new RedlockEntry(request.key(), redisKey, owner, request.effectiveName(),
+							attempt.tokens, ttlMillis, request.autoRenew(), this.nodes.validUntil(sent, ttlMillis));
+					if (attempt.replies != null) {
+						attempt.replies.onLate((node, reply) -> {
+							if (reply[0] > 0) {
+								entry.adopt(node, reply[1]);
+							}
+						});
+					}
+					this.registry.add(entry);
+					this.watchdog.added(entry);
+					return new RedlockLease(entry, this.releaser, request.ttl(), request.autoRenew());
+				}
+				// undo everywhere: a node that did not answer may have granted it, or may yet
+				this.nodes.forAll((node, store) -> store.discard(redisKey, owner, channel));
+				long now = System.nanoTime();
+				if (deadline - now <= 0) {
+					if (attempt.outcome == Outcome.UNANSWERED) {
+						throw new LockUnavailableException(request.key(), "Could not acquire Redlock lease on '"
+								+ request.key() + "' within " + request.waitTime() + ": only " + attempt.answered
+								+ " of " + this.nodes.size() + " nodes answered (a quorum is " + this.nodes.quorum()
+								+ ")", attempt.failure);
+					}
+					return null;
+				}
+				if (registration == null) {
+					registration = this.waiting.register(channel, owner, request.effectiveName(), ttlMillis);
+				}
+				long pause = switch (attempt.outcome) {
+					case HELD -> Math.max(TimeUnit.MILLISECONDS.toNanos(1), attempt.holderPttlNanos)
+							+ ThreadLocalRandom.current().nextLong(TimeUnit.MILLISECONDS.toNanos(5));
+					case SPLIT -> TimeUnit.MILLISECONDS.toNanos(5 + ThreadLocalRandom.current().nextLong(50));
+					default -> backoff.nextNanos();
+				};
+				if (!heard) {
+					pause = Math.min(pause, TimeUnit.MILLISECONDS
+							.toNanos(RedlockWaiting.POLL_MILLIS + ThreadLocalRandom.current().nextLong(5)));
+				}
+				registration.await(earlier(now + pause, deadline));
+			}
+		}
+		catch (InterruptedException ex) {
+			Thread.currentThread().interrupt();
+			throw new LockInterruptedException(request.key(), ex);
+		}
+		finally {
+			if (registration != null) {
+				registration.close();
+			}
+		}
+	}
+
+	/** One attempt on all nodes: stops waiting once a quorum granted or refused it. */
+	private NodeReplies attempt(String redisKey, String owner, long ttlMillis, String waiter) {
+		int quorum = this.nodes.quorum();
+		int size = this.nodes.size();
+		long sent = System.nanoTime();
+		RedlockNodes.Replies<long[]> replies = this.nodes.onAll((node, store) -> {
+			if (this.nodes.isQuarantined(node)) {
+				throw new IllegalStateException("Redlock node " + node + " restarted less than the restart quarantine "
+						+ "ago; it does not count toward a quorum yet");
+			}
+			return store.acquire(redisKey, owner, ttlMillis, waiter, 0);
+		},
+				r -> r.count(v -> v[0] > 0) >= quorum || r.count(v -> v[0] == 0) > size - quorum);
+		long[] tokens = new long[size];
+		int granted = 0;
+		int refused = 0;
+		long holderPttl = Long.MAX_VALUE;
+		for (int i = 0; i < size; i++) {
+			long[] value = replies.value(i);
+			if (value != null && value[0] > 0) {
+				tokens[i] = value[1];
+				granted++;
+			}
+			else if (value != null) {
+				refused++;
+				holderPttl = Math.min(holderPttl, value[1]);
+			}
+		}
+		NodeReplies result = new NodeReplies();
+		result.replies = replies;
+		result.tokens = tokens;
+		result.answered = granted + refused;
+		result.failure = replies.anyFailure();
+		result.holderPttlNanos = (holderPttl == Long.MAX_VALUE) ? 0 : TimeUnit.MILLISECONDS.toNanos(holderPttl);
+		if (granted >= quorum && this.nodes.validUntil(sent, ttlMillis) - System.nanoTime() > 0) {
+			result.outcome = Outcome.ACQUIRED;
+		}
+		else if (refused > size - quorum) {
+			result.outcome = Outcome.HELD;
+		}
+		else if (granted + refused >= quorum) {
+			result.outcome = Outcome.SPLIT; // contenders split the nodes, or the validity ran out: retry at random
+		}
+		else {
+			result.outcome = Outcome.UNANSWERED;
+		}
+		return result;
+	}
+
+	/**
+	 * Re-enter the current thread's lease on a quorum; null when a quorum no longer has it (it is reported lost and
+	 * the caller acquires anew).
+	 */
+	private @Nullable Lease reenter(RedlockEntry entry, LockRequest request) {
+		long ttlMillis = request.ttl().toMillis();
+		int quorum = this.nodes.quorum();
+		long sent = System.nanoTime();
+		RedlockNodes.Replies<long[]> replies = this.nodes.onAll((node, store) -> {
+			long token = entry.token(node);
+			return (token == 0) ? new long[] { -1, 0 }
+					: store.acquire(entry.redisKey, entry.owner, ttlMillis, "", token);
+		}, r -> r.count(v -> v[0] > 0) >= quorum);
+		int ours = replies.count(v -> v[0] > 0);
+		int gone = replies.count(v -> v[0] < 0);
+		long validUntil = this.nodes.validUntil(sent, ttlMillis);
+		if (ours >= quorum && validUntil - System.nanoTime() > 0
+				&& entry.reenter(ttlMillis, request.autoRenew(), validUntil)) {
+			return new RedlockLease(entry, this.releaser, request.ttl(), request.autoRenew());
+		}
+		if (gone > this.nodes.size() - quorum) {
+			this.registry.lose(entry, LockLostEvent.Detection.FOUND_GONE_BY_HOLDER);
+			return null;
+		}
+		// the nodes that re-entered count one hold more than this process: its last release discards them
+		throw new LockUnavailableException(request.key(), "Could not re-enter Redlock lease on '" + request.key()
+				+ "': only " + ours + " of " + this.nodes.size() + " nodes confirmed it (a quorum is " + quorum + ")",
+				replies.anyFailure());
+	}
+
+	private static Duration waited(long start) {
+		return Duration.ofNanos(System.nanoTime() - start);
+	}
+
+	private static long earlier(long a, long b) {
+		return (a - b < 0) ? a : b;
+	}
+
+	/** What one attempt found. */
+	private static final class NodeReplies {
+
+		Outcome outcome = Outcome.UNANSWERED;
+
+		long[] tokens = new long[0];
+
+		RedlockNodes.@Nullable Replies<long[]> replies;
+
+		int answered;
+
+		long holderPttlNanos;
+
+		@Nullable RuntimeException failure;
+
+	}
+
+}

@@ -1,0 +1,223 @@
+package dev.distlock.redis;
+
+import java.time.Duration;
+import java.time.Instant;
+
+import dev.distlock.core.LeaseSnapshot;
+import dev.distlock.core.LockLostEvent;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * What this process knows of one Redlock lease: its owner id (the same on every node), the token each node issued
+ * (0 where the node did not grant it or did not answer), the fencing token, the holds, and until when a quorum is
+ * known to keep it.
+ * <p>
+ * Invariants: {@code validUntilNanos} is always the send time of a call that a quorum confirmed, plus the lease time
+ * it set, minus the clock drift allowance, so the process never believes longer than a quorum holds; the state only
+ * moves from HELD to RELEASED or LOST, and a LOST entry keeps its {@link #lostEvent()} for the holder's release.
+ */
+final class RedlockEntry {
+
+	enum State {
+		HELD, RELEASED, LOST
+	}
+
+	final String key;
+
+	final String redisKey;
+
+	final String channel;
+
+	final String owner;
+
+	final String name;
+
+	final long fencingToken;
+
+	final String ownerThread;
+
+	final long ownerThreadId;
+
+	final Instant acquiredAt;
+
+	/** Per node, the token it issued for this lease; 0 where it did not grant it (or its reply was lost). */
+	private final long[] tokens;
+
+	/** Per node, the entry the renewal script reads (key, owner, that node's token); null where tokens[i] is 0. */
+	private final @Nullable LeaseEntry[] carriers;
+
+	private State state = State.HELD;
+
+	private int holds = 1;
+
+	private long ttlMillis;
+
+	private boolean autoRenew;
+
+	private long validUntilNanos;
+
+	private @Nullable Instant lastRenewal;
+
+	private @Nullable LockLostEvent lostEvent;
+
+	private @Nullable Instant renewalFailingSince;
+
+	private @Nullable String lastRenewalError;
+
+	RedlockEntry(String key, String redisKey, String owner, String name, long[] tokens, long ttlMillis,
+			boolean autoRenew, long validUntilNanos) {
+		this.key = key;
+		this.redisKey = redisKey;
+		this.channel = RedisLockService.channel(redisKey);
+		this.owner = owner;
+		this.name = name;
+		this.tokens = tokens.clone();
+		long max = 0;
+		for (long token : tokens) {
+			max = Math.max(max, token);
+		}
+		this.fencingToken = max;
+		this.ownerThread = Thread.currentThread().getName();
+		this.ownerThreadId = Thread.currentThread().getId();
+		this.acquiredAt = Instant.now();
+		this.ttlMillis = ttlMillis;
+		this.autoRenew = autoRenew;
+		this.validUntilNanos = validUntilNanos;
+		this.carriers = new LeaseEntry[tokens.length];
+		for (int i = 0; i < tokens.length; i++) {
+			if (tokens[i] != 0) {
+				this.carriers[i] = new LeaseEntry(key, redisKey, this.channel, owner, name, tokens[i], ttlMillis, true,
+						System.nanoTime(), 0);
+			}
+		}
+	}
+
+	/** {@return the token node {@code node} issued, 0 when it did not grant this lease as far as we know} */
+	synchronized long token(int node) {
+		return this.tokens[node];
+	}
+
+	/** {@return the entry the renewal script needs for node {@code node}, or null when that node does not hold it} */
+	synchronized @Nullable LeaseEntry carrier(int node) {
+		return this.carriers[node];
+	}
+
+	/**
+	 * A node's grant that came after the quorum was counted: while the lease is held, that node is renewed (and
+	 * released) with its token too, so the lease keeps every node that has it. The fencing token stays as it was
+	 * handed out.
+	 */
+	synchronized void adopt(int node, long token) {
+		if (this.state == State.HELD && this.tokens[node] == 0 && token > 0) {
+			this.tokens[node] = token;
+			this.carriers[node] = new LeaseEntry(this.key, this.redisKey, this.channel, this.owner, this.name, token,
+					this.ttlMillis, true, System.nanoTime(), 0);
+		}
+	}
+
+	/**
+	 * Count one more hold, confirmed by a quorum at {@code validUntilNanos}; false when the lease is no longer held.
+	 */
+	synchronized boolean reenter(long ttlMillis, boolean autoRenew, long validUntilNanos) {
+		if (this.state != State.HELD) {
+			return false;
+		}
+		this.holds++;
+		this.ttlMillis = Math.max(this.ttlMillis, ttlMillis);
+		this.autoRenew |= autoRenew;
+		this.validUntilNanos = later(this.validUntilNanos, validUntilNanos);
+		return true;
+	}
+
+	/** One hold released; returns the holds left. */
+	synchronized int releaseHold() {
+		this.holds = Math.max(0, this.holds - 1);
+		if (this.holds == 0 && this.state == State.HELD) {
+			this.state = State.RELEASED;
+		}
+		return this.holds;
+	}
+
+	synchronized int holds() {
+		return this.holds;
+	}
+
+	synchronized State state() {
+		return this.state;
+	}
+
+	synchronized boolean isHeld(long nowNanos) {
+		return this.state == State.HELD && this.validUntilNanos - nowNanos > 0;
+	}
+
+	synchronized long ttlMillis() {
+		return this.ttlMillis;
+	}
+
+	synchronized boolean autoRenew() {
+		return this.autoRenew;
+	}
+
+	synchronized long validUntilNanos() {
+		return this.validUntilNanos;
+	}
+
+	/** A quorum confirmed a renewal or extension: the lease is valid until {@code validUntilNanos} at least. */
+	synchronized void confirmed(long validUntilNanos, boolean renewal) {
+		this.validUntilNanos = later(this.validUntilNanos, validUntilNanos);
+		if (renewal) {
+			this.lastRenewal = Instant.now();
+			this.renewalFailingSince = null;
+			this.lastRenewalError = null;
+		}
+	}
+
+	/** A replacing extension: the lease is valid until exactly {@code validUntilNanos}, and renewed to {@code ttl}. */
+	synchronized void replaced(long validUntilNanos, long ttlMillis) {
+		this.validUntilNanos = validUntilNanos;
+		this.ttlMillis = ttlMillis;
+	}
+
+	/** A renewal round missed the quorum. */
+	synchronized void renewalFailed(String error) {
+		if (this.renewalFailingSince == null) {
+			this.renewalFailingSince = Instant.now();
+		}
+		this.lastRenewalError = error;
+	}
+
+	synchronized @Nullable Instant renewalFailingSince() {
+		return (this.state == State.HELD) ? this.renewalFailingSince : null;
+	}
+
+	synchronized @Nullable String lastRenewalError() {
+		return this.lastRenewalError;
+	}
+
+	/** Mark the lease lost; returns the event, or null when it had ended already (released or lost before). */
+	synchronized @Nullable LockLostEvent lose(LockLostEvent.Detection detection) {
+		if (this.state != State.HELD) {
+			return null;
+		}
+		this.state = State.LOST;
+		this.lostEvent = new LockLostEvent(this.key, this.name, this.owner, this.fencingToken, detection, Instant.now());
+		return this.lostEvent;
+	}
+
+	synchronized @Nullable LockLostEvent lostEvent() {
+		return this.lostEvent;
+	}
+
+	synchronized LeaseSnapshot snapshot() {
+		long remaining = Math.max(0, this.validUntilNanos - System.nanoTime());
+		return new LeaseSnapshot(this.key, this.name, this.owner, this.ownerThread, this.acquiredAt,
+				Math.max(this.holds, 1), Duration.ofMillis(this.ttlMillis),
+				(this.state == State.HELD) ? Duration.ofNanos(remaining) : Duration.ZERO, this.lastRenewal,
+				this.fencingToken, this.autoRenew, this.state == State.LOST);
+	}
+
+	private static long later(long a, long b) {
+		return (b - a > 0) ? b : a;
+	}
+
+}

@@ -1,0 +1,308 @@
+package dev.distlock.redis;
+
+import java.security.SecureRandom;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Base64;
+import java.util.Comparator;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
+
+import dev.distlock.core.ForcedRelease;
+import dev.distlock.core.Lease;
+import dev.distlock.core.LeaseSnapshot;
+import dev.distlock.core.LockActivity;
+import dev.distlock.core.LockHolder;
+import dev.distlock.core.LockForceReleaser;
+import dev.distlock.core.LockListener;
+import dev.distlock.core.LockOperatorView;
+import dev.distlock.core.LockRequest;
+import dev.distlock.core.LockService;
+import dev.distlock.core.LockSettings;
+import dev.distlock.core.LockUnavailableException;
+import dev.distlock.core.RenewalStatus;
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
+
+import org.springframework.context.SmartLifecycle;
+import org.springframework.data.redis.connection.RedisConnectionFactory;
+import org.springframework.util.Assert;
+
+/**
+ * {@link LockService} over N independent Redis masters (Redlock): a lease is held when a quorum (N/2 + 1) of them
+ * granted it within its validity, so a master's crash or restart loses no lease as long as a quorum stays up. Every
+ * node runs the same lease scripts as the single-node {@link RedisLockService}; re-entry, the watchdog, release
+ * messages, events, listeners, the operator's view and the forced release work as there.
+ * <p>
+ * The {@linkplain Lease#fencingToken() fencing token} of a lease is the greatest of the tokens its granting nodes
+ * issued (each the node's clock in microseconds, at least one more than that node's previous token on the key). Any
+ * two quorums share a node, and that node's tokens grow with each new holder; so a later holder's token is greater
+ * than an earlier one's as long as no node's clock is ahead of the shared node's by more than the time between the
+ * two acquisitions, and no node's clock steps back. Tokens live in no stored state, so a node restarted without its
+ * data does not reset them. See the README's "Redlock" section for what this does and does not promise.
+ * <p>
+ * This class assembles the engine: {@link RedlockNodes} (the parallel calls), {@link RedlockAcquirer},
+ * {@link RedlockReleaser}, {@link RedlockWatchdog}, {@link RedlockWaiting} and {@link RedlockRegistry}. Hand-overs
+ * between threads of this process are not done here: every new holder acquires on a quorum.
+ *
+ * @since 0.1.0
+ */
+public class RedlockLockService
+		implements LockService, LockOperatorView, LockForceReleaser, SmartLifecycle, AutoCloseable {
+
+	private static final Log logger = LogFactory.getLog(RedlockLockService.class);
+
+	private final String keyPrefix;
+
+	private final String clientId;
+
+	private final RedlockNodes nodes;
+
+	private final RedlockRegistry registry;
+
+	private final RedlockWaiting waiting;
+
+	private final RedlockWatchdog watchdog;
+
+	private final RedlockAcquirer acquirer;
+
+	private final List<ForcedReleaser> forcedReleasers = new ArrayList<>();
+
+	private volatile boolean closed;
+
+	/**
+	 * A service as the builder describes it; use {@link #builder(List)}.
+	 * @param builder the settings
+	 */
+	protected RedlockLockService(RedlockLockServiceBuilder builder) {
+		this.keyPrefix = builder.keyPrefix;
+		this.clientId = newClientId();
+		List<LockListener> listeners = List.copyOf(builder.listeners);
+		String threadName = builder.threadNamePrefix + "-" + this.clientId.substring(0, 6);
+		EngineThreads threads = new EngineThreads(builder.threadFactory);
+		this.nodes = new RedlockNodes(builder.nodes, builder.nodeTimeout.toNanos(), builder.driftFactor,
+				builder.restartQuarantine.toMillis(), threads, threadName + "-node");
+		this.registry = new RedlockRegistry(listeners, builder.eventPublisher, (builder.eventPublisher != null)
+				? new ThreadPoolExecutor(1, 1, 0, TimeUnit.MILLISECONDS, new LinkedBlockingQueue<>(),
+						threads.named(threadName + "-events"))
+				: null);
+		this.waiting = new RedlockWaiting(builder.nodes, this.keyPrefix + ":__subscriber__",
+				builder.idleUnsubscribe.toNanos(), threads, threadName + "-pubsub", listeners);
+		this.watchdog = new RedlockWatchdog(this.nodes, this.registry, listeners, builder.renewalRatio, threads,
+				threadName + "-watchdog");
+		RedlockReleaser releaser = new RedlockReleaser(this.nodes, this.registry, listeners, this.clientId);
+		this.acquirer = new RedlockAcquirer(this.nodes, this.registry, this.waiting, releaser, this.watchdog,
+				listeners, this.clientId);
+		for (int i = 0; i < this.nodes.size(); i++) {
+			this.forcedReleasers.add(this.waiting.forcedReleaser(i, this.nodes.store(i)));
+		}
+	}
+
+	/**
+	 * Start building a service on the given independent Redis masters.
+	 * @param nodes one connection factory per master; an odd number, at least 3
+	 * @return a builder with the defaults
+	 */
+	public static RedlockLockServiceBuilder builder(List<RedisConnectionFactory> nodes) {
+		return new RedlockLockServiceBuilder(nodes);
+	}
+
+	/**
+	 * {@inheritDoc}
+	 * @throws IllegalArgumentException if the lease time is shorter than three per-node timeouts
+	 */
+	@Override
+	public Optional<Lease> tryAcquire(LockRequest request) {
+		Assert.notNull(request, "'request' must not be null");
+		if (this.closed) {
+			throw new IllegalStateException("Lock service is closed; cannot acquire '" + request.key() + "'");
+		}
+		long minTtlNanos = 3 * this.nodes.timeoutNanos();
+		if (request.ttl().toNanos() < minTtlNanos) {
+			throw new IllegalArgumentException("'ttl' of lock '" + request.key() + "' must be at least three Redlock "
+					+ "per-node timeouts (" + Duration.ofNanos(minTtlNanos) + "), but was " + request.ttl());
+		}
+		this.registry.noteName(request.effectiveName());
+		return this.acquirer.tryAcquire(request, redisKey(request.key()));
+	}
+
+	/**
+	 * {@inheritDoc} Held means held on a quorum of the nodes: the token is the greatest they report, the remaining time
+	 * the one a quorum has at least.
+	 */
+	@Override
+	public Optional<LockHolder> holder(String key) {
+		LockSettings.checkKey(key, "'key'");
+		String redisKey = redisKey(key);
+		RedlockNodes.Replies<long[]> replies = this.nodes.onAll((node, store) -> {
+			long[] held = store.holder(redisKey);
+			return (held != null) ? held : new long[0];
+		});
+		List<long[]> held = new ArrayList<>();
+		int answered = 0;
+		for (int i = 0; i < replies.size(); i++) {
+			long[] value = replies.value(i);
+			if (value != null) {
+				answered++;
+				if (value.length == 3) {
+					held.add(value);
+				}
+			}
+		}
+		int quorum = this.nodes.quorum();
+		if (held.size() >= quorum) {
+			held.sort(Comparator.comparingLong((long[] v) -> v[2]).reversed());
+			long token = held.stream().mapToLong(v -> v[1]).max().orElse(0);
+			long[] quorumth = held.get(quorum - 1);
+			return Optional.of(new LockHolder(key, (int) Math.max(1, quorumth[0]),
+					Duration.ofMillis(Math.max(0, quorumth[2])), token));
+		}
+		if (answered - held.size() >= quorum) {
+			return Optional.empty();
+		}
+		throw new LockUnavailableException(key, "Could not ask who holds '" + key + "': only " + answered + " of "
+				+ this.nodes.size() + " Redlock nodes answered", replies.anyFailure());
+	}
+
+	/**
+	 * {@inheritDoc} On every node at once, each deleting whatever lease it has on the key; the reply describes the
+	 * owner that most nodes had (with the greatest token they reported). The holder finds its lease lost at its next
+	 * renewal or release.
+	 * @throws LockUnavailableException if no node deleted a lease and fewer than a quorum answered
+	 */
+	@Override
+	public Optional<ForcedRelease> forceRelease(String key) {
+		LockSettings.checkKey(key, "'key'");
+		String redisKey = redisKey(key);
+		RedlockNodes.Replies<Optional<ForcedRelease>> replies = this.nodes
+			.onAll((node, store) -> this.forcedReleasers.get(node).forceRelease(key, redisKey));
+		Map<String, List<ForcedRelease>> byOwner = new HashMap<>();
+		int answered = 0;
+		for (int i = 0; i < replies.size(); i++) {
+			Optional<ForcedRelease> released = replies.value(i);
+			if (released != null) {
+				answered++;
+				released.ifPresent(r -> byOwner.computeIfAbsent(r.owner(), o -> new ArrayList<>()).add(r));
+			}
+		}
+		// the holder is the owner most nodes had (others are attempts that met a node the holder did not have)
+		Optional<ForcedRelease> holder = byOwner.values().stream()
+			.max(Comparator.<List<ForcedRelease>>comparingInt(List::size)
+				.thenComparingLong(list -> list.stream().mapToLong(ForcedRelease::fencingToken).max().orElse(0)))
+			.map(list -> list.stream().max(Comparator.comparingLong(ForcedRelease::fencingToken)).orElseThrow());
+		if (holder.isEmpty() && answered < this.nodes.quorum()) {
+			throw new LockUnavailableException(key, "Could not force-release '" + key + "': only " + answered + " of "
+					+ this.nodes.size() + " Redlock nodes answered", replies.anyFailure());
+		}
+		return holder;
+	}
+
+	/** {@inheritDoc} Oldest first. */
+	@Override
+	public List<LeaseSnapshot> activeLeases() {
+		return this.registry.snapshots();
+	}
+
+	@Override
+	public int activeLeaseCount() {
+		return this.registry.heldCount();
+	}
+
+	@Override
+	public int lostLeaseCount() {
+		return this.registry.lostCount();
+	}
+
+	@Override
+	public int waitingThreads() {
+		return this.waiting.waiterCount();
+	}
+
+	@Override
+	public LockActivity activityByName() {
+		return this.registry.activity(this.waiting.waitersByName());
+	}
+
+	/** {@inheritDoc} The action runs on the thread that uses a new name first. */
+	@Override
+	public void onLockName(Consumer<String> action) {
+		this.registry.onLockName(action);
+	}
+
+	/** {@inheritDoc} The watchdog's quorum renewals decide it. */
+	@Override
+	public RenewalStatus renewalStatus() {
+		return this.registry.renewalStatus();
+	}
+
+	/** {@return this service's random client id, the prefix of every owner id it writes on every node} */
+	@Override
+	public String clientId() {
+		return this.clientId;
+	}
+
+	/**
+	 * {@return the key of a lock on each node: {@code <prefix>:{<key>}}, as on the single-node engine}
+	 * @param key the lock key as callers give it
+	 */
+	public String redisKey(String key) {
+		return this.keyPrefix + ":{" + key + "}";
+	}
+
+	/** {@return how many nodes this service locks on} */
+	public int nodeCount() {
+		return this.nodes.size();
+	}
+
+	/** The service runs from construction; a context's start has nothing to do. */
+	@Override
+	public void start() {
+	}
+
+	/** Stop renewing and close the pub/sub connections: as {@link #close()}. */
+	@Override
+	public void stop() {
+		close();
+	}
+
+	@Override
+	public boolean isRunning() {
+		return !this.closed;
+	}
+
+	/** {@return the same phase as the single-node engine: {@link RedisLockService#LIFECYCLE_PHASE}} */
+	@Override
+	public int getPhase() {
+		return RedisLockService.LIFECYCLE_PHASE;
+	}
+
+	@Override
+	public void close() {
+		if (this.closed) {
+			return;
+		}
+		this.closed = true;
+		int held = this.registry.heldCount();
+		if (held > 0) {
+			logger.warn("Redlock service stops with " + held + " lease(s) held, no longer renewed; they expire within "
+					+ "their lease times");
+		}
+		this.watchdog.close();
+		this.waiting.close();
+		this.registry.close();
+		this.nodes.close();
+	}
+
+	private static String newClientId() {
+		byte[] bytes = new byte[16];
+		new SecureRandom().nextBytes(bytes);
+		return Base64.getUrlEncoder().withoutPadding().encodeToString(bytes);
+	}
+
+}

@@ -1,0 +1,211 @@
+package dev.distlock.redis;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.LockSupport;
+
+import dev.distlock.core.LockListener;
+import dev.distlock.core.LockLostEvent;
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
+
+/**
+ * Renews the held Redlock leases and finds the lost ones. Every lease is renewed once a part (the renewal ratio) of
+ * its lease time has passed since a quorum last confirmed it: the due leases of a round go to every node at once, one
+ * {@link LockScripts#RENEW_ALL} batch per node ({@link LeaseStore#renewAll}), each node with its own tokens. A lease
+ * counts as renewed only when a quorum renewed it within its validity; a round that misses the quorum is retried
+ * after a tenth of the lease time, and a lease that no quorum renewed before its validity ran out is lost. A lease
+ * that so many nodes no longer have that no quorum can is lost at once.
+ */
+final class RedlockWatchdog implements AutoCloseable {
+
+	private static final Log logger = LogFactory.getLog(RedlockWatchdog.class);
+
+	private final RedlockNodes nodes;
+
+	private final RedlockRegistry registry;
+
+	private final List<LockListener> listeners;
+
+	private final double renewalRatio;
+
+	/** When each lease is due next, after a failed round (otherwise derived from its validity). */
+	private final Map<RedlockEntry, Long> retryAt = new ConcurrentHashMap<>();
+
+	private final Thread thread;
+
+	private volatile boolean closed;
+
+	RedlockWatchdog(RedlockNodes nodes, RedlockRegistry registry, List<LockListener> listeners, double renewalRatio,
+			EngineThreads threads, String threadName) {
+		this.nodes = nodes;
+		this.registry = registry;
+		this.listeners = listeners;
+		this.renewalRatio = renewalRatio;
+		this.thread = threads.newThread(threadName, this::run);
+		this.thread.start();
+	}
+
+	/** A new lease: the watchdog's next wake-up may have to come sooner. */
+	void added(RedlockEntry entry) {
+		LockSupport.unpark(this.thread);
+	}
+
+	private void run() {
+		while (!this.closed) {
+			long next;
+			try {
+				next = tick();
+			}
+			catch (RuntimeException ex) {
+				logger.warn("Redlock watchdog round failed", ex);
+				next = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(100);
+			}
+			long pause = next - System.nanoTime();
+			if (pause > 0) {
+				LockSupport.parkNanos(this, pause);
+			}
+			Thread.interrupted();
+		}
+	}
+
+	/** One round: losses by the clock, then the renewals due; returns when the next round is due. */
+	private long tick() {
+		long now = System.nanoTime();
+		long next = now + TimeUnit.SECONDS.toNanos(1);
+		for (RedlockEntry entry : this.registry.held()) {
+			if (entry.validUntilNanos() - now <= 0) {
+				this.retryAt.remove(entry);
+				this.registry.lose(entry, entry.autoRenew() ? LockLostEvent.Detection.RENEWAL_FAILED
+						: LockLostEvent.Detection.EXPIRED);
+				this.nodes.forAll((node, store) -> store.discard(entry.redisKey, entry.owner, entry.channel));
+			}
+			else if (!entry.autoRenew()) {
+				next = earlier(next, entry.validUntilNanos());
+			}
+		}
+		this.retryAt.keySet().removeIf(entry -> entry.state() != RedlockEntry.State.HELD);
+		List<RedlockEntry> due = new ArrayList<>();
+		for (RedlockEntry entry : this.registry.renewable()) {
+			long at = dueAt(entry);
+			if (at - now <= 0) {
+				due.add(entry);
+			}
+			else {
+				next = earlier(next, at);
+			}
+		}
+		if (!due.isEmpty()) {
+			renew(due);
+			for (RedlockEntry entry : due) {
+				next = earlier(next, Math.min(dueAt(entry), entry.validUntilNanos()));
+			}
+		}
+		return next;
+	}
+
+	private long dueAt(RedlockEntry entry) {
+		Long retry = this.retryAt.get(entry);
+		if (retry != null) {
+			return retry;
+		}
+		long ttlNanos = TimeUnit.MILLISECONDS.toNanos(entry.ttlMillis());
+		// validUntil = last confirmation + ttl - drift: renew once the ratio of the ttl has passed since then
+		return entry.validUntilNanos() - (long) (ttlNanos * (1 - this.renewalRatio));
+	}
+
+	private void renew(List<RedlockEntry> due) {
+		int size = this.nodes.size();
+		List<List<LeaseEntry>> perNode = new ArrayList<>(size);
+		List<int[]> indexes = new ArrayList<>(size);
+		List<long[]> ttls = new ArrayList<>(size);
+		for (int node = 0; node < size; node++) {
+			List<LeaseEntry> carriers = new ArrayList<>();
+			List<Integer> index = new ArrayList<>();
+			for (int i = 0; i < due.size(); i++) {
+				LeaseEntry carrier = due.get(i).carrier(node);
+				if (carrier != null) {
+					carriers.add(carrier);
+					index.add(i);
+				}
+			}
+			perNode.add(carriers);
+			indexes.add(index.stream().mapToInt(Integer::intValue).toArray());
+			long[] ttl = new long[carriers.size()];
+			for (int j = 0; j < ttl.length; j++) {
+				ttl[j] = due.get(index.get(j)).ttlMillis();
+			}
+			ttls.add(ttl);
+		}
+		long sent = System.nanoTime();
+		RedlockNodes.Replies<LeaseStore.Renewals> replies = this.nodes.onAll((node, store) -> perNode.get(node)
+				.isEmpty() ? new LeaseStore.Renewals(0)
+						: store.renewAll(perNode.get(node), ttls.get(node), this.nodes.timeoutNanos()));
+		int[] ours = new int[due.size()];
+		int[] gone = new int[due.size()];
+		String[] errors = new String[due.size()];
+		for (int node = 0; node < size; node++) {
+			LeaseStore.Renewals renewals = replies.value(node);
+			int[] index = indexes.get(node);
+			for (int i = 0; i < due.size(); i++) {
+				if (due.get(i).carrier(node) == null) {
+					gone[i]++; // this node never granted the lease (as far as we know): it cannot count toward it
+				}
+			}
+			for (int j = 0; j < index.length; j++) {
+				int i = index[j];
+				if (renewals == null) {
+					RuntimeException failure = replies.failure(node);
+					errors[i] = "node " + node + ": " + ((failure != null) ? failure : "no answer within the timeout");
+				}
+				else if (renewals.failures[j] != null) {
+					errors[i] = "node " + node + ": " + renewals.failures[j];
+				}
+				else if (renewals.ours[j]) {
+					ours[i]++;
+				}
+				else {
+					gone[i]++;
+				}
+			}
+		}
+		int quorum = this.nodes.quorum();
+		long now = System.nanoTime();
+		for (int i = 0; i < due.size(); i++) {
+			RedlockEntry entry = due.get(i);
+			long validUntil = this.nodes.validUntil(sent, entry.ttlMillis());
+			if (ours[i] >= quorum && validUntil - now > 0) {
+				entry.confirmed(validUntil, true);
+				this.retryAt.remove(entry);
+				this.listeners.forEach(l -> l.renewed(entry.name, true));
+			}
+			else if (gone[i] > size - quorum) {
+				this.retryAt.remove(entry);
+				this.listeners.forEach(l -> l.renewed(entry.name, false));
+				this.registry.lose(entry, LockLostEvent.Detection.RENEWAL_FOUND_GONE);
+				this.nodes.forAll((node, store) -> store.discard(entry.redisKey, entry.owner, entry.channel));
+			}
+			else {
+				entry.renewalFailed("renewed on " + ours[i] + " of " + size + " nodes, a quorum is " + quorum
+						+ ((errors[i] != null) ? "; " + errors[i] : ""));
+				this.retryAt.put(entry, now + Math.max(TimeUnit.MILLISECONDS.toNanos(10),
+						TimeUnit.MILLISECONDS.toNanos(entry.ttlMillis()) / 10));
+				this.listeners.forEach(l -> l.renewed(entry.name, false));
+			}
+		}
+	}
+
+	private static long earlier(long a, long b) {
+		return (a - b < 0) ? a : b;
+	}
+
+	@Override
+	public void close() {
+		this.closed = true;
+		LockSupport.unpark(this.thread);
+	}
+
+}

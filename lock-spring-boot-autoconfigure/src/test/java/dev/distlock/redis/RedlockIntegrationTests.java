@@ -1,0 +1,437 @@
+package dev.distlock.redis;
+
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+
+import dev.distlock.core.ExtendMode;
+import dev.distlock.core.Lease;
+import dev.distlock.core.LockListener;
+import dev.distlock.core.LockLostEvent;
+import dev.distlock.core.LockLostException;
+import dev.distlock.core.LockRequest;
+import dev.distlock.core.LockUnavailableException;
+import dev.distlock.test.redis.FaultProxy;
+import dev.distlock.test.redis.RedisServer;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+import org.springframework.data.redis.connection.RedisConnectionFactory;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
+import static org.awaitility.Awaitility.await;
+
+/**
+ * The Redlock engine over five local redis-server processes: mutual exclusion between engine instances, quorum
+ * arithmetic with nodes down, a paused node, losses, waiting on release messages, re-entry and fencing tokens.
+ */
+@Timeout(value = 120, unit = TimeUnit.SECONDS)
+class RedlockIntegrationTests {
+
+	/** How much longer than its bound an operation may take on a loaded 2-core machine. */
+	private static final Duration SLACK = Duration.ofMillis(400);
+
+	private RedlockNodesFixture nodes;
+
+	private final List<LockLostEvent> lost = new CopyOnWriteArrayList<>();
+
+	@BeforeEach
+	void start() {
+		this.nodes = new RedlockNodesFixture(5);
+	}
+
+	@AfterEach
+	void stop() {
+		this.nodes.servers.forEach(RedisServer::resume);
+		this.nodes.close();
+	}
+
+	private RedlockLockService service() {
+		return this.nodes.service(this.nodes.builder().listener(new LockListener() {
+			@Override
+			public void lost(LockLostEvent event) {
+				RedlockIntegrationTests.this.lost.add(event);
+			}
+		}));
+	}
+
+	private RedisServer server(int i) {
+		return this.nodes.servers.get(i);
+	}
+
+	@Test
+	void threeInstancesUnderContentionLoseNoUpdateAndTokensGrowWithEveryHolder() throws Exception {
+		List<RedlockLockService> services = List.of(service(), service(), service());
+		int threadsPerService = 2;
+		int increments = 15;
+		int[] counter = new int[1];
+		List<Long> tokens = new ArrayList<>();
+		ExecutorService pool = Executors.newFixedThreadPool(services.size() * threadsPerService);
+		try {
+			List<Future<?>> work = new ArrayList<>();
+			for (RedlockLockService service : services) {
+				for (int t = 0; t < threadsPerService; t++) {
+					work.add(pool.submit(() -> {
+						for (int i = 0; i < increments; i++) {
+							try (Lease lease = service.acquire("counter", Duration.ofSeconds(3), Duration.ofSeconds(60))) {
+								int read;
+								synchronized (counter) { // visibility only: the lease is what excludes
+									read = counter[0];
+									tokens.add(lease.fencingToken());
+								}
+								Thread.yield();
+								synchronized (counter) {
+									counter[0] = read + 1;
+								}
+							}
+						}
+						return null;
+					}));
+				}
+			}
+			for (Future<?> future : work) {
+				future.get(100, TimeUnit.SECONDS);
+			}
+		}
+		finally {
+			pool.shutdownNow();
+		}
+		assertThat(counter[0]).isEqualTo(services.size() * threadsPerService * increments);
+		for (int i = 1; i < tokens.size(); i++) {
+			assertThat(tokens.get(i)).as("token of holder %d", i).isGreaterThan(tokens.get(i - 1));
+		}
+	}
+
+	@Test
+	void twoNodesDownStillAcquiresAndExcludes() {
+		RedlockLockService first = service();
+		RedlockLockService second = service();
+		server(0).stop();
+		server(3).stop();
+		Lease lease = first.acquire("two-down", Duration.ofSeconds(3), Duration.ofSeconds(5));
+		assertThat(second.tryAcquire("two-down", Duration.ofSeconds(3), Duration.ZERO)).isEmpty();
+		assertThat(first.holder("two-down")).hasValueSatisfying(h -> assertThat(h.fencingToken()).isEqualTo(lease.fencingToken()));
+		lease.release();
+		try (Lease next = second.acquire("two-down", Duration.ofSeconds(3), Duration.ofSeconds(5))) {
+			assertThat(next.fencingToken()).isGreaterThan(lease.fencingToken());
+		}
+	}
+
+	@Test
+	void threeNodesDownFailsCleanlyWithinTheWait() {
+		RedlockLockService service = service();
+		server(0).stop();
+		server(2).stop();
+		server(4).stop();
+		Duration wait = Duration.ofMillis(600);
+		long start = System.nanoTime();
+		assertThatExceptionOfType(LockUnavailableException.class)
+				.isThrownBy(() -> service.tryAcquire("three-down", Duration.ofSeconds(3), wait))
+				.withMessageContaining("of 5 nodes answered");
+		Duration took = Duration.ofNanos(System.nanoTime() - start);
+		assertThat(took).isLessThan(wait.plus(RedlockNodesFixture.NODE_TIMEOUT).plus(SLACK));
+		assertThat(service.activeLeaseCount()).isZero();
+	}
+
+	@Test
+	void aPausedNodeBoundsEachOperationByThePerNodeTimeout() {
+		RedlockLockService service = service();
+		RedlockLockService other = service();
+		server(1).pause();
+		Duration bound = RedlockNodesFixture.NODE_TIMEOUT.plus(SLACK);
+		for (int i = 0; i < 3; i++) {
+			long start = System.nanoTime();
+			Lease lease = service.acquire("paused", Duration.ofSeconds(3), Duration.ofSeconds(2));
+			assertThat(Duration.ofNanos(System.nanoTime() - start)).as("acquire").isLessThan(bound);
+			start = System.nanoTime();
+			assertThat(other.tryAcquire("paused", Duration.ofSeconds(3), Duration.ZERO)).isEmpty();
+			assertThat(Duration.ofNanos(System.nanoTime() - start)).as("failed attempt").isLessThan(bound);
+			start = System.nanoTime();
+			lease.release();
+			assertThat(Duration.ofNanos(System.nanoTime() - start)).as("release").isLessThan(bound);
+		}
+	}
+
+	@Test
+	void aLeaseWhoseRenewalsLoseTheQuorumIsLost() {
+		List<Object> published = new CopyOnWriteArrayList<>();
+		RedlockLockService service = this.nodes.service(this.nodes.builder().eventPublisher(published::add)
+			.listener(new LockListener() {
+				@Override
+				public void lost(LockLostEvent event) {
+					RedlockIntegrationTests.this.lost.add(event);
+				}
+			}));
+		Duration ttl = Duration.ofMillis(1500);
+		Lease lease = service.acquire("losing", ttl, Duration.ofSeconds(5));
+		server(0).stop();
+		server(1).stop();
+		server(2).stop();
+		await().atMost(ttl.plusSeconds(2)).until(lease::isLost);
+		assertThat(this.lost).singleElement().satisfies(event -> {
+			assertThat(event.key()).isEqualTo("losing");
+			assertThat(event.fencingToken()).isEqualTo(lease.fencingToken());
+		});
+		assertThat(this.lost.get(0).detection()).isEqualTo(LockLostEvent.Detection.RENEWAL_FAILED);
+		await().atMost(Duration.ofSeconds(5)).until(() -> published.equals(List.of(this.lost.get(0))));
+		assertThat(service.lostLeaseCount()).isEqualTo(1);
+		assertThat(service.renewalStatus().isFailing()).isFalse(); // a lost lease is no longer renewed
+		assertThatExceptionOfType(LockLostException.class).isThrownBy(lease::release);
+		assertThat(service.lostLeaseCount()).isZero();
+	}
+
+	@Test
+	void aWaiterIsWokenByTheReleaseMessage() throws Exception {
+		RedlockLockService holder = service();
+		RedlockLockService waiter = service();
+		Duration ttl = Duration.ofSeconds(20);
+		Lease lease = holder.acquire("wake", ttl, Duration.ofSeconds(5));
+		CompletableFuture<Long> acquiredAt = CompletableFuture.supplyAsync(() -> {
+			try (Lease next = waiter.acquire("wake", ttl, Duration.ofSeconds(30))) {
+				return System.nanoTime();
+			}
+		});
+		// once every node has confirmed the waiter's subscription, it parks until a message or the holder's ttl
+		String channel = RedisLockService.channel(holder.redisKey("wake"));
+		await().atMost(Duration.ofSeconds(10)).until(() -> waiter.waitingThreads() == 1
+				&& this.nodes.servers.stream().allMatch(s -> subscribers(s, channel) >= 1));
+		long releasedAt = System.nanoTime();
+		lease.release();
+		long handOff = acquiredAt.get(10, TimeUnit.SECONDS) - releasedAt;
+		assertThat(Duration.ofNanos(handOff)).isLessThan(Duration.ofSeconds(2)); // the holder's ttl was 20 s
+	}
+
+	private static long subscribers(RedisServer server, String channel) {
+		Object reply = server.execute("PUBSUB", "NUMSUB", channel);
+		List<?> list = (List<?>) reply;
+		return (list != null && list.size() == 2) ? Long.parseLong(String.valueOf(list.get(1))) : 0;
+	}
+
+	@Test
+	void theHoldingThreadReentersWithTheSameTokenOnEveryNode() {
+		RedlockLockService service = service();
+		RedlockLockService other = service();
+		Lease outer = service.acquire("reentrant", Duration.ofSeconds(3), Duration.ofSeconds(5));
+		Lease inner = service.acquire("reentrant", Duration.ofSeconds(3), Duration.ZERO);
+		assertThat(inner.fencingToken()).isEqualTo(outer.fencingToken());
+		assertThat(inner.owner()).isEqualTo(outer.owner());
+		// every node that granted the lease counts two holds of its one owner (a quorum at least)
+		long twice = this.nodes.servers.stream()
+				.filter(s -> "2".equals(String.valueOf(s.execute("HGET", service.redisKey("reentrant"), outer.owner()))))
+				.count();
+		assertThat(twice).isGreaterThanOrEqualTo(3);
+		assertThat(service.activeLeases()).singleElement().satisfies(s -> assertThat(s.holdCount()).isEqualTo(2));
+		inner.release();
+		assertThat(other.tryAcquire("reentrant", Duration.ofSeconds(3), Duration.ZERO)).isEmpty();
+		outer.release();
+		Optional<Lease> next = other.tryAcquire("reentrant", Duration.ofSeconds(3), Duration.ZERO);
+		assertThat(next).isPresent();
+		next.get().release();
+	}
+
+	@Test
+	void fencingTokensGrowWithEveryNewHolder() {
+		List<RedlockLockService> services = List.of(service(), service());
+		long last = 0;
+		for (int i = 0; i < 10; i++) {
+			try (Lease lease = services.get(i % 2).acquire("fenced", Duration.ofSeconds(3), Duration.ofSeconds(5))) {
+				assertThat(lease.fencingToken()).isGreaterThan(last);
+				last = lease.fencingToken();
+			}
+		}
+	}
+
+	@Test
+	void aNodeRestartedWithoutDataAtOnceLetsASecondHolderIn() {
+		// the risk the delayed-restart rule prevents: the first holder holds on exactly a quorum (0, 1, 2)
+		RedlockLockService first = service();
+		server(3).stop();
+		server(4).stop();
+		Lease lease = first.acquire("restart", Duration.ofSeconds(20), Duration.ofSeconds(5));
+		server(3).restart();
+		server(4).restart();
+		server(0).restart(); // no persistence: it comes back without the lease, at once
+		RedlockLockService second = service(); // another instance, connected to the nodes as they are now
+		Optional<Lease> intruder = second.tryAcquire("restart", Duration.ofSeconds(20), Duration.ofSeconds(5));
+		assertThat(intruder).as("a second holder on nodes 0, 3, 4").isPresent();
+		assertThat(lease.isHeld()).as("while the first still believes it holds").isTrue();
+		intruder.get().release();
+	}
+
+	@Test
+	void aNodeRestartedAfterTheMaxTtlLetsNoSecondHolderInWhileTheFirstHolds() {
+		RedlockLockService first = service();
+		server(3).stop();
+		server(4).stop();
+		Duration ttl = Duration.ofMillis(1500);
+		Lease lease = first.acquire("delayed", ttl, Duration.ofSeconds(5));
+		server(3).restart();
+		server(4).restart();
+		server(0).stop();
+		// the delayed-restart rule: node 0 stays down for the max ttl, so the first holder's renewals miss the quorum
+		// and it learns it lost the lease before node 0 can grant it to anyone else
+		await().atMost(ttl.plusSeconds(2)).until(lease::isLost);
+		server(0).restart();
+		RedlockLockService second = service();
+		try (Lease next = second.acquire("delayed", ttl, Duration.ofSeconds(5))) {
+			assertThat(lease.isHeld()).isFalse();
+			assertThat(next.fencingToken()).isGreaterThan(lease.fencingToken());
+		}
+		assertThatExceptionOfType(LockLostException.class).isThrownBy(lease::release);
+	}
+
+	@Test
+	void operatorsSeeLeasesAndWaitersAndCanForceARelease() throws Exception {
+		RedlockLockService holder = service();
+		RedlockLockService waiter = service();
+		Lease lease = holder.acquire("stuck", Duration.ofSeconds(20), Duration.ofSeconds(5));
+		assertThat(holder.activeLeases()).singleElement().satisfies(s -> {
+			assertThat(s.key()).isEqualTo("stuck");
+			assertThat(s.fencingToken()).isEqualTo(lease.fencingToken());
+			assertThat(s.lost()).isFalse();
+		});
+		assertThat(holder.activityByName().heldLeases("default")).isEqualTo(1);
+		CompletableFuture<Long> next = CompletableFuture.supplyAsync(() -> {
+			try (Lease taken = waiter.acquire("stuck", Duration.ofSeconds(20), Duration.ofSeconds(30))) {
+				return taken.fencingToken();
+			}
+		});
+		await().atMost(Duration.ofSeconds(10)).until(() -> waiter.waitingThreads() == 1);
+		assertThat(waiter.activityByName().waitingThreads("default")).isEqualTo(1);
+		assertThat(waiter.forceRelease("stuck")).hasValueSatisfying(released -> {
+			assertThat(released.owner()).isEqualTo(lease.owner());
+			// the greatest token of the nodes that had the lease: a node whose grant came after the quorum was
+			// counted issued a later (greater) one than those the lease's token was taken from
+			assertThat(released.fencingToken()).isGreaterThanOrEqualTo(lease.fencingToken());
+		});
+		assertThat(next.get(10, TimeUnit.SECONDS)).isGreaterThan(lease.fencingToken());
+		assertThat(lease.isOwned()).isFalse();
+		assertThat(lease.isLost()).isTrue();
+		assertThatExceptionOfType(LockLostException.class).isThrownBy(lease::release);
+		assertThat(holder.activeLeaseCount()).isZero();
+		assertThat(holder.renewalStatus().isFailing()).isFalse();
+	}
+
+	@Test
+	void withARestartQuarantineANodeRestartedAtOnceIsNotCountedSoNoSecondHolderGetsIn() {
+		Duration quarantine = Duration.ofSeconds(3);
+		RedlockLockService first = this.nodes.service(this.nodes.builder().restartQuarantine(quarantine)
+			.listener(new LockListener() {
+				@Override
+				public void lost(LockLostEvent event) {
+					RedlockIntegrationTests.this.lost.add(event);
+				}
+			}));
+		server(3).stop();
+		server(4).stop();
+		// every node started with this test: none counts before it has been up for the quarantine
+		assertThatExceptionOfType(LockUnavailableException.class)
+			.isThrownBy(() -> first.tryAcquire("quarantined", Duration.ofSeconds(2), Duration.ZERO));
+		await().atMost(Duration.ofSeconds(10)).until(() -> uptimeSeconds(server(0)) >= 3
+				&& uptimeSeconds(server(1)) >= 3 && uptimeSeconds(server(2)) >= 3);
+		Lease lease = first.acquire("quarantined", Duration.ofSeconds(2), Duration.ofSeconds(5));
+		server(3).restart();
+		server(4).restart();
+		server(0).restart(); // without its data, at once: the risk of aNodeRestartedWithoutDataAtOnce...
+		RedlockLockService second = this.nodes.service(this.nodes.builder().restartQuarantine(quarantine));
+		assertThatExceptionOfType(LockUnavailableException.class)
+			.isThrownBy(() -> second.tryAcquire("quarantined", Duration.ofSeconds(2), Duration.ofMillis(500)));
+		// the first holder's renewals find its lease gone from node 0: with 3 and 4 it never had, no quorum can renew
+		await().atMost(Duration.ofSeconds(5)).until(lease::isLost);
+		assertThat(this.lost).singleElement()
+			.satisfies(event -> assertThat(event.detection()).isEqualTo(LockLostEvent.Detection.RENEWAL_FOUND_GONE));
+		// once the restarted nodes have been up for the quarantine, the lock is granted again
+		try (Lease next = second.acquire("quarantined", Duration.ofSeconds(2), Duration.ofSeconds(10))) {
+			assertThat(next.fencingToken()).isGreaterThan(lease.fencingToken());
+		}
+	}
+
+	private static long uptimeSeconds(RedisServer server) {
+		String info = String.valueOf(server.execute("INFO", "server"));
+		return info.lines().filter(line -> line.startsWith("uptime_in_seconds:"))
+			.mapToLong(line -> Long.parseLong(line.substring("uptime_in_seconds:".length()).trim()))
+			.findFirst().orElse(0);
+	}
+
+	@Test
+	void extensionsRenewalsAndOwnershipChecksCountOnAQuorum() {
+		RedlockLockService service = service();
+		Lease lease = service.tryAcquire(LockRequest.of("extended", Duration.ofSeconds(2), Duration.ofSeconds(5))
+			.withFixedLease()).orElseThrow();
+		Instant before = lease.validUntil();
+		lease.extend(Duration.ofSeconds(3));
+		assertThat(lease.validUntil()).isAfter(before.plusMillis(2500));
+		assertThat(pttlOnAQuorum(service.redisKey("extended"))).isGreaterThan(4000);
+		lease.extend(Duration.ofSeconds(1), ExtendMode.REPLACE);
+		assertThat(lease.validUntil()).isBefore(Instant.now().plusSeconds(1));
+		assertThat(pttlOnAQuorum(service.redisKey("extended"))).isLessThanOrEqualTo(1000);
+		lease.renew();
+		assertThat(pttlOnAQuorum(service.redisKey("extended"))).isGreaterThan(1000);
+		assertThat(lease.isOwned()).isTrue();
+		server(0).stop();
+		server(1).stop();
+		server(2).stop();
+		assertThatExceptionOfType(LockUnavailableException.class).isThrownBy(lease::isOwned)
+			.withMessageContaining("of 5 nodes confirmed it (a quorum is 3)");
+		assertThatExceptionOfType(LockUnavailableException.class).isThrownBy(() -> lease.extend(Duration.ofSeconds(1)));
+		assertThat(lease.isLost()).isFalse();
+		// a fixed lease that outlives its validity without a quorum's extension is lost by the clock
+		await().atMost(Duration.ofSeconds(5)).until(lease::isLost);
+		assertThat(this.lost).singleElement()
+			.satisfies(event -> assertThat(event.detection()).isEqualTo(LockLostEvent.Detection.EXPIRED));
+	}
+
+	/** The remaining ttl in ms that a quorum (3) of the nodes has at least. */
+	private long pttlOnAQuorum(String redisKey) {
+		List<Long> pttls = new ArrayList<>(this.nodes.servers.stream()
+			.map(s -> Long.parseLong(String.valueOf(s.execute("PTTL", redisKey))))
+			.sorted(java.util.Comparator.reverseOrder())
+			.toList());
+		return pttls.get(2);
+	}
+
+	@Test
+	void aNodeSlowerThanTheQuorumStillHoldsAndRenewsTheLease() {
+		try (FaultProxy slow = FaultProxy.to(server(4))) {
+			List<RedisConnectionFactory> factories = new ArrayList<>(this.nodes.factories().subList(0, 4));
+			factories.add(this.nodes.factory(slow.host(), slow.port(), Duration.ofSeconds(2)));
+			RedlockLockService service = this.nodes.service(RedlockLockService.builder(factories)
+				.nodeTimeout(Duration.ofSeconds(1)));
+			slow.latency(Duration.ofMillis(250)); // its grant comes ~500 ms after the others' quorum
+			Duration ttl = Duration.ofSeconds(3); // at least three node timeouts
+			long start = System.nanoTime();
+			Lease lease = service.acquire("slow-node", ttl, Duration.ofSeconds(5));
+			assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(Duration.ofMillis(450));
+			String redisKey = service.redisKey("slow-node");
+			await().atMost(Duration.ofSeconds(5)).until(() -> server(4).execute("HGET", redisKey, lease.owner()) != null);
+			// past the lease time, the slow node still has it: its late grant was adopted and is renewed there too
+			await().pollDelay(ttl.plusMillis(500)).atMost(ttl.plusSeconds(5))
+				.until(() -> lease.isHeld() && "1".equals(String.valueOf(server(4).execute("HGET", redisKey, lease.owner()))));
+			lease.release();
+			await().atMost(Duration.ofSeconds(5)).until(() -> server(4).execute("EXISTS", redisKey).equals(0L));
+		}
+	}
+
+	@Test
+	void rejectsAnEvenNumberOfNodesAndATtlBelowThreeNodeTimeouts() {
+		assertThatExceptionOfType(IllegalArgumentException.class)
+				.isThrownBy(() -> RedlockLockService.builder(this.nodes.factories().subList(0, 4)))
+				.withMessageContaining("odd number of at least 3");
+		RedlockLockService service = service();
+		assertThatExceptionOfType(IllegalArgumentException.class)
+				.isThrownBy(() -> service.tryAcquire("short", Duration.ofMillis(500), Duration.ZERO))
+				.withMessageContaining("'ttl' of lock 'short'");
+	}
+
+}
