@@ -58,6 +58,9 @@ public final class LockServiceLock implements Lock {
 
 	private volatile long idleSinceNanos = System.nanoTime();
 
+	/** Notified when the last open hold is released. */
+	private final Object idle = new Object();
+
 	/**
 	 * A lock on {@code key} whose holds are leases of {@code ttl}, grouped in metrics under the default name.
 	 * @param lockService the service that hands out the leases
@@ -231,9 +234,6 @@ public final class LockServiceLock implements Lock {
 		if (stack.isEmpty()) {
 			this.holds.remove();
 		}
-		if (this.openHolds.decrementAndGet() == 0) {
-			this.idleSinceNanos = System.nanoTime();
-		}
 		// an interrupted thread still unlocks, as with ReentrantLock: the client would cancel the release's call to the
 		// store at once, and the lease would block the key until its ttl
 		boolean interrupted = Thread.interrupted();
@@ -243,6 +243,13 @@ public final class LockServiceLock implements Lock {
 		finally {
 			if (interrupted) {
 				Thread.currentThread().interrupt();
+			}
+			// counted only once the release is done, so that awaitUnheld does not let the service stop under it
+			if (this.openHolds.decrementAndGet() == 0) {
+				this.idleSinceNanos = System.nanoTime();
+				synchronized (this.idle) {
+					this.idle.notifyAll();
+				}
 			}
 		}
 	}
@@ -261,6 +268,15 @@ public final class LockServiceLock implements Lock {
 	/** {@return whether the calling thread holds the key through this lock} */
 	public boolean isHeldByCurrentThread() {
 		return getHoldCount() > 0;
+	}
+
+	/**
+	 * Whether some thread of this process holds the key through this lock (as {@code ReentrantLock.isLocked()}); it
+	 * does not ask the store, whose {@link LockService#isLocked(String)} sees every instance's holders.
+	 * @return whether a thread of this process holds the key through this lock
+	 */
+	public boolean isHeldInThisProcess() {
+		return this.openHolds.get() > 0;
 	}
 
 	/** {@return how many holds the calling thread has open through this lock: zero when it holds none} */
@@ -289,6 +305,27 @@ public final class LockServiceLock implements Lock {
 			return Duration.ZERO;
 		}
 		return Duration.ofNanos(Math.max(0, System.nanoTime() - this.idleSinceNanos));
+	}
+
+	/**
+	 * Wait until no thread of this process holds the key through this lock, for a graceful shutdown: holders finish
+	 * their critical sections and release, rather than leave their leases to expire.
+	 * @param timeout the longest wait
+	 * @return whether no thread holds the key through this lock now
+	 * @throws InterruptedException if the waiting thread was interrupted
+	 */
+	public boolean awaitUnheld(Duration timeout) throws InterruptedException {
+		long deadline = System.nanoTime() + timeout.toNanos();
+		synchronized (this.idle) {
+			while (this.openHolds.get() > 0) {
+				long left = deadline - System.nanoTime();
+				if (left <= 0) {
+					return false;
+				}
+				TimeUnit.NANOSECONDS.timedWait(this.idle, left);
+			}
+			return true;
+		}
 	}
 
 	@Override
