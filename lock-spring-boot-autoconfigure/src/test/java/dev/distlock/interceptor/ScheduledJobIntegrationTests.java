@@ -11,6 +11,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 import dev.distlock.annotation.DistributedLock;
 import dev.distlock.annotation.OnLockFailure;
 import dev.distlock.core.LockOperatorView;
+import dev.distlock.core.LockService;
 import dev.distlock.test.redis.RedisServer;
 import dev.distlock.test.redis.RedisServerExtension;
 import org.junit.jupiter.api.BeforeAll;
@@ -44,10 +45,10 @@ class ScheduledJobIntegrationTests {
 	private static final Duration HOLD_AT_LEAST = Duration.ofSeconds(1);
 
 	/**
-	 * How much sooner than {@code holdAtLeast} after the previous run's start the next may start: a run's window is
-	 * opened by Redis one reply before the method starts, and the next run starts one reply after the window expired.
+	 * How much sooner than {@code holdAtLeast} after the previous run's start (by this JVM's clock) the next may start: a
+	 * run's window is opened by Redis a reply and a thread hand-off before its method starts.
 	 */
-	private static final Duration REPLY_SLACK = Duration.ofMillis(100);
+	private static final Duration REPLY_SLACK = Duration.ofMillis(250);
 
 	private static RedisServer redis;
 
@@ -76,10 +77,20 @@ class ScheduledJobIntegrationTests {
 		}));
 		List<Run> seen = new ArrayList<>(runs);
 		List<Long> gaps = new ArrayList<>();
+		List<Long> windowGaps = new ArrayList<>();
 		for (int i = 1; i < seen.size(); i++) {
 			gaps.add(TimeUnit.NANOSECONDS.toMillis(seen.get(i).startNanos() - seen.get(i - 1).startNanos()));
+			windowGaps.add(TimeUnit.MICROSECONDS.toMillis(seen.get(i).windowToken() - seen.get(i - 1).windowToken()));
 		}
-		System.out.println("Runs " + seen.stream().map(Run::instance).toList() + ", gaps in ms: " + gaps);
+		System.out.println("Runs " + seen.stream().map(Run::instance).toList() + ", gaps in ms between the windows "
+				+ "(Redis's clock): " + windowGaps + ", between the methods' starts: " + gaps);
+		// by Redis's clock (a window's fencing token is the server's TIME when it was taken): never less than holdAtLeast,
+		// within the millisecond to which Redis times expiries
+		for (int i = 1; i < seen.size(); i++) {
+			assertThat(seen.get(i).windowToken() - seen.get(i - 1).windowToken())
+				.isGreaterThanOrEqualTo(HOLD_AT_LEAST.minusMillis(1).toNanos() / 1000);
+		}
+		// by this JVM's clock, a run's start follows its window by a reply and a thread hand-off, which vary
 		assertThat(gaps).allSatisfy((gap) -> assertThat(gap).isGreaterThanOrEqualTo(
 				HOLD_AT_LEAST.minus(REPLY_SLACK).toMillis()));
 		// each run kept the other instance out only by the window: the lock itself was released when the job returned
@@ -93,12 +104,16 @@ class ScheduledJobIntegrationTests {
 			.withConfiguration(AutoConfigurations.of(TaskSchedulingAutoConfiguration.class))
 			.withUserConfiguration(Scheduling.class)
 			.withBean(UnheldJob.class);
-		long start = System.nanoTime();
 		runner.withPropertyValues("instance=a").run((first) -> runner.withPropertyValues("instance=b").run((second) -> {
 			await().atMost(Duration.ofSeconds(30)).until(() -> runs.size() >= 10);
 		}));
-		// ten runs, in far less than the 9 seconds they would take at once a second
-		assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(Duration.ofSeconds(9));
+		// what holdAtLeast prevents: runs far closer together than a second
+		List<Run> seen = new ArrayList<>(runs);
+		long shortestGap = Long.MAX_VALUE;
+		for (int i = 1; i < seen.size(); i++) {
+			shortestGap = Math.min(shortestGap, seen.get(i).startNanos() - seen.get(i - 1).startNanos());
+		}
+		assertThat(Duration.ofNanos(shortestGap)).isLessThan(Duration.ofMillis(500));
 	}
 
 	@Test
@@ -124,7 +139,7 @@ class ScheduledJobIntegrationTests {
 			});
 	}
 
-	record Run(String instance, long startNanos, long durationNanos) {
+	record Run(String instance, long startNanos, long durationNanos, long windowToken) {
 	}
 
 	@Configuration(proxyBeanMethods = false)
@@ -137,16 +152,20 @@ class ScheduledJobIntegrationTests {
 
 		private final String instance;
 
-		public HeldJob(Environment environment) {
+		private final LockService lockService;
+
+		public HeldJob(Environment environment, LockService lockService) {
 			this.instance = environment.getRequiredProperty("instance");
+			this.lockService = lockService;
 		}
 
 		@Scheduled(fixedRate = 20)
 		@DistributedLock(key = "'report'", waitTime = "0", onFailure = OnLockFailure.SKIP, holdAtLeast = "1s")
 		public void report() throws InterruptedException {
 			long start = System.nanoTime();
+			long windowToken = this.lockService.holder("report" + HoldAtLeastWindows.SUFFIX).orElseThrow().fencingToken();
 			new CountDownLatch(1).await(1, TimeUnit.MILLISECONDS); // the job's work: about a millisecond
-			runs.add(new Run(this.instance, start, System.nanoTime() - start));
+			runs.add(new Run(this.instance, start, System.nanoTime() - start, windowToken));
 		}
 
 	}
@@ -164,7 +183,7 @@ class ScheduledJobIntegrationTests {
 		public void report() throws InterruptedException {
 			long start = System.nanoTime();
 			new CountDownLatch(1).await(1, TimeUnit.MILLISECONDS);
-			runs.add(new Run(this.instance, start, System.nanoTime() - start));
+			runs.add(new Run(this.instance, start, System.nanoTime() - start, 0));
 		}
 
 	}
