@@ -148,7 +148,12 @@ class LeaderElectionIntegrationTests {
 	private boolean instanceRunning(String id) {
 		for (ConfigurableApplicationContext instance : this.instances) {
 			if (id.equals(instance.getEnvironment().getProperty("instance.id"))) {
-				return instance.isActive() && instance.getBean(LockRegistryLeaderInitiator.class).isRunning();
+				try {
+					return instance.isActive() && instance.getBean(LockRegistryLeaderInitiator.class).isRunning();
+				}
+				catch (RuntimeException ex) {
+					return false; // closed meanwhile
+				}
 			}
 		}
 		return false;
