@@ -74,6 +74,25 @@ public @interface DistributedLock {
 	String waitTime() default "";
 
 	/**
+	 * For scheduled jobs (ShedLock's {@code lockAtLeastFor}): once a call has acquired the lock, no other call of a
+	 * {@code holdAtLeast} declaration on the same key gets it again until this long after that acquisition, even when
+	 * the method finished much sooner. So an {@code @Scheduled} method declared with {@code waitTime = "0"},
+	 * {@code onFailure = SKIP} and a {@code holdAtLeast} of a little less than its period runs at most once per period
+	 * across every instance, even when it takes a millisecond and the instances' clocks differ by seconds (the window
+	 * is timed by Redis, not by the instances' clocks). Same format as {@link #ttl()}; empty or {@code "0"} means none.
+	 * <p>
+	 * The window is a second, fixed lease on the key {@code <key>:held-at-least}, taken right after the lock: the lock
+	 * itself is released when the method returns, as always (a method without {@code holdAtLeast} on the same key is not
+	 * held off by the window), and the window lease expires by itself. A call that finds the window still open fails as
+	 * one that did not get the lock ({@code SKIP} skips it). Only the outermost call of nested ones on the same key
+	 * opens a window. It needs {@code waitTime = "0"}: a call that waited for the lock would find the window of the run
+	 * it waited for, so a declaration with another wait fails the start.
+	 * @return the shortest time between two acquisitions by {@code holdAtLeast} calls on the key, or empty for none
+	 * @since 0.1.0
+	 */
+	String holdAtLeast() default "";
+
+	/**
 	 * Whether the lease is fixed: never renewed, so it expires at its ttl even if the method still runs (the method
 	 * then finds {@link LockContext#current() its lease} no longer held, and the call ends with a lost-lease error).
 	 * @return whether the lease is fixed

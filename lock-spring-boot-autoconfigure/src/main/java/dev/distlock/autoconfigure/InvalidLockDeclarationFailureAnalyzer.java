@@ -43,6 +43,9 @@ class InvalidLockDeclarationFailureAnalyzer extends AbstractFailureAnalyzer<Inva
 			case "waitTime" -> "Give 'waitTime' of " + method + " a duration of 0 or more, such as \"5s\", \"500ms\" "
 					+ "or \"0\" (try once), or a ${...} placeholder that resolves to one; leave it empty to use "
 					+ "distlock.default-wait-time.";
+			case "holdAtLeast" -> "Give 'holdAtLeast' of " + method + " a duration of 0 or more, such as \"55s\", or a "
+					+ "${...} placeholder that resolves to one (empty or 0: none), and set waitTime = \"0\" beside it: "
+					+ "a scheduled job declares waitTime = \"0\" and onFailure = SKIP.";
 			case "failureHandler" -> "Name in 'failureHandler' of " + method + " a bean that implements "
 					+ "dev.distlock.annotation.LockFailureHandler, or define one with that name; and set either "
 					+ "'failureHandler' or 'onFailure', not both.";

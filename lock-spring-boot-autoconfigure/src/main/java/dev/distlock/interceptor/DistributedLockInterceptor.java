@@ -129,8 +129,20 @@ public class DistributedLockInterceptor implements MethodInterceptor {
 		catch (LockException ex) {
 			return onFailure(operation, invocation, ex);
 		}
+		HoldAtLeastWindows.Nesting windows;
+		try {
+			windows = HoldAtLeastWindows.open(this.lockService.get(), operation, keys);
+		}
+		catch (LockException ex) {
+			releaseAll(operation, leases, ex);
+			return onFailure(operation, invocation, ex);
+		}
+		catch (RuntimeException | Error ex) {
+			releaseAll(operation, leases, ex);
+			throw ex;
+		}
 		Object result;
-		try (LockContext.Scope scope = LockContext.enter(leases)) {
+		try (windows; LockContext.Scope scope = LockContext.enter(leases)) {
 			result = invocation.proceed();
 		}
 		catch (Throwable ex) {

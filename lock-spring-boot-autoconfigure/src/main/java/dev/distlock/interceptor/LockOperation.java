@@ -21,8 +21,11 @@ import org.springframework.expression.Expression;
  * @param fixedLease whether the lease is never renewed
  * @param onFailure what to do when the lock is not acquired in time ({@code THROW} when there is a failure handler)
  * @param failureHandler the name of the {@code LockFailureHandler} bean, if any
+ * @param holdAtLeast the shortest time between two acquisitions of the key by {@code holdAtLeast} calls, or null for
+ * none
  * @since 0.1.0
  */
 public record LockOperation(Method method, String description, Expression keyExpression, String keySource, String name,
-		Duration ttl, Duration waitTime, boolean fixedLease, OnLockFailure onFailure, @Nullable String failureHandler) {
+		Duration ttl, Duration waitTime, boolean fixedLease, OnLockFailure onFailure, @Nullable String failureHandler,
+		@Nullable Duration holdAtLeast) {
 }

@@ -205,6 +205,20 @@ public class LockOperationSource {
 				LockSettings::isValidWaitTime, LockSettings.WAIT_TIME_RULE, description);
 		String name = StringUtils.hasText(annotation.name()) ? annotation.name()
 				: ClassUtils.getShortName(targetClass) + "." + method.getName();
+		Duration holdAtLeast = duration(annotation.holdAtLeast(), "holdAtLeast", Duration.ZERO,
+				(value) -> !value.isNegative(), "must not be negative", description);
+		if (holdAtLeast.isZero()) {
+			holdAtLeast = null;
+		}
+		else if (!waitTime.isZero()) {
+			// a call that waited would get the lock only once the run it waited for released it, and find its window
+			throw new InvalidLockDeclarationException(description, "holdAtLeast", "@DistributedLock attribute "
+					+ "'holdAtLeast' (" + holdAtLeast.toMillis() + "ms) needs waitTime = \"0\", but the wait is "
+					+ waitTime.toMillis() + "ms" + (StringUtils.hasText(annotation.waitTime()) ? ""
+							: " (distlock.default-wait-time, as the declaration sets none)") + ": a call that waited for the lock would find the window of the run it "
+					+ "waited for and not run anyway. Set waitTime = \"0\" (with onFailure = SKIP for a scheduled job)",
+					null);
+		}
 		String failureHandler = StringUtils.hasText(annotation.failureHandler()) ? annotation.failureHandler() : null;
 		if (failureHandler != null && annotation.onFailure() != OnLockFailure.THROW) {
 			// the handler decides alone: an onFailure beside it would be silently ignored
@@ -213,7 +227,7 @@ public class LockOperationSource {
 							+ annotation.onFailure() + "): choose one, the handler or onFailure", null);
 		}
 		LockOperation operation = new LockOperation(method, description, key, keySource, name, ttl, waitTime,
-				annotation.fixedLease(), annotation.onFailure(), failureHandler);
+				annotation.fixedLease(), annotation.onFailure(), failureHandler, holdAtLeast);
 		if (failureHandler != null) {
 			// queued first, then checked if the check is due: a concurrent validateFailureHandlers() cannot miss it
 			this.uncheckedFailureHandlers.add(operation);

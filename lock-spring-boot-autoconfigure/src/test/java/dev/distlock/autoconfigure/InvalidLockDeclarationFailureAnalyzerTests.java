@@ -54,6 +54,17 @@ class InvalidLockDeclarationFailureAnalyzerTests {
 	}
 
 	@Test
+	void holdAtLeastWithAWaitSaysToSetTheWaitToZero() {
+		FailureAnalysis analysis = analyzeStartOf(HoldAtLeastWithWait.class);
+		assertThat(analysis.getDescription()).contains("    Attribute: holdAtLeast\n")
+			.contains("needs waitTime = \"0\", but the wait is 2000ms");
+		assertThat(analysis.getAction())
+			.startsWith("Give 'holdAtLeast' of " + HoldAtLeastWithWait.class.getName() + ".report()")
+			.contains("waitTime = \"0\"")
+			.contains("onFailure = SKIP");
+	}
+
+	@Test
 	void aProblemOfTheMethodItselfHasNoAttribute() {
 		FailureAnalysis analysis = analyzeStartOf(Asynchronous.class);
 		assertThat(analysis.getDescription()).contains("    Method: " + Asynchronous.class.getName() + ".buy(String)\n")
@@ -114,6 +125,14 @@ class InvalidLockDeclarationFailureAnalyzerTests {
 
 		@DistributedLock(key = "'inventory:' + #skew")
 		public void buy(String sku, int quantity) {
+		}
+
+	}
+
+	static class HoldAtLeastWithWait {
+
+		@DistributedLock(key = "'report'", waitTime = "2s", holdAtLeast = "55s")
+		public void report() {
 		}
 
 	}
