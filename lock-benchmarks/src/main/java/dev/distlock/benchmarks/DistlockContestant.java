@@ -7,6 +7,7 @@ import java.util.Set;
 
 import dev.distlock.core.Lease;
 import dev.distlock.core.LockAcquisitionTimeoutException;
+import dev.distlock.redis.EnginePathsAccess;
 import dev.distlock.redis.RedisLockService;
 
 import org.springframework.data.redis.connection.RedisClusterConfiguration;
@@ -21,29 +22,54 @@ final class DistlockContestant implements Contestant {
 	/** The seed nodes of a Redis Cluster to lock on instead of the run's server, or empty. */
 	private final List<String> clusterNodes;
 
+	/** Lease scripts and renewals through the template only, no Lettuce-native shortcut ({@code --paths}). */
+	private final boolean templateOnly;
+
+	/** Release messages through Spring Data's {@code RedisMessageListenerContainer} ({@code --paths}). */
+	private final boolean listenerContainer;
+
 	DistlockContestant() {
-		this(0, List.of());
+		this(0, List.of(), false, false);
 	}
 
-	private DistlockContestant(int replicaAcks, List<String> clusterNodes) {
+	private DistlockContestant(int replicaAcks, List<String> clusterNodes, boolean templateOnly,
+			boolean listenerContainer) {
 		this.replicaAcks = replicaAcks;
 		this.clusterNodes = clusterNodes;
+		this.templateOnly = templateOnly;
+		this.listenerContainer = listenerContainer;
+	}
+
+	/** This starter with its scripts and renewals through the template only ({@code --paths}). */
+	static DistlockContestant templateOnly() {
+		return new DistlockContestant(0, List.of(), true, false);
+	}
+
+	/** This starter with its release messages through a {@code RedisMessageListenerContainer} ({@code --paths}). */
+	static DistlockContestant listenerContainer() {
+		return new DistlockContestant(0, List.of(), false, true);
 	}
 
 	/** This starter with {@code distlock.replica-acks}: for a server with replicas ({@code --replica}). */
 	static DistlockContestant withReplicaAcks(int replicas) {
-		return new DistlockContestant(replicas, List.of());
+		return new DistlockContestant(replicas, List.of(), false, false);
 	}
 
 	/** This starter on a Redis Cluster ({@code --cluster}), scenario 3 only: its keys spread over the masters. */
 	static DistlockContestant onCluster(List<String> seedNodes) {
-		return new DistlockContestant(0, List.copyOf(seedNodes));
+		return new DistlockContestant(0, List.copyOf(seedNodes), false, false);
 	}
 
 	@Override
 	public String name() {
 		if (!this.clusterNodes.isEmpty()) {
 			return "distlock, 3-master cluster";
+		}
+		if (this.templateOnly) {
+			return "distlock, template-only";
+		}
+		if (this.listenerContainer) {
+			return "distlock, RMLC pub/sub";
 		}
 		return (this.replicaAcks > 0) ? "distlock, replica-acks=" + this.replicaAcks : "distlock";
 	}
@@ -63,7 +89,12 @@ final class DistlockContestant implements Contestant {
 		LettuceConnectionFactory factory = this.clusterNodes.isEmpty() ? connectionFactory(target)
 				: clusterConnectionFactory(this.clusterNodes);
 		RedisLockService.Builder builder = RedisLockService.builder(factory)
-			.keyPrefix((this.replicaAcks > 0) ? "bench-distlock-acks" : "bench-distlock");
+			.keyPrefix((this.replicaAcks > 0) ? "bench-distlock-acks"
+					: this.templateOnly ? "bench-distlock-template" : this.listenerContainer ? "bench-distlock-rmlc"
+							: "bench-distlock");
+		if (this.templateOnly || this.listenerContainer) {
+			EnginePathsAccess.paths(builder, !this.templateOnly, this.listenerContainer);
+		}
 		if (this.replicaAcks > 0) {
 			builder.replicaAcks(this.replicaAcks, Duration.ofSeconds(1));
 		}

@@ -91,14 +91,14 @@ public class RedisLockService implements LockService, SmartLifecycle, AutoClosea
 		this.keyPrefix = builder.keyPrefix;
 		this.clientId = newClientId();
 		List<LockListener> listeners = List.copyOf(builder.listeners);
-		LeaseStore store = new LeaseStore(builder.connectionFactory);
+		LeaseStore store = new LeaseStore(builder.connectionFactory, builder.paths.nativeScripts());
 		String threadName = builder.threadNamePrefix + "-" + this.clientId.substring(0, 6);
 		ApplicationEventPublisher eventPublisher = builder.eventPublisher;
 		EngineThreads threads = new EngineThreads(builder.threadFactory);
 		this.registry = new LeaseRegistry(listeners, eventPublisher,
 				(eventPublisher != null) ? singleThread(threads, threadName + "-events") : null);
 		this.subscriber = new ReleaseSubscriber(builder.connectionFactory, this.keyPrefix + ":__subscriber__",
-				builder.idleUnsubscribe.toNanos(), threads, threadName + "-pubsub");
+				builder.idleUnsubscribe.toNanos(), threads, threadName + "-pubsub", builder.paths.listenerContainer());
 		long timeout = store.commandTimeoutMillis();
 		this.reconciler = new HoldReconciler(store, (timeout > 0) ? Math.min(timeout, 5_000) : 2_000, threads,
 				threadName + "-reconcile");
@@ -336,6 +336,8 @@ public class RedisLockService implements LockService, SmartLifecycle, AutoClosea
 
 		private final List<LockListener> listeners = new ArrayList<>();
 
+		private EnginePaths paths = EnginePaths.DEFAULT;
+
 		private Builder(RedisConnectionFactory connectionFactory) {
 			Assert.notNull(connectionFactory, "'connectionFactory' must not be null");
 			this.connectionFactory = connectionFactory;
@@ -441,6 +443,12 @@ public class RedisLockService implements LockService, SmartLifecycle, AutoClosea
 		public Builder threadNamePrefix(String threadNamePrefix) {
 			Assert.hasText(threadNamePrefix, "'threadNamePrefix' must not be blank");
 			this.threadNamePrefix = threadNamePrefix;
+			return this;
+		}
+
+		/** The engine's Redis path and pub/sub connection (issue 11's measurements); package-private on purpose. */
+		Builder paths(EnginePaths paths) {
+			this.paths = paths;
 			return this;
 		}
 

@@ -51,7 +51,7 @@ final class ReleaseSubscriber implements SubscriptionConnection.Events, AutoClos
 
 	private static final long WARN_INTERVAL_NANOS = TimeUnit.SECONDS.toNanos(10);
 
-	private final SubscriptionConnection connection;
+	private final PubSubConnection connection;
 
 	private final long idleNanos;
 
@@ -67,9 +67,12 @@ final class ReleaseSubscriber implements SubscriptionConnection.Events, AutoClos
 	private volatile long lastWarnNanos;
 
 	ReleaseSubscriber(RedisConnectionFactory connectionFactory, String keepAliveChannel, long idleNanos,
-			EngineThreads threads, String threadName) {
-		this.connection = new SubscriptionConnection(connectionFactory, keepAliveChannel, this, threads,
-				threadName + "-connection");
+			EngineThreads threads, String threadName, boolean listenerContainer) {
+		this.connection = listenerContainer
+				? new ContainerSubscriptionConnection(connectionFactory, keepAliveChannel, this, threads,
+						threadName + "-connection")
+				: new SubscriptionConnection(connectionFactory, keepAliveChannel, this, threads,
+						threadName + "-connection");
 		this.idleNanos = idleNanos;
 		this.commands = Executors.newSingleThreadScheduledExecutor(threads.named(threadName));
 		long sweepMillis = Math.max(10, TimeUnit.NANOSECONDS.toMillis(idleNanos) / 2);

@@ -27,7 +27,7 @@ import org.springframework.util.ClassUtils;
  * <p>
  * Its methods are called on one thread (the subscriber's commands thread); the events come on the client's threads.
  */
-final class SubscriptionConnection implements MessageListener, SubscriptionListener {
+final class SubscriptionConnection implements PubSubConnection, MessageListener, SubscriptionListener {
 
 	/** What the connection hears. */
 	interface Events {
@@ -77,7 +77,8 @@ final class SubscriptionConnection implements MessageListener, SubscriptionListe
 	}
 
 	/** Open the connection now if it is not open; failures are logged, and the next subscription tries again. */
-	void connectQuietly() {
+	@Override
+	public void connectQuietly() {
 		try {
 			subscription();
 		}
@@ -87,7 +88,8 @@ final class SubscriptionConnection implements MessageListener, SubscriptionListe
 	}
 
 	/** Subscribe to {@code channel}, opening the connection if needed; the confirmation comes as an event. */
-	void subscribe(byte[] channel) {
+	@Override
+	public void subscribe(byte[] channel) {
 		subscription().subscribe(channel);
 	}
 
@@ -95,7 +97,8 @@ final class SubscriptionConnection implements MessageListener, SubscriptionListe
 	 * Unsubscribe from {@code channels}; a failure is harmless (their messages find no waiter) and keeps the
 	 * connection, with the subscriptions the client re-establishes on its own after a reconnect.
 	 */
-	void unsubscribe(byte[][] channels) {
+	@Override
+	public void unsubscribe(byte[][] channels) {
 		RedisConnection current = this.connection;
 		if (channels.length > 0 && current != null && current.isSubscribed() && current.getSubscription() != null) {
 			try {
@@ -108,7 +111,8 @@ final class SubscriptionConnection implements MessageListener, SubscriptionListe
 	}
 
 	/** False while the client's transport is down (it reconnects on its own); true when unknown or not open yet. */
-	boolean isTransportOpen() {
+	@Override
+	public boolean isTransportOpen() {
 		RedisConnection current = this.connection;
 		return current == null || !LETTUCE_PRESENT || LettucePubSub.isOpen(current);
 	}
@@ -156,7 +160,8 @@ final class SubscriptionConnection implements MessageListener, SubscriptionListe
 	}
 
 	/** Close the connection, if one is open. */
-	void close() {
+	@Override
+	public void close() {
 		RedisConnection current = this.connection;
 		this.connection = null;
 		if (current != null) {

@@ -1,0 +1,34 @@
+package dev.distlock.redis;
+
+/**
+ * The pub/sub connection role of {@link ReleaseSubscriber}: open it, subscribe and unsubscribe release channels, tell
+ * whether its transport is up, close it. What it hears goes to {@link SubscriptionConnection.Events}. Two
+ * implementations: the engine's own {@link SubscriptionConnection} and {@link ContainerSubscriptionConnection} on Spring
+ * Data's {@code RedisMessageListenerContainer} (see {@link EnginePaths}).
+ * <p>
+ * Its methods are called on one thread (the subscriber's commands thread); the events come on the client's threads.
+ */
+interface PubSubConnection {
+
+	/** Open the connection now if it is not open; failures are logged, and the next subscription tries again. */
+	void connectQuietly();
+
+	/**
+	 * Subscribe to {@code channel}, opening the connection if needed; the confirmation comes as an event.
+	 * @param channel the channel
+	 */
+	void subscribe(byte[] channel);
+
+	/**
+	 * Unsubscribe from {@code channels}; a failure is harmless (their messages find no waiter).
+	 * @param channels the channels
+	 */
+	void unsubscribe(byte[][] channels);
+
+	/** {@return false while the client's transport is known to be down; true when up or unknown} */
+	boolean isTransportOpen();
+
+	/** Close the connection, if one is open. */
+	void close();
+
+}
