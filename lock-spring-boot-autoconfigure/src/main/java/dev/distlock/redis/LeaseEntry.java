@@ -8,6 +8,8 @@ import dev.distlock.core.LockLostEvent;
 
 import org.jspecify.annotations.Nullable;
 
+import org.springframework.core.NestedExceptionUtils;
+
 /**
  * What this process knows about one lease it holds: one per (key, owner, fencing token), shared by the handles of all
  * its re-entries, and the unit the watchdog renews.
@@ -307,7 +309,16 @@ final class LeaseEntry {
 		if (this.renewalFailingSince == null) {
 			this.renewalFailingSince = Instant.now();
 		}
-		this.lastRenewalError = error.toString();
+		this.lastRenewalError = describe(error);
+	}
+
+	/**
+	 * The failure's class (Spring's translated exception) with the most specific message in its causes: Spring's
+	 * translation of a Lettuce error says only "Error in execution", the client's own message says what went wrong.
+	 */
+	static String describe(Exception error) {
+		String message = NestedExceptionUtils.getMostSpecificCause(error).getMessage();
+		return error.getClass().getName() + ": " + ((message != null) ? message : error.getMessage());
 	}
 
 	/** When the renewals of this held lease started failing, or null when the last attempt succeeded (or none failed). */

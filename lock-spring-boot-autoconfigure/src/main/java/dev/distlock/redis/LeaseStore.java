@@ -263,7 +263,9 @@ final class LeaseStore {
 					batches, result, timeoutNanos)) {
 				return result;
 			}
-			if (!cluster) {
+			if (!cluster && batches.size() > 1) {
+				// Spring Data pipelines on a dedicated connection (Lettuce: a new one per pipeline, unless pooled): worth
+				// it for many batches, not for the one batch of most rounds, which goes on the shared connection below
 				renewPipelined(connection, entries, ttlMillis, batches, result);
 				return result;
 			}
@@ -279,7 +281,7 @@ final class LeaseStore {
 	 * the connection already open): the replies awaited together with the client's command timeout, failures
 	 * translated by Spring. A batch whose reply is an error fails
 	 * alone; one that finds the script cache empty (a restart, SCRIPT FLUSH) is sent again through the template, which
-	 * falls back to EVAL.
+	 * falls back to EVAL; when the pipeline gives no reply per batch, every batch is sent again that way.
 	 */
 	private void renewPipelined(RedisConnection connection, List<LeaseEntry> entries, long[] ttlMillis,
 			List<int[]> batches, Renewals result) {
@@ -310,6 +312,14 @@ final class LeaseStore {
 		}
 		catch (RedisPipelineException ex) {
 			replies = ex.getPipelineResult();
+			if (replies.size() != batches.size()) {
+				// Spring's Lettuce pipeline reports only its first error and no replies (a script cache emptied by a
+				// restart fails every batch): each batch goes alone through the template, judged on its own
+				for (int[] batch : batches) {
+					renewThroughTemplate(entries, ttlMillis, batch, result);
+				}
+				return;
+			}
 		}
 		catch (RuntimeException ex) {
 			result.fail(allOf(entries.size()), ex);

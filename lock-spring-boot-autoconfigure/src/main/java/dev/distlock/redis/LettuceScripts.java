@@ -8,7 +8,9 @@ import io.lettuce.core.ScriptOutputType;
 import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
 import org.jspecify.annotations.Nullable;
 
+import org.springframework.dao.DataAccessException;
 import org.springframework.data.redis.connection.RedisConnectionFactory;
+import org.springframework.data.redis.connection.lettuce.LettuceExceptionConverter;
 import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
 import org.springframework.data.redis.core.script.RedisScript;
 
@@ -16,13 +18,15 @@ import org.springframework.data.redis.core.script.RedisScript;
  * Lease scripts sent straight on Lettuce's asynchronous commands, awaited like Spring Data Redis awaits them (the
  * factory's command timeout, the interrupt status kept). It saves what {@code RedisTemplate} adds to each call (a
  * connection proxy, reflective dispatch, argument and result conversion): about half of the client's allocations per
- * acquire and release. Kept apart from {@link LeaseStore} so that nothing Lettuce-specific is loaded with another
- * client.
+ * acquire and release. Failures are translated to Spring's {@code DataAccessException} as the template would. Kept
+ * apart from {@link LeaseStore} so that nothing Lettuce-specific is loaded with another client.
  */
 final class LettuceScripts {
 
 	/** Spring Data Redis's default command timeout, for factories that do not say. */
 	private static final long DEFAULT_TIMEOUT_MILLIS = TimeUnit.SECONDS.toMillis(60);
+
+	private static final LettuceExceptionConverter CONVERTER = new LettuceExceptionConverter();
 
 	private LettuceScripts() {
 	}
@@ -47,13 +51,32 @@ final class LettuceScripts {
 		@SuppressWarnings("unchecked")
 		RedisClusterAsyncCommands<byte[], byte[]> commands = (RedisClusterAsyncCommands<byte[], byte[]>) async;
 		try {
-			return LettuceFutures.awaitOrCancel(commands.evalsha(script.getSha1(), type, keys, args), timeoutMillis,
-					TimeUnit.MILLISECONDS);
+			try {
+				return LettuceFutures.awaitOrCancel(commands.evalsha(script.getSha1(), type, keys, args),
+						timeoutMillis, TimeUnit.MILLISECONDS);
+			}
+			catch (RedisNoScriptException ex) {
+				return LettuceFutures.awaitOrCancel(commands.eval(script.getScriptAsString(), type, keys, args),
+						timeoutMillis, TimeUnit.MILLISECONDS);
+			}
 		}
-		catch (RedisNoScriptException ex) {
-			return LettuceFutures.awaitOrCancel(commands.eval(script.getScriptAsString(), type, keys, args),
-					timeoutMillis, TimeUnit.MILLISECONDS);
+		catch (RuntimeException ex) {
+			throw translateRuntime(ex);
 		}
+	}
+
+	/**
+	 * Lettuce's exception as Spring's {@code DataAccessException}, as the template's path translates it, so that no
+	 * client class reaches callers or health details; unchanged when Spring has no translation for it.
+	 */
+	static Exception translate(Exception ex) {
+		DataAccessException translated = CONVERTER.convert(ex);
+		return (translated != null) ? translated : ex;
+	}
+
+	private static RuntimeException translateRuntime(RuntimeException ex) {
+		DataAccessException translated = CONVERTER.convert(ex);
+		return (translated != null) ? translated : ex;
 	}
 
 }
