@@ -25,19 +25,22 @@ final class DistlockContestant implements Contestant {
 	/** Lease scripts and renewals through the template only, no Lettuce-native shortcut ({@code --paths}). */
 	private final boolean templateOnly;
 
-	/** Release messages through Spring Data's {@code RedisMessageListenerContainer} ({@code --paths}). */
-	private final boolean listenerContainer;
+	/**
+	 * Release messages through the engine's own pub/sub connection rather than Spring Data's
+	 * {@code RedisMessageListenerContainer}, the default ({@code --paths}).
+	 */
+	private final boolean ownSubscription;
 
 	DistlockContestant() {
 		this(0, List.of(), false, false);
 	}
 
 	private DistlockContestant(int replicaAcks, List<String> clusterNodes, boolean templateOnly,
-			boolean listenerContainer) {
+			boolean ownSubscription) {
 		this.replicaAcks = replicaAcks;
 		this.clusterNodes = clusterNodes;
 		this.templateOnly = templateOnly;
-		this.listenerContainer = listenerContainer;
+		this.ownSubscription = ownSubscription;
 	}
 
 	/** This starter with its scripts and renewals through the template only ({@code --paths}). */
@@ -45,8 +48,8 @@ final class DistlockContestant implements Contestant {
 		return new DistlockContestant(0, List.of(), true, false);
 	}
 
-	/** This starter with its release messages through a {@code RedisMessageListenerContainer} ({@code --paths}). */
-	static DistlockContestant listenerContainer() {
+	/** This starter with its release messages through its own pub/sub connection ({@code --paths}). */
+	static DistlockContestant ownSubscription() {
 		return new DistlockContestant(0, List.of(), false, true);
 	}
 
@@ -68,8 +71,8 @@ final class DistlockContestant implements Contestant {
 		if (this.templateOnly) {
 			return "distlock, template-only";
 		}
-		if (this.listenerContainer) {
-			return "distlock, RMLC pub/sub";
+		if (this.ownSubscription) {
+			return "distlock, own pub/sub connection";
 		}
 		return (this.replicaAcks > 0) ? "distlock, replica-acks=" + this.replicaAcks : "distlock";
 	}
@@ -90,10 +93,10 @@ final class DistlockContestant implements Contestant {
 				: clusterConnectionFactory(this.clusterNodes);
 		RedisLockService.Builder builder = RedisLockService.builder(factory)
 			.keyPrefix((this.replicaAcks > 0) ? "bench-distlock-acks"
-					: this.templateOnly ? "bench-distlock-template" : this.listenerContainer ? "bench-distlock-rmlc"
+					: this.templateOnly ? "bench-distlock-template" : this.ownSubscription ? "bench-distlock-own"
 							: "bench-distlock");
-		if (this.templateOnly || this.listenerContainer) {
-			EnginePathsAccess.paths(builder, !this.templateOnly, this.listenerContainer);
+		if (this.templateOnly || this.ownSubscription) {
+			EnginePathsAccess.paths(builder, !this.templateOnly, !this.ownSubscription);
 		}
 		if (this.replicaAcks > 0) {
 			builder.replicaAcks(this.replicaAcks, Duration.ofSeconds(1));

@@ -76,8 +76,8 @@ public final class LockBenchmarks {
 				write = false;
 			}
 			else if (arg.equals("--paths")) {
-				// issue 11: contestants with the engine's template-only Redis path and with Spring Data's
-				// RedisMessageListenerContainer for release messages, beside the default; never writes the docs
+				// issue 11: contestants with the engine's template-only Redis path and with its own pub/sub connection
+				// instead of Spring Data's RedisMessageListenerContainer, beside the default; never writes the docs
 				paths = true;
 				write = false;
 			}
@@ -92,7 +92,7 @@ public final class LockBenchmarks {
 		if (paths) {
 			List<Contestant> withPaths = new ArrayList<>(contestants);
 			withPaths.add(DistlockContestant.templateOnly());
-			withPaths.add(DistlockContestant.listenerContainer());
+			withPaths.add(DistlockContestant.ownSubscription());
 			contestants = withPaths;
 		}
 		if (replica) {

@@ -111,6 +111,9 @@ final class ContainerSubscriptionConnection implements PubSubConnection, Message
 		fresh.setTaskExecutor(Runnable::run);
 		fresh.setSubscriptionExecutor((task) -> this.threads.newThread(this.threadName, task).start());
 		fresh.setBeanName(this.threadName);
+		// the subscriber logs (rate-limited) what it cannot subscribe, and subscribes again; the container would log a
+		// stack trace per failure
+		fresh.setErrorHandler((ex) -> logger.debug("Release subscription container failure", ex));
 		fresh.addMessageListener(this, this.keepAliveTopic);
 		fresh.afterPropertiesSet();
 		fresh.start();

@@ -42,11 +42,11 @@ public final class LockTestSupport implements AutoCloseable {
 
 	/**
 	 * The engine paths of the services this support builds (issue 11: template-only, listener container). The
-	 * system properties {@code distlock.test.template-only} and {@code distlock.test.listener-container} change the
-	 * default, to run whole suites on another path ({@code -Ddistlock.test.listener-container=true}).
+	 * system properties {@code distlock.test.template-only=true} and {@code distlock.test.own-subscription=true}
+	 * change the default, to run whole suites on another path.
 	 */
 	private EnginePaths paths = new EnginePaths(!Boolean.getBoolean("distlock.test.template-only"),
-			Boolean.getBoolean("distlock.test.listener-container"));
+			!Boolean.getBoolean("distlock.test.own-subscription"));
 
 	public LockTestSupport(String host, int port) {
 		this(new RedisStandaloneConfiguration(host, port), false, LettuceClientConfiguration.builder()

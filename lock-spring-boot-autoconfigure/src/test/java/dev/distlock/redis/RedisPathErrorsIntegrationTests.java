@@ -34,7 +34,7 @@ class RedisPathErrorsIntegrationTests {
 				Arguments.of(Named.<Function<RedisServer, LockTestSupport>>of("Lettuce, default path",
 						LockTestSupport::forServer)),
 				Arguments.of(Named.<Function<RedisServer, LockTestSupport>>of("Lettuce, template-only",
-						server -> LockTestSupport.forServer(server).paths(new EnginePaths(false, false)))),
+						server -> LockTestSupport.forServer(server).paths(new EnginePaths(false, true)))),
 				Arguments.of(Named.<Function<RedisServer, LockTestSupport>>of("Jedis", LockTestSupport::jedis)));
 	}
 

@@ -21,7 +21,7 @@ class TemplatePathLockServiceIntegrationTests extends LockServiceContractTests {
 
 	@Override
 	protected LockTestSupport createSupport() {
-		return LockTestSupport.forServer(server).paths(new EnginePaths(false, false));
+		return LockTestSupport.forServer(server).paths(new EnginePaths(false, true));
 	}
 
 }

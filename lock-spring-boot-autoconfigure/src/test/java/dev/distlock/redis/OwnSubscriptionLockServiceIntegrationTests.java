@@ -6,11 +6,11 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.extension.ExtendWith;
 
 /**
- * The lock contract with release messages through Spring Data's {@code RedisMessageListenerContainer}
- * ({@link ContainerSubscriptionConnection}) instead of the engine's own pub/sub connection.
+ * The lock contract with release messages through the engine's own pub/sub connection ({@link SubscriptionConnection})
+ * instead of Spring Data's {@code RedisMessageListenerContainer}, the default.
  */
 @ExtendWith(RedisServerExtension.class)
-class ListenerContainerLockServiceIntegrationTests extends LockServiceContractTests {
+class OwnSubscriptionLockServiceIntegrationTests extends LockServiceContractTests {
 
 	private static RedisServer server;
 
@@ -21,7 +21,7 @@ class ListenerContainerLockServiceIntegrationTests extends LockServiceContractTe
 
 	@Override
 	protected LockTestSupport createSupport() {
-		return LockTestSupport.forServer(server).paths(new EnginePaths(true, true));
+		return LockTestSupport.forServer(server).paths(new EnginePaths(true, false));
 	}
 
 }
