@@ -24,7 +24,12 @@ import org.springframework.util.ClassUtils;
  * <p>
  * Renewals are batched twice: one {@link LockScripts#RENEW_ALL} call renews up to {@value #BATCH_SIZE} leases, and the
  * calls of one watchdog tick are pipelined on Lettuce's shared connection (one call per hash slot on a cluster connection, as a
- * script may only touch keys of one slot there). Without Lettuce they run one after the other.
+ * script may only touch keys of one slot there). On the template path (another client, or
+ * {@link EnginePaths#nativeScripts()} off) several batches go in one Spring Data pipeline, a single one (and those of a
+ * cluster connection) through the template one after the other.
+ * <p>
+ * Every failure reaches the caller as Spring's {@code DataAccessException}: the template translates its own, and the
+ * Lettuce-native shortcut translates Lettuce's the same way.
  */
 final class LeaseStore {
 
