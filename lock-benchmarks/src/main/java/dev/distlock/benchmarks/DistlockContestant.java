@@ -7,6 +7,7 @@ import java.util.Set;
 
 import dev.distlock.core.Lease;
 import dev.distlock.core.LockAcquisitionTimeoutException;
+import dev.distlock.redis.EnginePathsAccess;
 import dev.distlock.redis.RedisLockService;
 import dev.distlock.redis.RedisLockServiceBuilder;
 
@@ -22,29 +23,57 @@ final class DistlockContestant implements Contestant {
 	/** The seed nodes of a Redis Cluster to lock on instead of the run's server, or empty. */
 	private final List<String> clusterNodes;
 
+	/** Lease scripts and renewals through the template only, no Lettuce-native shortcut ({@code --paths}). */
+	private final boolean templateOnly;
+
+	/**
+	 * Release messages through the engine's own pub/sub connection rather than Spring Data's
+	 * {@code RedisMessageListenerContainer}, the default ({@code --paths}).
+	 */
+	private final boolean ownSubscription;
+
 	DistlockContestant() {
-		this(0, List.of());
+		this(0, List.of(), false, false);
 	}
 
-	private DistlockContestant(int replicaAcks, List<String> clusterNodes) {
+	private DistlockContestant(int replicaAcks, List<String> clusterNodes, boolean templateOnly,
+			boolean ownSubscription) {
 		this.replicaAcks = replicaAcks;
 		this.clusterNodes = clusterNodes;
+		this.templateOnly = templateOnly;
+		this.ownSubscription = ownSubscription;
+	}
+
+	/** This starter with its scripts and renewals through the template only ({@code --paths}). */
+	static DistlockContestant templateOnly() {
+		return new DistlockContestant(0, List.of(), true, false);
+	}
+
+	/** This starter with its release messages through its own pub/sub connection ({@code --paths}). */
+	static DistlockContestant ownSubscription() {
+		return new DistlockContestant(0, List.of(), false, true);
 	}
 
 	/** This starter with {@code distlock.replica-acks}: for a server with replicas ({@code --replica}). */
 	static DistlockContestant withReplicaAcks(int replicas) {
-		return new DistlockContestant(replicas, List.of());
+		return new DistlockContestant(replicas, List.of(), false, false);
 	}
 
 	/** This starter on a Redis Cluster ({@code --cluster}), scenario 3 only: its keys spread over the masters. */
 	static DistlockContestant onCluster(List<String> seedNodes) {
-		return new DistlockContestant(0, List.copyOf(seedNodes));
+		return new DistlockContestant(0, List.copyOf(seedNodes), false, false);
 	}
 
 	@Override
 	public String name() {
 		if (!this.clusterNodes.isEmpty()) {
 			return "distlock, 3-master cluster";
+		}
+		if (this.templateOnly) {
+			return "distlock, template-only";
+		}
+		if (this.ownSubscription) {
+			return "distlock, own pub/sub connection";
 		}
 		return (this.replicaAcks > 0) ? "distlock, replica-acks=" + this.replicaAcks : "distlock";
 	}
@@ -64,7 +93,12 @@ final class DistlockContestant implements Contestant {
 		LettuceConnectionFactory factory = this.clusterNodes.isEmpty() ? connectionFactory(target)
 				: clusterConnectionFactory(this.clusterNodes);
 		RedisLockServiceBuilder builder = RedisLockService.builder(factory)
-			.keyPrefix((this.replicaAcks > 0) ? "bench-distlock-acks" : "bench-distlock");
+			.keyPrefix((this.replicaAcks > 0) ? "bench-distlock-acks"
+					: this.templateOnly ? "bench-distlock-template" : this.ownSubscription ? "bench-distlock-own"
+							: "bench-distlock");
+		if (this.templateOnly || this.ownSubscription) {
+			EnginePathsAccess.paths(builder, !this.templateOnly, !this.ownSubscription);
+		}
 		if (this.replicaAcks > 0) {
 			builder.replicaAcks(this.replicaAcks, Duration.ofSeconds(1));
 		}

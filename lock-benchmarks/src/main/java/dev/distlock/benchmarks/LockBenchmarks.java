@@ -33,6 +33,7 @@ public final class LockBenchmarks {
 		java.util.Set<Scenario> only = java.util.EnumSet.allOf(Scenario.class);
 		boolean replica = false;
 		boolean cluster = false;
+		boolean paths = false;
 		for (String arg : args) {
 			if (arg.equals("--smoke")) {
 				settings = Settings.smoke();
@@ -53,10 +54,12 @@ public final class LockBenchmarks {
 				write = false;
 			}
 			else if (arg.startsWith("--contestants=")) {
-				// for working on some contestants (names contain one of the given words); never writes the docs
+				// for working on some contestants (names contain one of the given words, or equal one given as =name);
+				// never writes the docs
 				List<String> words = List.of(arg.substring("--contestants=".length()).toLowerCase(Locale.ROOT).split(","));
 				contestants = contestants.stream()
-					.filter(c -> words.stream().anyMatch(w -> c.name().toLowerCase(Locale.ROOT).contains(w)))
+					.filter(c -> words.stream().anyMatch(w -> w.startsWith("=") ? c.name().toLowerCase(Locale.ROOT).equals(w.substring(1))
+							: c.name().toLowerCase(Locale.ROOT).contains(w)))
 					.toList();
 				write = false;
 			}
@@ -72,13 +75,25 @@ public final class LockBenchmarks {
 				cluster = true;
 				write = false;
 			}
+			else if (arg.equals("--paths")) {
+				// issue 11: contestants with the engine's template-only Redis path and with its own pub/sub connection
+				// instead of Spring Data's RedisMessageListenerContainer, beside the default; never writes the docs
+				paths = true;
+				write = false;
+			}
 			else if (arg.startsWith("--docs=")) {
 				docs = Path.of(arg.substring("--docs=".length()));
 			}
 			else {
-				System.err.println("Usage: LockBenchmarks [--full | --smoke] [--no-write] [--docs=DIR] [--only=SCENARIO,..] [--contestants=word,..] [--replica] [--cluster]");
+				System.err.println("Usage: LockBenchmarks [--full | --smoke] [--no-write] [--docs=DIR] [--only=SCENARIO,..] [--contestants=word,..] [--replica] [--cluster] [--paths]");
 				System.exit(2);
 			}
+		}
+		if (paths) {
+			List<Contestant> withPaths = new ArrayList<>(contestants);
+			withPaths.add(DistlockContestant.templateOnly());
+			withPaths.add(DistlockContestant.ownSubscription());
+			contestants = withPaths;
 		}
 		if (replica) {
 			List<Contestant> withAcks = new ArrayList<>(contestants);

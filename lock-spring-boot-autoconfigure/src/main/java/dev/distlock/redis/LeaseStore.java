@@ -13,6 +13,7 @@ import org.springframework.data.redis.connection.ClusterSlotHashUtil;
 import org.springframework.data.redis.connection.RedisClusterConnection;
 import org.springframework.data.redis.connection.RedisConnection;
 import org.springframework.data.redis.connection.RedisConnectionFactory;
+import org.springframework.data.redis.connection.RedisPipelineException;
 import org.springframework.data.redis.connection.ReturnType;
 import org.springframework.data.redis.core.RedisCallback;
 import org.springframework.data.redis.core.StringRedisTemplate;
@@ -24,7 +25,12 @@ import org.springframework.util.ClassUtils;
  * <p>
  * Renewals are batched twice: one {@link LockScripts#RENEW_ALL} call renews up to {@value #BATCH_SIZE} leases, and the
  * calls of one watchdog tick are pipelined on Lettuce's shared connection (one call per hash slot on a cluster connection, as a
- * script may only touch keys of one slot there). Without Lettuce they run one after the other.
+ * script may only touch keys of one slot there). On the template path (another client, or
+ * {@link EnginePaths#nativeScripts()} off) several batches go in one Spring Data pipeline, a single one (and those of a
+ * cluster connection) through the template one after the other.
+ * <p>
+ * Every failure reaches the caller as Spring's {@code DataAccessException}: the template translates its own, and the
+ * Lettuce-native shortcut translates Lettuce's the same way.
  */
 final class LeaseStore {
 
@@ -45,14 +51,27 @@ final class LeaseStore {
 	 */
 	private final String publishMode;
 
+	/** Whether scripts and renewals may take the Lettuce-native shortcut ({@link EnginePaths#nativeScripts()}). */
+	private final boolean nativeRenewals;
+
 	/** False once a connection turned out not to be Lettuce's: from then on, scripts go through the template. */
-	private volatile boolean lettuceNative = LETTUCE_PRESENT;
+	private volatile boolean lettuceNative;
 
 	LeaseStore(RedisConnectionFactory connectionFactory) {
+		this(connectionFactory, EnginePaths.DEFAULT.nativeScripts());
+	}
+
+	/**
+	 * A store whose lease scripts and renewals take the Lettuce-native shortcut when {@code nativeScripts} and the
+	 * connections are Lettuce's, else go through the template only (Spring's exception translation on every call).
+	 */
+	LeaseStore(RedisConnectionFactory connectionFactory, boolean nativeScripts) {
 		this.connectionFactory = connectionFactory;
 		this.template = new StringRedisTemplate(connectionFactory);
 		this.template.afterPropertiesSet();
 		this.timeoutMillis = LETTUCE_PRESENT ? LettuceScripts.timeoutMillis(connectionFactory) : 0;
+		this.lettuceNative = LETTUCE_PRESENT && nativeScripts;
+		this.nativeRenewals = LETTUCE_PRESENT && nativeScripts;
 		this.publishMode = isSharded(connectionFactory) ? LockScripts.SHARDED : "";
 	}
 
@@ -285,30 +304,106 @@ final class LeaseStore {
 		}
 		try (connection) {
 			// a cluster connection routes each script by its keys' slot, and a script may touch one slot only
-			List<int[]> batches = batches(entries, connection instanceof RedisClusterConnection);
-			if (LETTUCE_PRESENT && LettuceRenewals.renew(connection.getNativeConnection(), entries, ttlMillis, batches,
-					result, timeoutNanos)) {
+			boolean cluster = connection instanceof RedisClusterConnection;
+			List<int[]> batches = batches(entries, cluster);
+			if (this.nativeRenewals && LettuceRenewals.renew(connection.getNativeConnection(), entries, ttlMillis,
+					batches, result, timeoutNanos)) {
+				return result;
+			}
+			if (!cluster && batches.size() > 1) {
+				// Spring Data pipelines on a dedicated connection (Lettuce: a new one per pipeline, unless pooled): worth
+				// it for many batches, not for the one batch of most rounds, which goes on the shared connection below
+				renewPipelined(connection, entries, ttlMillis, batches, result);
 				return result;
 			}
 			for (int[] batch : batches) {
-				List<String> keys = new ArrayList<>(batch.length);
-				Object[] args = new Object[batch.length * 3];
-				for (int i = 0; i < batch.length; i++) {
-					LeaseEntry entry = entries.get(batch[i]);
-					keys.add(entry.redisKey);
-					args[3 * i] = entry.owner;
-					args[3 * i + 1] = Long.toString(entry.token);
-					args[3 * i + 2] = Long.toString(ttlMillis[batch[i]]);
-				}
-				try {
-					apply(this.template.execute(LockScripts.RENEW_ALL, keys, args), batch, result);
-				}
-				catch (RuntimeException ex) {
-					result.fail(batch, ex);
-				}
+				renewThroughTemplate(entries, ttlMillis, batch, result);
 			}
 		}
 		return result;
+	}
+
+	/**
+	 * Every batch's EVALSHA in one Spring Data pipeline on {@code connection} (what {@code executePipelined} does, on
+	 * the connection already open): the replies awaited together with the client's command timeout, failures
+	 * translated by Spring. A batch whose reply is an error fails
+	 * alone; one that finds the script cache empty (a restart, SCRIPT FLUSH) is sent again through the template, which
+	 * falls back to EVAL; when the pipeline gives no reply per batch, every batch is sent again that way.
+	 */
+	private void renewPipelined(RedisConnection connection, List<LeaseEntry> entries, long[] ttlMillis,
+			List<int[]> batches, Renewals result) {
+		List<byte[][]> calls = new ArrayList<>(batches.size());
+		for (int[] batch : batches) {
+			byte[][] keysAndArgs = new byte[batch.length * 4][];
+			for (int i = 0; i < batch.length; i++) {
+				LeaseEntry entry = entries.get(batch[i]);
+				keysAndArgs[i] = bytes(entry.redisKey);
+				keysAndArgs[batch.length + 3 * i] = bytes(entry.owner);
+				keysAndArgs[batch.length + 3 * i + 1] = bytes(Long.toString(entry.token));
+				keysAndArgs[batch.length + 3 * i + 2] = bytes(Long.toString(ttlMillis[batch[i]]));
+			}
+			calls.add(keysAndArgs);
+		}
+		String sha = LockScripts.RENEW_ALL.getSha1();
+		List<?> replies;
+		try {
+			connection.openPipeline();
+			try {
+				for (int b = 0; b < calls.size(); b++) {
+					connection.scriptingCommands().evalSha(sha, ReturnType.MULTI, batches.get(b).length, calls.get(b));
+				}
+			}
+			finally {
+				replies = connection.closePipeline();
+			}
+		}
+		catch (RedisPipelineException ex) {
+			replies = ex.getPipelineResult();
+			if (replies.size() != batches.size()) {
+				// Spring's Lettuce pipeline reports only its first error and no replies (a script cache emptied by a
+				// restart fails every batch): each batch goes alone through the template, judged on its own
+				for (int[] batch : batches) {
+					renewThroughTemplate(entries, ttlMillis, batch, result);
+				}
+				return;
+			}
+		}
+		catch (RuntimeException ex) {
+			result.fail(allOf(entries.size()), ex);
+			return;
+		}
+		for (int b = 0; b < batches.size(); b++) {
+			int[] batch = batches.get(b);
+			Object reply = (b < replies.size()) ? replies.get(b) : null;
+			if (reply instanceof Exception failure && isNoScript(failure)) {
+				renewThroughTemplate(entries, ttlMillis, batch, result);
+			}
+			else if (reply instanceof Exception failure) {
+				result.fail(batch, failure);
+			}
+			else {
+				apply((reply instanceof List<?> list) ? list : null, batch, result);
+			}
+		}
+	}
+
+	/** One batch through {@code RedisTemplate.execute(script, …)}: EVALSHA, EVAL when the script is not cached. */
+	private void renewThroughTemplate(List<LeaseEntry> entries, long[] ttlMillis, int[] batch, Renewals result) {
+		List<String> keys = new ArrayList<>(batch.length);
+		Object[] args = new Object[batch.length * 3];
+		for (int i = 0; i < batch.length; i++) {
+			LeaseEntry entry = entries.get(batch[i]);
+			keys.add(entry.redisKey);
+			args[3 * i] = entry.owner;
+			args[3 * i + 1] = Long.toString(entry.token);
+			args[3 * i + 2] = Long.toString(ttlMillis[batch[i]]);
+		}
+		try {
+			apply(this.template.execute(LockScripts.RENEW_ALL, keys, args), batch, result);
+		}
+		catch (RuntimeException ex) {
+			result.fail(batch, ex);
+		}
 	}
 
 	private static int[] allOf(int size) {

@@ -13,8 +13,11 @@ import io.lettuce.core.ScriptOutputType;
 import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
 import org.jspecify.annotations.Nullable;
 
+import org.springframework.dao.QueryTimeoutException;
+
 /**
- * Pipelined renewal batches on Lettuce's asynchronous commands. Kept apart from {@link LeaseStore} so that nothing
+ * Pipelined renewal batches on Lettuce's asynchronous commands; failures translated to Spring's
+ * {@code DataAccessException}. Kept apart from {@link LeaseStore} so that nothing
  * Lettuce-specific is loaded when another client is in use.
  */
 final class LettuceRenewals {
@@ -90,11 +93,12 @@ final class LettuceRenewals {
 				result.fail(batches.get(b), (ex.getCause() instanceof RuntimeException cause) ? LettuceScripts.translate(cause)
 						: (ex.getCause() instanceof Exception cause) ? cause : ex);
 			}
+			catch (TimeoutException ex) {
+				result.fail(batches.get(b), new QueryTimeoutException("Redis did not answer the renewal within "
+						+ TimeUnit.NANOSECONDS.toMillis(timeoutNanos) + "ms", ex));
+			}
 			catch (RuntimeException ex) {
 				result.fail(batches.get(b), LettuceScripts.translate(ex));
-			}
-			catch (TimeoutException ex) {
-				result.fail(batches.get(b), ex);
 			}
 		}
 	}

@@ -2,9 +2,10 @@ package dev.distlock.redis;
 
 /**
  * The pub/sub connection role of {@link ReleaseSubscriber}: open it, subscribe and unsubscribe release channels, tell
- * whether its transport is up, close it. What it hears goes to {@link SubscriptionConnection.Events}. The engine's own
- * {@link SubscriptionConnection} (classic pub/sub on one connection), and {@link ShardedSubscriptionConnection} on a
- * Redis Cluster through Lettuce (each channel on its key's shard).
+ * whether its transport is up, close it. What it hears goes to {@link SubscriptionConnection.Events}. Three
+ * implementations: {@link ContainerSubscriptionConnection} on Spring Data's {@code RedisMessageListenerContainer} (the
+ * default), the engine's own {@link SubscriptionConnection} (see {@link EnginePaths}), and, on a Redis Cluster through
+ * Lettuce, {@link ShardedSubscriptionConnection} (each channel on its key's shard).
  * <p>
  * Its methods are called on one thread (the subscriber's commands thread); the events come on the client's threads.
  */

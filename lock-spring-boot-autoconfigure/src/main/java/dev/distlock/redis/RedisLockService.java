@@ -97,7 +97,7 @@ public class RedisLockService
 		this.keyPrefix = builder.keyPrefix;
 		this.clientId = newClientId();
 		List<LockListener> listeners = List.copyOf(builder.listeners);
-		LeaseStore store = new LeaseStore(builder.connectionFactory);
+		LeaseStore store = new LeaseStore(builder.connectionFactory, builder.paths.nativeScripts());
 		String threadName = builder.threadNamePrefix + "-" + this.clientId.substring(0, 6);
 		ApplicationEventPublisher eventPublisher = builder.eventPublisher;
 		EngineThreads threads = new EngineThreads(builder.threadFactory);
@@ -105,7 +105,7 @@ public class RedisLockService
 				(eventPublisher != null) ? singleThread(threads, threadName + "-events") : null);
 		NotificationRefusals refusals = new NotificationRefusals(listeners);
 		this.subscriber = new ReleaseSubscriber(builder.connectionFactory, this.keyPrefix + ":__subscriber__",
-				builder.idleUnsubscribe.toNanos(), threads, threadName + "-pubsub", refusals);
+				builder.idleUnsubscribe.toNanos(), threads, threadName + "-pubsub", builder.paths.listenerContainer(), refusals);
 		long timeout = store.commandTimeoutMillis();
 		this.reconciler = new HoldReconciler(store, (timeout > 0) ? Math.min(timeout, 5_000) : 2_000, threads,
 				threadName + "-reconcile");

@@ -49,6 +49,9 @@ public final class RedisLockServiceBuilder {
 
 	final List<LockListener> listeners = new ArrayList<>();
 
+	/** How the engine talks to Redis; package-private, for the measurements and tests of each path. */
+	EnginePaths paths = EnginePaths.DEFAULT;
+
 	RedisLockServiceBuilder(RedisConnectionFactory connectionFactory) {
 		Assert.notNull(connectionFactory, "'connectionFactory' must not be null");
 		this.connectionFactory = connectionFactory;
@@ -155,6 +158,16 @@ public final class RedisLockServiceBuilder {
 	public RedisLockServiceBuilder threadNamePrefix(String threadNamePrefix) {
 		Assert.hasText(threadNamePrefix, "'threadNamePrefix' must not be blank");
 		this.threadNamePrefix = threadNamePrefix;
+		return this;
+	}
+
+	/**
+	 * Which Redis paths the engine takes (see {@link EnginePaths}): not a user setting, for benchmarks and tests.
+	 * @param paths the paths
+	 * @return this builder
+	 */
+	RedisLockServiceBuilder paths(EnginePaths paths) {
+		this.paths = paths;
 		return this;
 	}
 

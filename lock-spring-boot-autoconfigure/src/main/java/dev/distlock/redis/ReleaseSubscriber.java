@@ -69,13 +69,17 @@ final class ReleaseSubscriber implements SubscriptionConnection.Events, AutoClos
 	private final NotificationRefusals refusals;
 
 	ReleaseSubscriber(RedisConnectionFactory connectionFactory, String keepAliveChannel, long idleNanos,
-			EngineThreads threads, String threadName, NotificationRefusals refusals) {
+			EngineThreads threads, String threadName, boolean listenerContainer, NotificationRefusals refusals) {
 		this.refusals = refusals;
 		// on a Redis Cluster through Lettuce, each release channel on its key's shard (SSUBSCRIBE), as the scripts
-		// announce releases there (SPUBLISH)
+		// announce releases there (SPUBLISH); elsewhere Spring Data's listener container, or the engine's own connection
 		this.connection = LeaseStore.isSharded(connectionFactory)
 				? ShardedSubscriptionConnection.of(connectionFactory, keepAliveChannel, this)
-				: new SubscriptionConnection(connectionFactory, keepAliveChannel, this, threads, threadName + "-connection");
+				: listenerContainer
+						? new ContainerSubscriptionConnection(connectionFactory, keepAliveChannel, this, threads,
+								threadName + "-connection")
+						: new SubscriptionConnection(connectionFactory, keepAliveChannel, this, threads,
+								threadName + "-connection");
 		this.idleNanos = idleNanos;
 		this.commands = Executors.newSingleThreadScheduledExecutor(threads.named(threadName));
 		long sweepMillis = Math.max(10, TimeUnit.NANOSECONDS.toMillis(idleNanos) / 2);

@@ -40,6 +40,14 @@ public final class LockTestSupport implements AutoCloseable {
 	/** Lettuce's client options; for a cluster, whether it refreshes its topology as Boot's adaptive refresh does. */
 	private final @Nullable LettuceClientConfiguration lettuce;
 
+	/**
+	 * The engine paths of the services this support builds (issue 11: template-only, listener container). The
+	 * system properties {@code distlock.test.template-only=true} and {@code distlock.test.own-subscription=true}
+	 * change the default, to run whole suites on another path.
+	 */
+	private EnginePaths paths = new EnginePaths(!Boolean.getBoolean("distlock.test.template-only"),
+			!Boolean.getBoolean("distlock.test.own-subscription"));
+
 	public LockTestSupport(String host, int port) {
 		this(new RedisStandaloneConfiguration(host, port), false, LettuceClientConfiguration.builder()
 			.commandTimeout(COMMAND_TIMEOUT)
@@ -106,6 +114,12 @@ public final class LockTestSupport implements AutoCloseable {
 			.build());
 	}
 
+	/** Build every service with these engine paths. */
+	public LockTestSupport paths(EnginePaths paths) {
+		this.paths = paths;
+		return this;
+	}
+
 	public synchronized RedisConnectionFactory connectionFactory() {
 		if (this.jedis) {
 			JedisClientConfiguration client = JedisClientConfiguration.builder()
@@ -145,7 +159,7 @@ public final class LockTestSupport implements AutoCloseable {
 	}
 
 	public synchronized RedisLockService service(RedisLockServiceBuilder builder) {
-		RedisLockService service = builder.build();
+		RedisLockService service = builder.paths(this.paths).build();
 		this.opened.add(0, service);
 		return service;
 	}

@@ -22,7 +22,8 @@ final class RedlockNodesFixture implements AutoCloseable {
 
 	/**
 	 * Per-node timeout of the tests: below their lease times, with room for a loaded 2-core machine (at 250 ms a
-	 * release once reached only 1 of 5 nodes in time while three builds shared the machine; the engine wants lease times of at least three node timeouts).
+	 * release once reached only 1 of 5 nodes in time while three builds shared the machine; the engine wants
+	 * lease times of at least three node timeouts).
 	 */
 	static final Duration NODE_TIMEOUT = Duration.ofMillis(500);
 
