@@ -42,7 +42,8 @@ public final class RedisLockServiceAutoConfiguration {
 	@ConditionalOnMissingBean(LockService.class)
 	@ConditionalOnSingleCandidate(RedisConnectionFactory.class)
 	RedisLockService lockService(RedisConnectionFactory connectionFactory, LockProperties properties,
-			ApplicationEventPublisher eventPublisher, ObjectProvider<LockListener> listeners, Environment environment) {
+			ApplicationEventPublisher eventPublisher, ObjectProvider<LockListener> listeners, Environment environment,
+			ObjectProvider<RedisLockServiceBuilderCustomizer> customizers) {
 		RedisLockServiceBuilder builder = RedisLockService.builder(connectionFactory)
 			.keyPrefix(properties.getKeyPrefix())
 			.renewalRatio(properties.getRenewalRatio())
@@ -51,6 +52,7 @@ public final class RedisLockServiceAutoConfiguration {
 			.replicaAcks(properties.getReplicaAcks(), properties.getReplicaAckTimeout())
 			.eventPublisher(eventPublisher);
 		listeners.orderedStream().forEach(builder::listener);
+		customizers.orderedStream().forEach((customizer) -> customizer.customize(builder));
 		if (Threading.VIRTUAL.isActive(environment)) {
 			// spring.threads.virtual.enabled: the engine's threads are virtual too, named by their role as ever
 			builder.threadFactory(new VirtualThreadTaskExecutor("distlock-").getVirtualThreadFactory());

@@ -6,6 +6,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.function.Consumer;
 
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
@@ -53,8 +54,13 @@ final class ContainerSubscriptionConnection implements PubSubConnection, Message
 
 	private volatile CompletableFuture<Void> connected = new CompletableFuture<>();
 
+	/** The application's settings of the container (Boot's {@code spring.data.redis.listener.*}), applied first. */
+	private final Consumer<RedisMessageListenerContainer> customizer;
+
 	ContainerSubscriptionConnection(RedisConnectionFactory connectionFactory, String keepAliveChannel,
-			SubscriptionConnection.Events events, EngineThreads threads, String threadName) {
+			SubscriptionConnection.Events events, EngineThreads threads, String threadName,
+			Consumer<RedisMessageListenerContainer> customizer) {
+		this.customizer = customizer;
 		this.connectionFactory = connectionFactory;
 		this.keepAliveChannel = keepAliveChannel.getBytes(StandardCharsets.UTF_8);
 		this.keepAliveTopic = new ChannelTopic(keepAliveChannel);
@@ -107,6 +113,9 @@ final class ContainerSubscriptionConnection implements PubSubConnection, Message
 		CompletableFuture<Void> ready = new CompletableFuture<>();
 		this.connected = ready;
 		RedisMessageListenerContainer fresh = new RedisMessageListenerContainer();
+		// the application's recovery back-off and subscription registration timeout; what the engine relies on
+		// (its connection factory, executors, error handling) is set after it
+		this.customizer.accept(fresh);
 		fresh.setConnectionFactory(this.connectionFactory);
 		fresh.setTaskExecutor(Runnable::run);
 		fresh.setSubscriptionExecutor((task) -> this.threads.newThread(this.threadName, task).start());

@@ -105,7 +105,7 @@ public class RedisLockService
 				(eventPublisher != null) ? singleThread(threads, threadName + "-events") : null);
 		NotificationRefusals refusals = new NotificationRefusals(listeners);
 		this.subscriber = new ReleaseSubscriber(builder.connectionFactory, this.keyPrefix + ":__subscriber__",
-				builder.idleUnsubscribe.toNanos(), threads, threadName + "-pubsub", builder.paths.listenerContainer(), refusals);
+				builder.idleUnsubscribe.toNanos(), threads, threadName + "-pubsub", builder.paths.listenerContainer(), builder.listenerContainerCustomizer, refusals);
 		long timeout = store.commandTimeoutMillis();
 		this.reconciler = new HoldReconciler(store, (timeout > 0) ? Math.min(timeout, 5_000) : 2_000, threads,
 				threadName + "-reconcile");

@@ -4,6 +4,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.ThreadFactory;
+import java.util.function.Consumer;
 
 import dev.distlock.core.LockListener;
 import dev.distlock.core.LockLostEvent;
@@ -13,6 +14,7 @@ import org.jspecify.annotations.Nullable;
 import org.springframework.context.ApplicationEventPublisher;
 import org.springframework.data.redis.connection.RedisConnectionFactory;
 import org.springframework.data.redis.connection.jedis.JedisConnectionFactory;
+import org.springframework.data.redis.listener.RedisMessageListenerContainer;
 import org.springframework.util.Assert;
 import org.springframework.util.ClassUtils;
 
@@ -48,6 +50,9 @@ public final class RedisLockServiceBuilder {
 	@Nullable ThreadFactory threadFactory;
 
 	final List<LockListener> listeners = new ArrayList<>();
+
+	Consumer<RedisMessageListenerContainer> listenerContainerCustomizer = (container) -> {
+	};
 
 	/** How the engine talks to Redis; package-private, for the measurements and tests of each path. */
 	EnginePaths paths = EnginePaths.DEFAULT;
@@ -158,6 +163,21 @@ public final class RedisLockServiceBuilder {
 	public RedisLockServiceBuilder threadNamePrefix(String threadNamePrefix) {
 		Assert.hasText(threadNamePrefix, "'threadNamePrefix' must not be blank");
 		this.threadNamePrefix = threadNamePrefix;
+		return this;
+	}
+
+	/**
+	 * Configure the {@link RedisMessageListenerContainer} through which the engine hears release messages, before the
+	 * engine sets what it relies on (the connection factory, its executors and error handler): for example Spring
+	 * Boot's {@code RedisMessageListenerContainerConfigurer}, so that {@code spring.data.redis.listener.*} (recovery
+	 * back-off, subscription registration timeout) applies. Not used on Redis Cluster, where the engine subscribes on
+	 * each key's shard itself.
+	 * @param customizer what to apply to the container
+	 * @return this builder
+	 */
+	public RedisLockServiceBuilder listenerContainer(Consumer<RedisMessageListenerContainer> customizer) {
+		Assert.notNull(customizer, "'customizer' must not be null");
+		this.listenerContainerCustomizer = customizer;
 		return this;
 	}
 

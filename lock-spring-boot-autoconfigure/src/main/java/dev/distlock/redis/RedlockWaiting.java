@@ -34,7 +34,8 @@ final class RedlockWaiting implements AutoCloseable {
 		List<ReleaseSubscriber> list = new ArrayList<>();
 		for (int i = 0; i < factories.size(); i++) {
 			list.add(new ReleaseSubscriber(factories.get(i), keepAliveChannel, idleNanos, threads,
-					threadName + "-" + i, EnginePaths.DEFAULT.listenerContainer(), refusals));
+					threadName + "-" + i, EnginePaths.DEFAULT.listenerContainer(), (container) -> {
+					}, refusals));
 		}
 		this.subscribers = List.copyOf(list);
 		this.quorum = factories.size() / 2 + 1;

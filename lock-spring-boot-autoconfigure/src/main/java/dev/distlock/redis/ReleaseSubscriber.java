@@ -11,12 +11,14 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
 
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.data.redis.connection.RedisConnectionFactory;
+import org.springframework.data.redis.listener.RedisMessageListenerContainer;
 
 /**
  * The waiter bookkeeping of release messages: which threads of this process wait on which release channel, whom a
@@ -69,7 +71,8 @@ final class ReleaseSubscriber implements SubscriptionConnection.Events, AutoClos
 	private final NotificationRefusals refusals;
 
 	ReleaseSubscriber(RedisConnectionFactory connectionFactory, String keepAliveChannel, long idleNanos,
-			EngineThreads threads, String threadName, boolean listenerContainer, NotificationRefusals refusals) {
+			EngineThreads threads, String threadName, boolean listenerContainer,
+			Consumer<RedisMessageListenerContainer> containerCustomizer, NotificationRefusals refusals) {
 		this.refusals = refusals;
 		// on a Redis Cluster through Lettuce, each release channel on its key's shard (SSUBSCRIBE), as the scripts
 		// announce releases there (SPUBLISH); elsewhere Spring Data's listener container, or the engine's own connection
@@ -77,7 +80,7 @@ final class ReleaseSubscriber implements SubscriptionConnection.Events, AutoClos
 				? ShardedSubscriptionConnection.of(connectionFactory, keepAliveChannel, this)
 				: listenerContainer
 						? new ContainerSubscriptionConnection(connectionFactory, keepAliveChannel, this, threads,
-								threadName + "-connection")
+								threadName + "-connection", containerCustomizer)
 						: new SubscriptionConnection(connectionFactory, keepAliveChannel, this, threads,
 								threadName + "-connection");
 		this.idleNanos = idleNanos;
