@@ -64,6 +64,11 @@ class LocalHandOverIntegrationTests {
 		Lease first = service.acquire("handed", TTL, Duration.ZERO);
 		CompletableFuture<Lease> second = CompletableFuture.supplyAsync(() -> service.acquire("handed", TTL, Duration.ofSeconds(10)));
 		await().pollInterval(Duration.ofMillis(1)).atMost(Duration.ofSeconds(10)).until(() -> service.waitingThreads() == 1);
+		// until its subscription is confirmed the waiter polls, and a release that finds it in an attempt of its own
+		// releases normally: wait for the confirmation, after which it waits parked, where a holder can hand it over
+		String channel = service.redisKey("handed") + ":released";
+		await().pollInterval(Duration.ofMillis(1)).atMost(Duration.ofSeconds(10))
+			.until(() -> List.of(channel, 1L).equals(server.execute("PUBSUB", "NUMSUB", channel)));
 		first.release();
 		Lease next = second.get(10, TimeUnit.SECONDS);
 		assertThat(next.fencingToken()).isGreaterThan(first.fencingToken());
