@@ -1,19 +1,14 @@
 package dev.distlock.redis;
 
 import java.nio.charset.StandardCharsets;
-import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Map;
 
 import org.jspecify.annotations.Nullable;
 
-import org.springframework.data.redis.connection.ClusterSlotHashUtil;
 import org.springframework.data.redis.connection.RedisClusterConnection;
 import org.springframework.data.redis.connection.RedisConnection;
 import org.springframework.data.redis.connection.RedisConnectionFactory;
-import org.springframework.data.redis.connection.RedisPipelineException;
 import org.springframework.data.redis.connection.ReturnType;
 import org.springframework.data.redis.core.RedisCallback;
 import org.springframework.data.redis.core.StringRedisTemplate;
@@ -21,20 +16,13 @@ import org.springframework.data.redis.core.script.RedisScript;
 import org.springframework.util.ClassUtils;
 
 /**
- * The engine's only door to Redis: one script call per lease operation, and batched renewals.
- * <p>
- * Renewals are batched twice: one {@link LockScripts#RENEW_ALL} call renews up to {@value #BATCH_SIZE} leases, and the
- * calls of one watchdog tick are pipelined on Lettuce's shared connection (one call per hash slot on a cluster connection, as a
- * script may only touch keys of one slot there). On the template path (another client, or
- * {@link EnginePaths#nativeScripts()} off) several batches go in one Spring Data pipeline, a single one (and those of a
- * cluster connection) through the template one after the other.
+ * The engine's door to Redis for lease operations: one script call per operation. The batched renewals are
+ * {@link RenewalBatches}' (given by {@link #renewals()}), on the same connection factory and template.
  * <p>
  * Every failure reaches the caller as Spring's {@code DataAccessException}: the template translates its own, and the
  * Lettuce-native shortcut translates Lettuce's the same way.
  */
 final class LeaseStore {
-
-	static final int BATCH_SIZE = 500;
 
 	private static final boolean LETTUCE_PRESENT = ClassUtils.isPresent("io.lettuce.core.RedisFuture",
 			LeaseStore.class.getClassLoader());
@@ -51,8 +39,8 @@ final class LeaseStore {
 	 */
 	private final String publishMode;
 
-	/** Whether scripts and renewals may take the Lettuce-native shortcut ({@link EnginePaths#nativeScripts()}). */
-	private final boolean nativeRenewals;
+	/** The renewals of this store's leases, batched. */
+	private final RenewalBatches renewals;
 
 	/** False once a connection turned out not to be Lettuce's: from then on, scripts go through the template. */
 	private volatile boolean lettuceNative;
@@ -71,8 +59,13 @@ final class LeaseStore {
 		this.template.afterPropertiesSet();
 		this.timeoutMillis = LETTUCE_PRESENT ? LettuceScripts.timeoutMillis(connectionFactory) : 0;
 		this.lettuceNative = LETTUCE_PRESENT && nativeScripts;
-		this.nativeRenewals = LETTUCE_PRESENT && nativeScripts;
+		this.renewals = new RenewalBatches(connectionFactory, this.template, LETTUCE_PRESENT && nativeScripts);
 		this.publishMode = isSharded(connectionFactory) ? LockScripts.SHARDED : "";
+	}
+
+	/** {@return the batched renewals of leases on this store's connection factory} */
+	RenewalBatches renewals() {
+		return this.renewals;
 	}
 
 	/**
@@ -151,21 +144,12 @@ final class LeaseStore {
 			return connection.scriptingCommands().evalSha(script.getSha1(), ReturnType.MULTI, 1, keyAndArgs);
 		}
 		catch (RuntimeException ex) {
-			if (!isNoScript(ex)) {
+			if (!RedisFailures.isNoScript(ex)) {
 				throw ex;
 			}
 			return connection.scriptingCommands().eval(bytes(script.getScriptAsString()), ReturnType.MULTI, 1,
 					keyAndArgs);
 		}
-	}
-
-	private static boolean isNoScript(Throwable failure) {
-		for (Throwable t = failure; t != null; t = (t.getCause() != t) ? t.getCause() : null) {
-			if (t.getMessage() != null && t.getMessage().contains("NOSCRIPT")) {
-				return true;
-			}
-		}
-		return false;
 	}
 
 	/** What the release script did. */
@@ -286,182 +270,5 @@ final class LeaseStore {
 		}
 		return value;
 	}
-
-	/**
-	 * Renew the given leases, raising each one's expiry to at least its ttl, and tell per lease whether it is still
-	 * ours, or why it could not be asked. Each batch is judged on its own: in a cluster one failing shard fails only
-	 * the batches of its slots. Waits at most {@code timeoutNanos} for all replies.
-	 */
-	Renewals renewAll(List<LeaseEntry> entries, long[] ttlMillis, long timeoutNanos) {
-		Renewals result = new Renewals(entries.size());
-		RedisConnection connection;
-		try {
-			connection = this.connectionFactory.getConnection();
-		}
-		catch (RuntimeException ex) {
-			result.fail(allOf(entries.size()), ex);
-			return result;
-		}
-		try (connection) {
-			// a cluster connection routes each script by its keys' slot, and a script may touch one slot only
-			boolean cluster = connection instanceof RedisClusterConnection;
-			List<int[]> batches = batches(entries, cluster);
-			if (this.nativeRenewals && LettuceRenewals.renew(connection.getNativeConnection(), entries, ttlMillis,
-					batches, result, timeoutNanos)) {
-				return result;
-			}
-			if (!cluster && batches.size() > 1) {
-				// Spring Data pipelines on a dedicated connection (Lettuce: a new one per pipeline, unless pooled): worth
-				// it for many batches, not for the one batch of most rounds, which goes on the shared connection below
-				renewPipelined(connection, entries, ttlMillis, batches, result);
-				return result;
-			}
-			for (int[] batch : batches) {
-				renewThroughTemplate(entries, ttlMillis, batch, result);
-			}
-		}
-		return result;
-	}
-
-	/**
-	 * Every batch's EVALSHA in one Spring Data pipeline on {@code connection} (what {@code executePipelined} does, on
-	 * the connection already open): the replies awaited together with the client's command timeout, failures
-	 * translated by Spring. A batch whose reply is an error fails
-	 * alone; one that finds the script cache empty (a restart, SCRIPT FLUSH) is sent again through the template, which
-	 * falls back to EVAL; when the pipeline gives no reply per batch, every batch is sent again that way.
-	 */
-	private void renewPipelined(RedisConnection connection, List<LeaseEntry> entries, long[] ttlMillis,
-			List<int[]> batches, Renewals result) {
-		List<byte[][]> calls = new ArrayList<>(batches.size());
-		for (int[] batch : batches) {
-			byte[][] keysAndArgs = new byte[batch.length * 4][];
-			for (int i = 0; i < batch.length; i++) {
-				LeaseEntry entry = entries.get(batch[i]);
-				keysAndArgs[i] = bytes(entry.redisKey);
-				keysAndArgs[batch.length + 3 * i] = bytes(entry.owner);
-				keysAndArgs[batch.length + 3 * i + 1] = bytes(Long.toString(entry.token));
-				keysAndArgs[batch.length + 3 * i + 2] = bytes(Long.toString(ttlMillis[batch[i]]));
-			}
-			calls.add(keysAndArgs);
-		}
-		String sha = LockScripts.RENEW_ALL.getSha1();
-		List<?> replies;
-		try {
-			connection.openPipeline();
-			try {
-				for (int b = 0; b < calls.size(); b++) {
-					connection.scriptingCommands().evalSha(sha, ReturnType.MULTI, batches.get(b).length, calls.get(b));
-				}
-			}
-			finally {
-				replies = connection.closePipeline();
-			}
-		}
-		catch (RedisPipelineException ex) {
-			replies = ex.getPipelineResult();
-			if (replies.size() != batches.size()) {
-				// Spring's Lettuce pipeline reports only its first error and no replies (a script cache emptied by a
-				// restart fails every batch): each batch goes alone through the template, judged on its own
-				for (int[] batch : batches) {
-					renewThroughTemplate(entries, ttlMillis, batch, result);
-				}
-				return;
-			}
-		}
-		catch (RuntimeException ex) {
-			result.fail(allOf(entries.size()), ex);
-			return;
-		}
-		for (int b = 0; b < batches.size(); b++) {
-			int[] batch = batches.get(b);
-			Object reply = (b < replies.size()) ? replies.get(b) : null;
-			if (reply instanceof Exception failure && isNoScript(failure)) {
-				renewThroughTemplate(entries, ttlMillis, batch, result);
-			}
-			else if (reply instanceof Exception failure) {
-				result.fail(batch, failure);
-			}
-			else {
-				apply((reply instanceof List<?> list) ? list : null, batch, result);
-			}
-		}
-	}
-
-	/** One batch through {@code RedisTemplate.execute(script, …)}: EVALSHA, EVAL when the script is not cached. */
-	private void renewThroughTemplate(List<LeaseEntry> entries, long[] ttlMillis, int[] batch, Renewals result) {
-		List<String> keys = new ArrayList<>(batch.length);
-		Object[] args = new Object[batch.length * 3];
-		for (int i = 0; i < batch.length; i++) {
-			LeaseEntry entry = entries.get(batch[i]);
-			keys.add(entry.redisKey);
-			args[3 * i] = entry.owner;
-			args[3 * i + 1] = Long.toString(entry.token);
-			args[3 * i + 2] = Long.toString(ttlMillis[batch[i]]);
-		}
-		try {
-			apply(this.template.execute(LockScripts.RENEW_ALL, keys, args), batch, result);
-		}
-		catch (RuntimeException ex) {
-			result.fail(batch, ex);
-		}
-	}
-
-	private static int[] allOf(int size) {
-		int[] all = new int[size];
-		for (int i = 0; i < size; i++) {
-			all[i] = i;
-		}
-		return all;
-	}
-
-	static void apply(@Nullable List<?> reply, int[] batch, Renewals result) {
-		if (reply == null || reply.size() != batch.length) {
-			result.fail(batch, new IllegalStateException("Unexpected reply from the renewal script: " + reply));
-			return;
-		}
-		for (int i = 0; i < batch.length; i++) {
-			result.ours[batch[i]] = ((Number) reply.get(i)).longValue() == 1;
-		}
-	}
-
-	/** Per lease of a renewal round: still ours, or the failure of its batch (then {@code ours} means nothing). */
-	static final class Renewals {
-
-		final boolean[] ours;
-
-		final @Nullable Exception[] failures;
-
-		Renewals(int size) {
-			this.ours = new boolean[size];
-			this.failures = new Exception[size];
-		}
-
-		void fail(int[] batch, Exception failure) {
-			for (int index : batch) {
-				this.failures[index] = failure;
-			}
-		}
-
-	}
-
-	/**
-	 * Indexes into {@code entries}, at most {@link #BATCH_SIZE} a batch, and one slot a batch when {@code bySlot}.
-	 */
-	private static List<int[]> batches(List<LeaseEntry> entries, boolean bySlot) {
-		Map<Integer, List<Integer>> groups = new LinkedHashMap<>();
-		for (int i = 0; i < entries.size(); i++) {
-			int group = bySlot ? ClusterSlotHashUtil.calculateSlot(entries.get(i).redisKey) : 0;
-			groups.computeIfAbsent(group, g -> new ArrayList<>()).add(i);
-		}
-		List<int[]> batches = new ArrayList<>();
-		for (List<Integer> group : groups.values()) {
-			for (int from = 0; from < group.size(); from += BATCH_SIZE) {
-				batches.add(group.subList(from, Math.min(group.size(), from + BATCH_SIZE)).stream()
-						.mapToInt(Integer::intValue).toArray());
-			}
-		}
-		return batches;
-	}
-
 
 }

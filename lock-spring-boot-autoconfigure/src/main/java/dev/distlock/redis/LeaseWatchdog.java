@@ -45,7 +45,7 @@ final class LeaseWatchdog implements AutoCloseable {
 
 	private static final long MIN_RETRY_NANOS = TimeUnit.MILLISECONDS.toNanos(10);
 
-	private final LeaseStore store;
+	private final RenewalBatches batches;
 
 	private final double renewalRatio;
 
@@ -76,8 +76,9 @@ final class LeaseWatchdog implements AutoCloseable {
 
 	private volatile long lastFailureLogNanos;
 
-	LeaseWatchdog(LeaseStore store, double renewalRatio, Callbacks callbacks, EngineThreads threads, String threadName) {
-		this.store = store;
+	LeaseWatchdog(RenewalBatches batches, double renewalRatio, Callbacks callbacks, EngineThreads threads,
+			String threadName) {
+		this.batches = batches;
 		this.renewalRatio = renewalRatio;
 		this.callbacks = callbacks;
 		this.renewals = new ThreadPoolExecutor(1, 1, 0, TimeUnit.MILLISECONDS, new LinkedBlockingQueue<>(),
@@ -220,7 +221,7 @@ final class LeaseWatchdog implements AutoCloseable {
 			ttls[i] = due.get(i).ttlMillis();
 			timeout = Math.min(timeout, ttls[i] * 1_000_000L);
 		}
-		LeaseStore.Renewals result = this.store.renewAll(due, ttls, timeout);
+		RenewalBatches.Renewals result = this.batches.renewAll(due, ttls, timeout);
 		long now = System.nanoTime();
 		int failed = 0;
 		@Nullable Exception failure = null;

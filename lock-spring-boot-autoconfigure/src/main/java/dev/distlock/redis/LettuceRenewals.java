@@ -17,7 +17,7 @@ import org.springframework.dao.QueryTimeoutException;
 
 /**
  * Pipelined renewal batches on Lettuce's asynchronous commands; failures translated to Spring's
- * {@code DataAccessException}. Kept apart from {@link LeaseStore} so that nothing
+ * {@code DataAccessException}. Kept apart from {@link RenewalBatches} so that nothing
  * Lettuce-specific is loaded when another client is in use.
  */
 final class LettuceRenewals {
@@ -27,7 +27,7 @@ final class LettuceRenewals {
 
 	/** Renew on {@code nativeConnection} if it is Lettuce's; returns false (doing nothing) if it is not. */
 	static boolean renew(Object nativeConnection, List<LeaseEntry> entries, long[] ttlMillis, List<int[]> batches,
-			LeaseStore.Renewals result, long timeoutNanos) {
+			RenewalBatches.Renewals result, long timeoutNanos) {
 		if (!(nativeConnection instanceof RedisClusterAsyncCommands<?, ?> async)) {
 			return false;
 		}
@@ -39,7 +39,7 @@ final class LettuceRenewals {
 
 	/** Send every batch, then await each reply on its own: a batch that fails or times out fails only its leases. */
 	private static void renewPipelined(RedisClusterAsyncCommands<byte[], byte[]> commands, List<LeaseEntry> entries,
-			long[] ttlMillis, List<int[]> batches, LeaseStore.Renewals result, long timeoutNanos) {
+			long[] ttlMillis, List<int[]> batches, RenewalBatches.Renewals result, long timeoutNanos) {
 		long deadline = System.nanoTime() + timeoutNanos;
 		List<byte[][]> keys = new ArrayList<>(batches.size());
 		List<byte[][]> args = new ArrayList<>(batches.size());
@@ -82,7 +82,7 @@ final class LettuceRenewals {
 					reply = await(commands.eval(bytes(LockScripts.RENEW_ALL.getScriptAsString()), ScriptOutputType.MULTI,
 							keys.get(b), args.get(b)), deadline);
 				}
-				LeaseStore.apply(reply, batches.get(b), result);
+				RenewalBatches.apply(reply, batches.get(b), result);
 			}
 			catch (InterruptedException ex) {
 				Thread.currentThread().interrupt();

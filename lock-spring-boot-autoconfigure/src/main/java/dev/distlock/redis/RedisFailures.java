@@ -43,6 +43,16 @@ final class RedisFailures {
 		return RedisErrorClassifier.classify(failure).isMisconfiguration();
 	}
 
+	/** Whether Redis answered that it does not have the script cached (a restart, SCRIPT FLUSH): EVAL it instead. */
+	static boolean isNoScript(Throwable failure) {
+		for (Throwable t = failure; t != null; t = (t.getCause() != t) ? t.getCause() : null) {
+			if (t.getMessage() != null && t.getMessage().contains("NOSCRIPT")) {
+				return true;
+			}
+		}
+		return false;
+	}
+
 	/**
 	 * A short account of {@code failure} for logs and the health details, without a stack trace or a client's
 	 * exception type: what was refused and what to grant, or that Redis did not answer.

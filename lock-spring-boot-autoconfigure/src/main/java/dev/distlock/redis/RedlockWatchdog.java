@@ -15,7 +15,7 @@ import org.apache.commons.logging.LogFactory;
 /**
  * Renews the held Redlock leases and finds the lost ones. Every lease is renewed once a part (the renewal ratio) of
  * its lease time has passed since a quorum last confirmed it: the due leases of a round go to every node at once, one
- * {@link LockScripts#RENEW_ALL} batch per node ({@link LeaseStore#renewAll}), each node with its own tokens. A lease
+ * {@link LockScripts#RENEW_ALL} batch per node ({@link RenewalBatches#renewAll}), each node with its own tokens. A lease
  * counts as renewed only when a quorum renewed it within its validity; a round that misses the quorum is retried
  * after a tenth of the lease time, and a lease that no quorum renewed before its validity ran out is lost. A lease
  * that so many nodes no longer have that no quorum can is lost at once.
@@ -141,14 +141,14 @@ final class RedlockWatchdog implements AutoCloseable {
 			ttls.add(ttl);
 		}
 		long sent = System.nanoTime();
-		RedlockNodes.Replies<LeaseStore.Renewals> replies = this.nodes.onAll((node, store) -> perNode.get(node)
-				.isEmpty() ? new LeaseStore.Renewals(0)
-						: store.renewAll(perNode.get(node), ttls.get(node), this.nodes.timeoutNanos()));
+		RedlockNodes.Replies<RenewalBatches.Renewals> replies = this.nodes.onAll((node, store) -> perNode.get(node)
+				.isEmpty() ? new RenewalBatches.Renewals(0)
+						: store.renewals().renewAll(perNode.get(node), ttls.get(node), this.nodes.timeoutNanos()));
 		int[] ours = new int[due.size()];
 		int[] gone = new int[due.size()];
 		String[] errors = new String[due.size()];
 		for (int node = 0; node < size; node++) {
-			LeaseStore.Renewals renewals = replies.value(node);
+			RenewalBatches.Renewals renewals = replies.value(node);
 			int[] index = indexes.get(node);
 			for (int i = 0; i < due.size(); i++) {
 				if (due.get(i).carrier(node) == null) {

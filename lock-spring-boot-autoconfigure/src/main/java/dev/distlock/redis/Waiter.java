@@ -33,7 +33,7 @@ final class Waiter {
 	/** How long a waiter waits for a holder to finish a hand-over before it stops waiting for it. */
 	private static final long HAND_OVER_PATIENCE_NANOS = TimeUnit.MINUTES.toNanos(2);
 
-	final ReleaseSubscriber.Channel channel;
+	final ReleaseChannel channel;
 
 	final String owner;
 
@@ -60,7 +60,7 @@ final class Waiter {
 	/** Set by a holder whose hand-over to this waiter got no answer: Redis may give this waiter's owner the lease. */
 	private volatile boolean handOverUnanswered;
 
-	Waiter(ReleaseSubscriber.Channel channel, Thread thread, CompletableFuture<Void> subscribed, String owner, String name,
+	Waiter(ReleaseChannel channel, Thread thread, CompletableFuture<Void> subscribed, String owner, String name,
 			long ttlMillis) {
 		this.channel = channel;
 		this.thread = thread;

@@ -38,21 +38,21 @@ class LeaseStoreRenewalIntegrationTests {
 	void aFailingBatchFailsOnlyItsOwnLeases(boolean nativeScripts) {
 		try (RedisServer server = RedisServer.start(); LockTestSupport support = LockTestSupport.forServer(server)) {
 			LeaseStore store = new LeaseStore(support.connectionFactory(), nativeScripts);
-			List<LeaseEntry> entries = leases(server, LeaseStore.BATCH_SIZE + 1, 2_000);
+			List<LeaseEntry> entries = leases(server, RenewalBatches.BATCH_SIZE + 1, 2_000);
 			// the first batch's script fails on a key of the wrong type; the second batch is a healthy lease
 			server.execute("DEL", entries.get(0).redisKey);
 			server.execute("SET", entries.get(0).redisKey, "not a lease");
 
-			LeaseStore.Renewals result = store.renewAll(entries, ttls(entries.size()), TimeUnit.SECONDS.toNanos(5));
+			RenewalBatches.Renewals result = store.renewals().renewAll(entries, ttls(entries.size()), TimeUnit.SECONDS.toNanos(5));
 
 			// translated by Spring on either path, the client's message kept as the cause's
-			assertThat(IntStream.range(0, LeaseStore.BATCH_SIZE)).allSatisfy(i -> assertThat(result.failures[i])
+			assertThat(IntStream.range(0, RenewalBatches.BATCH_SIZE)).allSatisfy(i -> assertThat(result.failures[i])
 				.as("lease %d shares the failing batch", i).isInstanceOf(DataAccessException.class)
 				.satisfies(failure -> assertThat(RedisFailures.describe(failure, entries.get(0).redisKey)).contains("WRONGTYPE")
 					.doesNotContain("io.lettuce").doesNotContain("ExecutionException")));
-			LeaseEntry healthy = entries.get(LeaseStore.BATCH_SIZE);
-			assertThat(result.failures[LeaseStore.BATCH_SIZE]).isNull();
-			assertThat(result.ours[LeaseStore.BATCH_SIZE]).isTrue();
+			LeaseEntry healthy = entries.get(RenewalBatches.BATCH_SIZE);
+			assertThat(result.failures[RenewalBatches.BATCH_SIZE]).isNull();
+			assertThat(result.ours[RenewalBatches.BATCH_SIZE]).isTrue();
 			assertThat((Long) server.execute("PTTL", healthy.redisKey)).isGreaterThan(TTL_MILLIS - 5_000);
 		}
 	}
@@ -62,7 +62,7 @@ class LeaseStoreRenewalIntegrationTests {
 		try (RedisServer server = RedisServer.start(); LockTestSupport support = LockTestSupport.forServer(server)) {
 			RedisLockService service = support.service();
 			List<dev.distlock.core.Lease> leases = new ArrayList<>();
-			for (int i = 0; i < LeaseStore.BATCH_SIZE + 20; i++) {
+			for (int i = 0; i < RenewalBatches.BATCH_SIZE + 20; i++) {
 				leases.add(service.acquire("many-" + i, Duration.ofSeconds(3), Duration.ZERO));
 			}
 			// one lease's key turned into a string: the batch it is renewed in fails, every other lease stays ours
@@ -71,7 +71,7 @@ class LeaseStoreRenewalIntegrationTests {
 			server.execute("SET", broken, "not a lease");
 			await().atMost(Duration.ofSeconds(5)).until(() -> service.renewalStatus().failingLeases() > 0);
 			RenewalStatus status = service.renewalStatus();
-			assertThat(status.failingLeases()).isLessThanOrEqualTo(LeaseStore.BATCH_SIZE);
+			assertThat(status.failingLeases()).isLessThanOrEqualTo(RenewalBatches.BATCH_SIZE);
 			assertThat(status.lastError()).contains("WRONGTYPE");
 			// the failing batch's leases are lost once their lease time passes unrenewed; those of the healthy batch
 			// are renewed throughout and stay in Redis with their tokens
@@ -83,7 +83,7 @@ class LeaseStoreRenewalIntegrationTests {
 				assertThat(server.execute("HGET", redisKey, "~t")).isEqualTo(Long.toString(lease.fencingToken()));
 				assertThat((Long) server.execute("PTTL", redisKey)).isGreaterThan(0L);
 			}
-			assertThat(leases).filteredOn(dev.distlock.core.Lease::isLost).hasSizeLessThanOrEqualTo(LeaseStore.BATCH_SIZE);
+			assertThat(leases).filteredOn(dev.distlock.core.Lease::isLost).hasSizeLessThanOrEqualTo(RenewalBatches.BATCH_SIZE);
 			server.execute("DEL", broken);
 		}
 	}
@@ -112,7 +112,7 @@ class LeaseStoreRenewalIntegrationTests {
 				List<LeaseEntry> entries = leases(server, 3, 0);
 				assertThat(entries.stream().map(entry -> ClusterSlotHashUtil.calculateSlot(entry.redisKey)).distinct())
 					.hasSize(3);
-				LeaseStore.Renewals result = store.renewAll(entries, ttls(3), TimeUnit.SECONDS.toNanos(5));
+				RenewalBatches.Renewals result = store.renewals().renewAll(entries, ttls(3), TimeUnit.SECONDS.toNanos(5));
 				assertThat(result.failures).containsOnlyNulls();
 				assertThat(result.ours).containsOnly(true);
 			}
