@@ -2,6 +2,8 @@ package dev.distlock.core;
 
 import java.time.Duration;
 import java.time.Instant;
+import java.util.concurrent.CompletableFuture;
+import java.util.function.Consumer;
 
 /**
  * One hold of a lock. Close it (or {@link #release()} it) exactly once, on any thread; the owner it carries decides
@@ -114,5 +116,34 @@ public interface Lease extends AutoCloseable {
 	/** Release this hold unless it was already released. */
 	@Override
 	void close();
+
+	/**
+	 * Release this hold without blocking the calling thread, for reactive and asynchronous holders. The future fails
+	 * as {@link #release()} would throw. Engines whose store has a non-blocking client override it; this default
+	 * releases on the calling thread.
+	 * @return a future completed once the store answered (or the release failed)
+	 * @since 0.6.0
+	 */
+	default CompletableFuture<Void> releaseAsync() {
+		try {
+			release();
+			return CompletableFuture.completedFuture(null);
+		}
+		catch (RuntimeException ex) {
+			return CompletableFuture.failedFuture(ex);
+		}
+	}
+
+	/**
+	 * Be told when this lease is found lost while held, so that work that is not confined to a thread (a reactive
+	 * stream, a future) can stop: {@code action} runs at most once, on an engine thread, and not at all if the hold is
+	 * released first. Registering on a lease already lost runs it at once.
+	 * @param action what to run with the loss
+	 * @throws UnsupportedOperationException if the engine cannot tell a holder of a loss
+	 * @since 0.6.0
+	 */
+	default void onLost(Consumer<LockLostEvent> action) {
+		throw new UnsupportedOperationException(getClass().getName() + " does not tell its holder of a loss");
+	}
 
 }
