@@ -6,6 +6,7 @@ import dev.distlock.interceptor.DistributedLockInterceptor;
 import org.aspectj.lang.ProceedingJoinPoint;
 import org.aspectj.lang.annotation.Around;
 import org.aspectj.lang.annotation.Aspect;
+import org.aspectj.lang.annotation.DeclarePrecedence;
 import org.aspectj.lang.annotation.Pointcut;
 import org.jspecify.annotations.Nullable;
 
@@ -30,10 +31,14 @@ import org.jspecify.annotations.Nullable;
  * The pointcut matches what AspectJ sees: methods annotated with {@code @DistributedLock} or with an annotation that
  * is itself annotated with it. An annotation on an interface method or on an overridden method is not inherited by the
  * implementing method; the startup check of AspectJ mode rejects such a declaration.
+ * <p>
+ * Among the aspects woven into a method this one runs first (outermost), as the proxy of the default mode does with its
+ * default order: so the lock wraps, for instance, the transaction of Spring's {@code AnnotationTransactionAspect}.
  *
  * @since 0.1.0
  */
 @Aspect
+@DeclarePrecedence("dev.distlock.aspectj.DistributedLockAspect, *")
 public class DistributedLockAspect {
 
 	/** Set by the application context, cleared when it closes. */
