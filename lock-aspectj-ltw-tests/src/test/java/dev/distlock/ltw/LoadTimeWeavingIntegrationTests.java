@@ -18,6 +18,7 @@ import dev.distlock.core.LockService;
 import dev.distlock.interceptor.DistributedLockBeanPostProcessor;
 import dev.distlock.test.redis.RedisServer;
 import dev.distlock.test.redis.RedisServerExtension;
+import dev.distlock.unwoven.UnwovenShop;
 import org.aspectj.lang.Aspects;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -53,12 +54,7 @@ class LoadTimeWeavingIntegrationTests {
 	@Test
 	void theAgentWeavesTheAspectIntoClassesCompiledByJavacAndItLocksACallOfTheBeanToItself() throws Exception {
 		redis.execute("FLUSHALL");
-		new ApplicationContextRunner()
-			.withConfiguration(AutoConfigurations.of(DataRedisAutoConfiguration.class,
-					RedisLockServiceAutoConfiguration.class, DistributedLockAutoConfiguration.class))
-			.withPropertyValues("spring.data.redis.host=" + redis.host(), "spring.data.redis.port=" + redis.port(),
-					"spring.data.redis.timeout=2s")
-			.withUserConfiguration(AspectJMode.class)
+		runner().withUserConfiguration(AspectJMode.class)
 			.withBean(Shop.class)
 			.run(context -> {
 				assertThat(context).hasNotFailed().doesNotHaveBean(DistributedLockBeanPostProcessor.class);
@@ -92,6 +88,28 @@ class LoadTimeWeavingIntegrationTests {
 				assertThat(redis.execute("GET", "stock:sku-2")).isEqualTo(Integer.toString(threads * callsPerThread));
 			});
 		assertThat(Aspects.aspectOf(DistributedLockAspect.class).isConfigured()).isFalse();
+	}
+
+	@Test
+	void aBeanWhoseLockedMethodIsNotWovenFailsTheStartInsteadOfRunningUnlocked() {
+		runner().withUserConfiguration(AspectJMode.class).withBean(UnwovenShop.class).run(context -> {
+			assertThat(context).hasFailed();
+			assertThat(context.getStartupFailure()).rootCause()
+				.isInstanceOf(IllegalStateException.class)
+				.hasMessageContaining("dev.distlock.unwoven.UnwovenShop.purchase has @DistributedLock but is not woven")
+				.hasMessageContaining("-javaagent");
+		});
+		// the same class in the default proxy mode is locked by a proxy, as usual
+		runner().withBean(UnwovenShop.class).run(context -> assertThat(context).hasNotFailed()
+			.hasSingleBean(DistributedLockBeanPostProcessor.class));
+	}
+
+	private static ApplicationContextRunner runner() {
+		return new ApplicationContextRunner()
+			.withConfiguration(AutoConfigurations.of(DataRedisAutoConfiguration.class,
+					RedisLockServiceAutoConfiguration.class, DistributedLockAutoConfiguration.class))
+			.withPropertyValues("spring.data.redis.host=" + redis.host(), "spring.data.redis.port=" + redis.port(),
+					"spring.data.redis.timeout=2s");
 	}
 
 	@Configuration(proxyBeanMethods = false)

@@ -7,6 +7,7 @@ import org.jspecify.annotations.Nullable;
 import org.springframework.beans.factory.DisposableBean;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.beans.factory.config.BeanDefinition;
+import org.springframework.beans.factory.config.BeanPostProcessor;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.context.annotation.Role;
@@ -16,7 +17,8 @@ import org.springframework.context.annotation.Role;
  * {@link DistributedLockAspect} with the {@link DistributedLockInterceptor} of this application context, and releases
  * it when the context closes. Its presence is what tells the auto-configuration to make no proxies and to define that
  * interceptor as a bean instead. Without the auto-configuration's interceptor (no lock service, or
- * {@code distlock.enabled=false}) the aspect stays unconfigured, and the methods run unlocked.
+ * {@code distlock.enabled=false}) the aspect stays unconfigured, and the methods run unlocked. A bean whose locked
+ * method was not woven (no weaving plugin or agent) fails the start, as nothing would lock it.
  *
  * @since 0.1.0
  */
@@ -28,6 +30,16 @@ public class AspectJDistributedLockConfiguration implements DisposableBean {
 
 	/** Created by Spring, as imported by {@code @EnableDistributedLocks}. */
 	public AspectJDistributedLockConfiguration() {
+	}
+
+	/**
+	 * Fails the start when a bean's locked method was not woven, which would otherwise run unlocked.
+	 * @return the check, a bean post-processor
+	 */
+	@Bean
+	@Role(BeanDefinition.ROLE_INFRASTRUCTURE)
+	public static BeanPostProcessor distributedLockWeavingCheck() {
+		return new WeavingCheck();
 	}
 
 	/**
