@@ -1,5 +1,9 @@
 package dev.distlock.aspectj;
 
+import java.lang.annotation.ElementType;
+import java.lang.annotation.Retention;
+import java.lang.annotation.RetentionPolicy;
+import java.lang.annotation.Target;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CountDownLatch;
@@ -90,6 +94,8 @@ class AspectJModeIntegrationTests {
 			Seen selfCall = shop.lookThroughSelfCall("sku-1");
 			assertThat(selfCall.inLockContext()).isTrue();
 			assertThat(selfCall.heldInRedis()).as("the lease of 'stock:sku-1' during this.look()").isTrue();
+			Seen metaAnnotated = shop.lookThroughMetaAnnotatedSelfCall("sku-1");
+			assertThat(metaAnnotated.heldInRedis()).as("through an annotation that carries @DistributedLock").isTrue();
 			Seen privateCall = context.getBean(PrivateShop.class).lookThroughPrivateCall("sku-1");
 			assertThat(privateCall.inLockContext()).isTrue();
 			assertThat(privateCall.heldInRedis()).as("a private method is locked too").isTrue();
@@ -129,6 +135,17 @@ class AspectJModeIntegrationTests {
 			assertThat(context).hasNotFailed().hasSingleBean(DistributedLockBeanPostProcessor.class);
 			assertThat(AopUtils.isAopProxy(context.getBean(Shop.class))).isTrue();
 			assertThat(aspect().isConfigured()).isFalse();
+		});
+	}
+
+	@Test
+	void aspectjModeWithTheStarterOffLeavesTheAspectUnconfiguredAndTheMethodsUnlocked() {
+		runner().withUserConfiguration(AspectJMode.class).withPropertyValues("distlock.enabled=false").run(context -> {
+			assertThat(context).hasNotFailed()
+				.doesNotHaveBean(DistributedLockInterceptor.class)
+				.doesNotHaveBean(DistributedLockBeanPostProcessor.class);
+			assertThat(aspect().isConfigured()).isFalse();
+			assertThat(context.getBean(Shop.class).lookThroughSelfCall("sku-1").inLockContext()).isFalse();
 		});
 	}
 
@@ -240,6 +257,15 @@ class AspectJModeIntegrationTests {
 			return seen("stock:" + sku);
 		}
 
+		public Seen lookThroughMetaAnnotatedSelfCall(String sku) {
+			return this.metaAnnotatedLook(sku);
+		}
+
+		@StockLock
+		public Seen metaAnnotatedLook(String sku) {
+			return seen("stock:" + sku);
+		}
+
 		private Seen seen(String key) {
 			return Seen.now(this.locks, key);
 		}
@@ -263,6 +289,14 @@ class AspectJModeIntegrationTests {
 		private Seen privateLook(String sku) {
 			return Seen.now(this.locks, "stock:" + sku);
 		}
+
+	}
+
+	/** A team's own annotation, carrying {@code @DistributedLock}. */
+	@Retention(RetentionPolicy.RUNTIME)
+	@Target(ElementType.METHOD)
+	@DistributedLock(key = "'stock:' + #sku", ttl = "10s", waitTime = "5s")
+	@interface StockLock {
 
 	}
 
