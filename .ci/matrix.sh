@@ -3,7 +3,9 @@
 # (JDK 17, Spring Boot 4.1, every test, the contract also on the embedded Redis 6.2); each cell here compiles the
 # auto-configuration module and its harness from clean with one JDK and one Spring Boot line, and runs the starter's
 # contract tests (LockServiceContractTests, against the redis-server on PATH and against the embedded Redis 6.2) and
-# its auto-configuration tests. The JDK 25 and 21 cells build the Javadoc too, so it stays doclint-clean on them.
+# its auto-configuration tests, and (except on 6.2) the AspectJ mode, woven at compile time by ajc and at load time by
+# the agent, with the cell's JDK and Spring Boot line. The JDK 25 and 21 cells build the Javadoc too, so it stays
+# doclint-clean on them.
 #
 #   .ci/matrix.sh            the cells CI runs (a missing JDK skips its cell, saying so)
 #   .ci/matrix.sh all        every cell
@@ -35,6 +37,9 @@ fi
 # (Jedis on Cluster and Sentinel, the 6.2 cluster, the template path, the own pub/sub connection), which the full build
 # runs on JDK 17 and which would double each cell's time.
 CONTRACT_TESTS='RedisProcessLockServiceIntegrationTests,EmbeddedRedisLockServiceIntegrationTests,JedisLockServiceIntegrationTests,ClusterLockServiceIntegrationTests,SentinelLockServiceIntegrationTests,ContainerRedisLockServiceIntegrationTests,DistributedLockAutoConfigurationTests,ObservabilityAutoConfigurationTests'
+# The AspectJ mode's modules and tests: ajc and the weaving agent are the parts that depend most on the JDK.
+ASPECTJ_MODULES='lock-spring-boot-autoconfigure,lock-aspectj,lock-aspectj-ltw-tests'
+ASPECTJ_TESTS='AspectJModeIntegrationTests,LoadTimeWeavingIntegrationTests'
 # On 6.2 only the embedded contract class runs (the process one would run the same binary again).
 REDIS62_TESTS='EmbeddedRedisLockServiceIntegrationTests,DistributedLockAutoConfigurationTests,ObservabilityAutoConfigurationTests,LockFaultIntegrationTests,OperatorSupportIntegrationTests,LocalHandOverIntegrationTests'
 ALL_CELLS="jdk25 jdk21 boot-4.0 boot-4.0-jdk25 redis-6.2"
@@ -49,10 +54,10 @@ fi
 cells="${*:-$CI_CELLS}"
 if [ "$cells" = "all" ]; then cells="$ALL_CELLS"; fi
 
-# run_cell NAME JDK_HOME PROFILES TESTS MAVEN_ARGS [ENV=VALUE...]
+# run_cell NAME JDK_HOME PROFILES MODULES TESTS MAVEN_ARGS [ENV=VALUE...]
 run_cell() {
-  local name="$1" jdk="$2" profiles="$3" tests="$4" maven_args="$5"
-  shift 5
+  local name="$1" jdk="$2" profiles="$3" modules="$4" tests="$5" maven_args="$6"
+  shift 6
   if [ -n "$jdk" ] && [ ! -x "$jdk/bin/java" ]; then
     echo "== matrix cell $name: skipped, no JDK at $jdk"
     return 0
@@ -61,7 +66,7 @@ run_cell() {
   echo "== matrix cell $name: $("$java" -version 2>&1 | head -n 1), profiles ${profiles:-none}, $*"
   local start=$SECONDS
   # The profile that reruns the virtual-thread tests on JDK 25 is off: with -Dtest it would rerun the cell's tests.
-  env ${jdk:+JAVA_HOME="$jdk"} "$@" ./mvnw -B -pl lock-spring-boot-autoconfigure -am clean verify \
+  env ${jdk:+JAVA_HOME="$jdk"} "$@" ./mvnw -B -pl "$modules" -am clean verify \
     -P "!virtual-threads-on-jdk25${profiles:+,$profiles}" \
     -Dtest="$tests" -Dsurefire.failIfNoSpecifiedTests=false $maven_args
   echo "== matrix cell $name: passed in $((SECONDS - start))s"
@@ -69,17 +74,20 @@ run_cell() {
 
 for cell in $cells; do
   case "$cell" in
-    jdk25) run_cell jdk25 "$JDK25" "" "$CONTRACT_TESTS" "" ;;
+    jdk25) run_cell jdk25 "$JDK25" "" "$ASPECTJ_MODULES" "$CONTRACT_TESTS,$ASPECTJ_TESTS" "" ;;
     jdk21)
       if [ -z "$JDK21" ]; then
         echo "== matrix cell jdk21: skipped, no JDK 21 installed (set JDK21_HOME)"
       else
-        run_cell jdk21 "$JDK21" "" "$CONTRACT_TESTS" ""
+        run_cell jdk21 "$JDK21" "" "$ASPECTJ_MODULES" "$CONTRACT_TESTS,$ASPECTJ_TESTS" ""
       fi
       ;;
-    boot-4.0) run_cell boot-4.0 "$JDK17" boot-4.0 "$CONTRACT_TESTS" "$NO_JAVADOC" ;;
-    boot-4.0-jdk25) run_cell boot-4.0-jdk25 "$JDK25" boot-4.0 "$CONTRACT_TESTS" "" ;;
-    redis-6.2) run_cell redis-6.2 "$JDK17" "" "$REDIS62_TESTS" "$NO_JAVADOC" DISTLOCK_REDIS_BINARY=embedded ;;
+    boot-4.0) run_cell boot-4.0 "$JDK17" boot-4.0 "$ASPECTJ_MODULES" "$CONTRACT_TESTS,$ASPECTJ_TESTS" "$NO_JAVADOC" ;;
+    boot-4.0-jdk25)
+      run_cell boot-4.0-jdk25 "$JDK25" boot-4.0 "$ASPECTJ_MODULES" "$CONTRACT_TESTS,$ASPECTJ_TESTS" "" ;;
+    redis-6.2)
+      run_cell redis-6.2 "$JDK17" "" lock-spring-boot-autoconfigure "$REDIS62_TESTS" "$NO_JAVADOC" \
+        DISTLOCK_REDIS_BINARY=embedded ;;
     *) echo "unknown matrix cell '$cell' (cells: $ALL_CELLS)" >&2; exit 2 ;;
   esac
 done

@@ -12,6 +12,7 @@ import java.util.concurrent.TimeUnit;
 
 import com.jayway.jsonpath.JsonPath;
 import dev.distlock.annotation.DistributedLock;
+import dev.distlock.annotation.EnableDistributedLocks;
 import dev.distlock.annotation.LockContext;
 import dev.distlock.core.Lease;
 import dev.distlock.core.LockAcquisitionTimeoutException;
@@ -32,6 +33,7 @@ import org.springframework.boot.test.context.FilteredClassLoader;
 import org.springframework.boot.test.system.CapturedOutput;
 import org.springframework.boot.test.system.OutputCaptureExtension;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+import org.springframework.context.annotation.AdviceMode;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.data.redis.connection.RedisConnectionFactory;
@@ -83,6 +85,24 @@ class DistributedLockAutoConfigurationTests {
 			assertThat(locks.isRunning()).isFalse();
 		});
 		assertThat(output).doesNotContain("Connection is already closed").doesNotContain("WARN io.lettuce");
+	}
+
+	@Test
+	void theExplicitProxyModeIsWhatTheAutoConfigurationDoesAnyway() {
+		runner().withUserConfiguration(ProxyMode.class).run(context -> {
+			assertThat(context).hasNotFailed().hasSingleBean(DistributedLockBeanPostProcessor.class);
+		});
+	}
+
+	@Test
+	void theAspectJModeWithoutTheAspectJModuleFailsTheStartNamingTheModule() {
+		runner().withUserConfiguration(AspectJMode.class).run(context -> {
+			assertThat(context).hasFailed();
+			assertThat(context.getStartupFailure()).rootCause()
+				.isInstanceOf(IllegalStateException.class)
+				.hasMessageContaining("@EnableDistributedLocks(mode = AdviceMode.ASPECTJ)")
+				.hasMessageContaining("dev.distlock:lock-aspectj");
+		});
 	}
 
 	@Test
@@ -315,6 +335,18 @@ class DistributedLockAutoConfigurationTests {
 		LockService myLocks() {
 			return INSTANCE;
 		}
+
+	}
+
+	@Configuration(proxyBeanMethods = false)
+	@EnableDistributedLocks
+	static class ProxyMode {
+
+	}
+
+	@Configuration(proxyBeanMethods = false)
+	@EnableDistributedLocks(mode = AdviceMode.ASPECTJ)
+	static class AspectJMode {
 
 	}
 
