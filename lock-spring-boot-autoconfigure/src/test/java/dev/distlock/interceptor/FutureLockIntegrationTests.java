@@ -68,7 +68,8 @@ class FutureLockIntegrationTests {
 		redis.execute("FLUSHALL");
 	}
 
-	private static ApplicationContextRunner runner() {
+	/** A context with the beans below, against the Redis server; subclasses change how the service acquires. */
+	ApplicationContextRunner runner() {
 		return DistributedLockInterceptorIntegrationTests.runner(redis).withUserConfiguration(Beans.class);
 	}
 
