@@ -221,6 +221,17 @@ class FutureLockIntegrationTests {
 	}
 
 	@Test
+	void holdAtLeastCountsFromTheAcquisitionOfAFutureMethod() {
+		runner().run((context) -> {
+			Holder holder = context.getBean(Holder.class);
+			assertThat(holder.report("daily").get(10, TimeUnit.SECONDS)).contains("ran");
+			assertThat(locks(context).isLocked("daily")).isFalse();
+			// the key is free, but the window of the first run is still open
+			assertThat(holder.report("daily").get(10, TimeUnit.SECONDS)).isEmpty();
+		});
+	}
+
+	@Test
 	void aLostLeaseFailsTheFuture() {
 		runner().run((context) -> {
 			Holder holder = context.getBean(Holder.class);
@@ -486,6 +497,11 @@ class FutureLockIntegrationTests {
 		@DistributedLock(key = "#key", ttl = "10s", waitTime = "0", onFailure = OnLockFailure.SKIP)
 		public CompletableFuture<Optional<String>> skipping(String key) {
 			return CompletableFuture.completedFuture(Optional.of("ran"));
+		}
+
+		@DistributedLock(key = "#key", ttl = "10s", waitTime = "0", holdAtLeast = "1m", onFailure = OnLockFailure.SKIP)
+		public CompletableFuture<Optional<String>> report(String key) {
+			return CompletableFuture.supplyAsync(() -> Optional.of("ran"));
 		}
 
 		@DistributedLock(key = "#key", ttl = "10s", waitTime = "0", failureHandler = "busyHandler")
