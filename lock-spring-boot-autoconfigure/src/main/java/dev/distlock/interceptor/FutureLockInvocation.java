@@ -10,6 +10,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Executor;
 import java.util.concurrent.Future;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicReference;
@@ -66,6 +67,12 @@ import org.springframework.util.Assert;
 final class FutureLockInvocation {
 
 	private static final Log logger = LogFactory.getLog(DistributedLockInterceptor.class);
+
+	/**
+	 * Where the caller's future is completed when the engine completed the release or told of a loss on a thread of its
+	 * own: {@code CompletableFuture}'s default asynchronous executor, as for its {@code *Async} methods.
+	 */
+	private static final Executor CALLER_STAGES = new CompletableFuture<Void>().defaultExecutor();
 
 	private final @Nullable BeanFactory beanFactory;
 
@@ -316,9 +323,11 @@ final class FutureLockInvocation {
 
 		private void lost(LockLostEvent event) {
 			LockLostException failure = new LockLostException(event);
-			if (this.lost.compareAndSet(null, failure) && this.returned.completeExceptionally(failure)) {
+			if (this.lost.compareAndSet(null, failure) && !this.returned.isDone()) {
 				logger.warn(this.operation.description() + " lost its lock while its future was running: "
 						+ failure.getMessage());
+				// not on the engine's thread that tells of the loss: the caller's dependent stages run where it completes
+				CALLER_STAGES.execute(() -> this.returned.completeExceptionally(failure));
 			}
 		}
 
@@ -359,11 +368,18 @@ final class FutureLockInvocation {
 				Lease lease = this.leases.get(i);
 				chain = chain.thenCompose((ignored) -> releaseOne(lease, problems));
 			}
+			Thread finishing = Thread.currentThread();
 			chain.whenComplete((ignored, unexpected) -> {
 				if (unexpected != null) {
 					problems.add(unwrap(unexpected));
 				}
-				complete(value, failure, problems);
+				if (Thread.currentThread() == finishing) {
+					complete(value, failure, problems);
+				}
+				else {
+					// the caller's dependent stages would run on the engine's release thread: not there
+					CALLER_STAGES.execute(() -> complete(value, failure, problems));
+				}
 			});
 		}
 
@@ -400,12 +416,22 @@ final class FutureLockInvocation {
 			if (failure != null) {
 				Throwable cause = unwrap(failure);
 				LockLostException early = this.lost.get();
+				if (early != null && early != cause) {
+					cause.addSuppressed(early);
+				}
 				for (Throwable problem : problems) {
 					if (problem != cause && problem != early) {
 						cause.addSuppressed(problem);
 					}
 				}
 				this.returned.completeExceptionally(cause);
+				return;
+			}
+			LockLostException early = this.lost.get();
+			if (early != null) {
+				// told of while the future ran (the policy is THROW then): it wins over the outcome of the lost run
+				problems.stream().filter((problem) -> problem != early).forEach(early::addSuppressed);
+				this.returned.completeExceptionally(early);
 				return;
 			}
 			LockLostException lostAtRelease = null;
