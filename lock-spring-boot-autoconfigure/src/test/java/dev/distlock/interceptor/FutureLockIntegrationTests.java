@@ -211,7 +211,7 @@ class FutureLockIntegrationTests {
 		runner().run((context) -> {
 			Holder holder = context.getBean(Holder.class);
 			CompletableFuture<String> work = new CompletableFuture<>();
-			holder.hold("busy", work);
+			holdOnAnotherThread(holder, "busy", work);
 			assertThat(failureOf(holder.hold("busy", CompletableFuture.completedFuture("x"))))
 				.isInstanceOf(LockAcquisitionTimeoutException.class);
 			assertThat(holder.skipping("busy").get(10, TimeUnit.SECONDS)).isEmpty();
@@ -257,6 +257,41 @@ class FutureLockIntegrationTests {
 			assertThat(work).isNotDone();
 			work.complete("too late");
 		});
+	}
+
+	@Test
+	void withOnLostLeaseWarnTheLossIsLoggedAndTheResultKept() {
+		runner().withPropertyValues("distlock.on-lost-lease=warn").run((context) -> {
+			Holder holder = context.getBean(Holder.class);
+			CompletableFuture<String> work = new CompletableFuture<>();
+			CompletableFuture<String> call = holder.holdBriefly("fragile", work);
+			Lease lease = holder.seen();
+			redis.execute("DEL", "lock:{fragile}");
+			await().atMost(DEADLINE).until(lease::isLost);
+			assertThat(call).isNotDone();
+			work.complete("kept");
+			assertThat(call.get(10, TimeUnit.SECONDS)).isEqualTo("kept");
+		});
+	}
+
+	@Test
+	void aFailureHandlerThatThrowsFailsTheFuture() {
+		runner().run((context) -> {
+			Holder holder = context.getBean(Holder.class);
+			CompletableFuture<String> work = new CompletableFuture<>();
+			holdOnAnotherThread(holder, "refused", work);
+			assertThat(failureOf(holder.refused("refused"))).isInstanceOf(IllegalStateException.class)
+				.hasMessage("refused refused");
+			work.complete("done");
+		});
+	}
+
+	/** Another thread's invocation holds {@code key} until {@code work} completes, whatever the engine re-enters by. */
+	private static void holdOnAnotherThread(Holder holder, String key, CompletableFuture<String> work) throws Exception {
+		Thread other = new Thread(() -> holder.hold(key, work));
+		other.start();
+		other.join(10_000);
+		assertThat(other.isAlive()).isFalse();
 	}
 
 	private static boolean tellsLoss(Lease lease) {
@@ -365,6 +400,13 @@ class FutureLockIntegrationTests {
 		@Bean
 		LockFailureHandler busyHandler() {
 			return (failure) -> CompletableFuture.completedFuture("handled " + failure.key());
+		}
+
+		@Bean
+		LockFailureHandler refusingHandler() {
+			return (failure) -> {
+				throw new IllegalStateException("refused " + failure.key());
+			};
 		}
 
 	}
@@ -502,6 +544,11 @@ class FutureLockIntegrationTests {
 		@DistributedLock(key = "#key", ttl = "10s", waitTime = "0", holdAtLeast = "1m", onFailure = OnLockFailure.SKIP)
 		public CompletableFuture<Optional<String>> report(String key) {
 			return CompletableFuture.supplyAsync(() -> Optional.of("ran"));
+		}
+
+		@DistributedLock(key = "#key", ttl = "10s", waitTime = "0", failureHandler = "refusingHandler")
+		public CompletableFuture<String> refused(String key) {
+			return CompletableFuture.completedFuture("ran");
 		}
 
 		@DistributedLock(key = "#key", ttl = "10s", waitTime = "0", failureHandler = "busyHandler")
