@@ -62,7 +62,9 @@ import org.springframework.util.Assert;
  * Failures reach the caller through the returned future, never as a thrown exception, except what the method body
  * itself throws before returning a future (it propagates as from a synchronous method, after the release): a key not
  * acquired in time is a failed future ({@code onFailure = THROW}), a future of the empty value
- * ({@code onFailure = SKIP}), or the failure handler's result (a future as is, any other value completed with it).
+ * ({@code onFailure = SKIP}), or the failure handler's result (a future as is, any other value completed with it). A
+ * lease the engine finds lost while the future runs fails the returned future at once with
+ * {@link LockLostException} ({@link LostLeasePolicy#THROW}); the method's future is left to complete, and releases.
  */
 final class FutureLockInvocation {
 
@@ -140,21 +142,25 @@ final class FutureLockInvocation {
 		catch (LockException ex) {
 			return onFailure(operation, invocation, ex);
 		}
-		catch (RuntimeException | Error ex) {
+		catch (RuntimeException ex) {
 			return CompletableFuture.failedFuture(ex);
 		}
 		Held held = new Held(operation, leases);
 		HoldAtLeastWindows.Nesting windows;
-		try (LockOwner.Binding binding = owner.bind()) {
+		try {
 			windows = HoldAtLeastWindows.open(service, operation, keys);
 		}
 		catch (LockException ex) {
 			held.releaseNow(ex);
 			return onFailure(operation, invocation, ex);
 		}
-		catch (RuntimeException | Error ex) {
+		catch (RuntimeException ex) {
 			held.releaseNow(ex);
 			return CompletableFuture.failedFuture(ex);
+		}
+		catch (Error ex) {
+			held.releaseNow(ex);
+			throw ex;
 		}
 		held.watchForLoss();
 		Object result;
@@ -241,7 +247,7 @@ final class FutureLockInvocation {
 				handled = handler.onLockFailure(new LockFailure(operation.method(), invocation.getArguments(),
 						ex.getKey(), operation.waitTime(), ex));
 			}
-			catch (RuntimeException | Error handlerFailure) {
+			catch (RuntimeException handlerFailure) {
 				return CompletableFuture.failedFuture(handlerFailure);
 			}
 			return (handled instanceof CompletionStage<?>) ? handled : CompletableFuture.completedFuture(handled);
