@@ -19,6 +19,10 @@ import org.springframework.core.annotation.AliasFor;
  * rolls back) before the next holder gets in. It is reentrant: a nested annotated call on the same key from the same
  * thread re-enters it. Inside the method, {@link LockContext#current()} gives the lease and its fencing token.
  * <p>
+ * On a method that returns a {@code CompletableFuture} or {@code CompletionStage} (an {@code @Async} method, say) the
+ * lock is taken before the method runs and held until the returned future completes; re-entry then follows the
+ * invocation rather than the thread, and the future the caller gets completes once the lock is released.
+ * <p>
  * Usable as a meta-annotation: a team may declare {@code @InventoryLock} annotated with {@code @DistributedLock}, and
  * redeclare attributes with {@link AliasFor}.
  * <p>

@@ -13,7 +13,9 @@ import dev.distlock.core.Lease;
  * <pre>{@code
  * long token = LockContext.current().orElseThrow().fencingToken();
  * }</pre>
- * The context is per thread: work the method hands to other threads must carry the lease (or its token) along.
+ * The context is per thread: work the method hands to other threads must carry the lease (or its token) along. For a
+ * method returning a {@code CompletableFuture} or {@code CompletionStage} that is everything after the synchronous part
+ * of its body: the lease is held until the future completes, but seen here only while the body runs.
  *
  * @since 0.1.0
  */

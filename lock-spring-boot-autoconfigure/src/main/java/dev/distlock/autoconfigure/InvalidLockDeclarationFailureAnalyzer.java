@@ -30,9 +30,10 @@ class InvalidLockDeclarationFailureAnalyzer extends AbstractFailureAnalyzer<Inva
 
 	private static String action(String method, @Nullable String attribute) {
 		if (attribute == null) {
-			return "Make " + method + " a public, non-static, non-final method with a synchronous return type, so "
-					+ "that a Spring proxy can hold the lock around it, or remove @DistributedLock from it. To lock "
-					+ "asynchronous work, call LockService.execute inside that work.";
+			return "Make " + method + " a public, non-static, non-final method with a synchronous, CompletableFuture or "
+					+ "CompletionStage return type, so that a Spring proxy can hold the lock around it (or until its "
+					+ "future completes), or remove @DistributedLock from it. To lock other asynchronous work, call "
+					+ "LockService.execute inside that work.";
 		}
 		return switch (attribute) {
 			case "key" -> "Correct the key expression of " + method + ". It is SpEL over the method's parameters "

@@ -41,7 +41,9 @@ import org.springframework.util.Assert;
 /**
  * Runs an annotated method while holding its lock(s): evaluate the key, acquire (all keys in sorted order, all or
  * none, within one shared wait), expose the leases through {@link LockContext}, proceed, release in reverse order.
- * Everything about the declaration was decided once by the {@link LockOperationSource}.
+ * Everything about the declaration was decided once by the {@link LockOperationSource}. A method that returns a
+ * {@code CompletableFuture} or {@code CompletionStage} holds its lock(s) until that future completes
+ * ({@link FutureLockInvocation}).
  *
  * @since 0.1.0
  */
@@ -63,6 +65,9 @@ public class DistributedLockInterceptor implements MethodInterceptor {
 
 	private final LostLeasePolicy lostLeasePolicy;
 
+	/** Calls of methods returning a {@code CompletableFuture} or {@code CompletionStage}. */
+	private final FutureLockInvocation futures;
+
 	private Supplier<ObservationRegistry> observationRegistry = () -> ObservationRegistry.NOOP;
 
 	private @Nullable LockCallObservationConvention callConvention;
@@ -80,6 +85,7 @@ public class DistributedLockInterceptor implements MethodInterceptor {
 		this.lockService = lockService;
 		this.beanFactory = beanFactory;
 		this.lostLeasePolicy = lostLeasePolicy;
+		this.futures = new FutureLockInvocation(beanFactory, lostLeasePolicy);
 	}
 
 	/**
@@ -111,6 +117,9 @@ public class DistributedLockInterceptor implements MethodInterceptor {
 		}
 		List<String> keys = this.operationSource.evaluator().keys(operation, invocation.getArguments(), target, targetClass);
 		ObservationRegistry registry = this.observationRegistry.get();
+		if (FutureLockInvocation.returnsFuture(operation.method())) {
+			return this.futures.invoke(invocation, operation, keys, this.lockService.get(), registry, this.callConvention);
+		}
 		if (registry.isNoop()) {
 			return invokeLocked(invocation, operation, keys);
 		}

@@ -284,11 +284,18 @@ public class LockOperationSource {
 
 	private static void checkReturnType(Method method, String description) {
 		Class<?> returnType = method.getReturnType();
-		String kind = null;
-		if (CompletionStage.class.isAssignableFrom(returnType) || Future.class.isAssignableFrom(returnType)) {
-			kind = "returns " + returnType.getSimpleName();
+		if (FutureLockInvocation.returnsFuture(method)) {
+			return;
 		}
-		else if (ReactiveAdapterRegistry.getSharedInstance().getAdapter(returnType) != null) {
+		if (CompletionStage.class.isAssignableFrom(returnType) || Future.class.isAssignableFrom(returnType)) {
+			// a plain Future cannot tell when it completes; any other subtype is not the CompletableFuture returned
+			throw new InvalidLockDeclarationException(description, null, "@DistributedLock is not supported on a "
+					+ "method that returns " + returnType.getSimpleName() + ": the lock is held until the returned future "
+					+ "completes, and the interceptor returns a CompletableFuture for it. Declare the return type "
+					+ "CompletableFuture or CompletionStage.", null);
+		}
+		String kind = null;
+		if (ReactiveAdapterRegistry.getSharedInstance().getAdapter(returnType) != null) {
 			kind = "returns the reactive type " + returnType.getSimpleName();
 		}
 		else if (method.getParameterCount() > 0

@@ -1,6 +1,7 @@
 package dev.distlock.autoconfigure;
 
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Future;
 
 import dev.distlock.annotation.DistributedLock;
 import dev.distlock.interceptor.InvalidLockDeclarationException;
@@ -69,8 +70,10 @@ class InvalidLockDeclarationFailureAnalyzerTests {
 		FailureAnalysis analysis = analyzeStartOf(Asynchronous.class);
 		assertThat(analysis.getDescription()).contains("    Method: " + Asynchronous.class.getName() + ".buy(String)\n")
 			.doesNotContain("Attribute:")
-			.contains("returns CompletableFuture");
-		assertThat(analysis.getAction()).contains("synchronous return type").contains("LockService.execute");
+			.contains("returns Future")
+			.contains("Declare the return type CompletableFuture or CompletionStage");
+		assertThat(analysis.getAction()).contains("synchronous, CompletableFuture or CompletionStage return type")
+			.contains("LockService.execute");
 	}
 
 	@Test
@@ -148,7 +151,7 @@ class InvalidLockDeclarationFailureAnalyzerTests {
 	static class Asynchronous {
 
 		@DistributedLock(key = "#sku")
-		public CompletableFuture<Void> buy(String sku) {
+		public Future<Void> buy(String sku) {
 			return CompletableFuture.completedFuture(null);
 		}
 

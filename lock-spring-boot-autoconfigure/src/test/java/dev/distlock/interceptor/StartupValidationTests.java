@@ -1,6 +1,7 @@
 package dev.distlock.interceptor;
 
 import java.time.Duration;
+import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.Future;
@@ -174,15 +175,24 @@ class StartupValidationTests {
 	}
 
 	@Test
-	void completableFutureReturnType() {
-		assertStartFails(FutureReturn.class, "buy(String)", "returns CompletableFuture");
+	void completableFutureAndCompletionStageReturnTypesAreLocked() {
+		for (Class<?> beanClass : List.of(FutureReturn.class, CompletionStageReturn.class)) {
+			DistributedLockInterceptorIntegrationTests.runner(redis).withBean(beanClass)
+				.run((context) -> assertThat(context).hasNotFailed());
+		}
 	}
 
 	@Test
-	void plainFutureAndCompletionStageReturnTypes() {
-		assertStartFails(PlainFutureReturn.class, "buy(String)", "returns Future", "released when the method returns");
-		assertStartFails(CompletionStageReturn.class, "buy(String)", "returns CompletionStage",
-				"released when the method returns");
+	void otherFutureReturnTypes() {
+		assertStartFails(PlainFutureReturn.class, "buy(String)", "returns Future",
+				"Declare the return type CompletableFuture or CompletionStage");
+		assertStartFails(FutureSubclassReturn.class, "buy(String)", "returns Subclass",
+				"Declare the return type CompletableFuture or CompletionStage");
+	}
+
+	@Test
+	void aFutureMethodsDeclarationIsCheckedAsAnyOther() {
+		assertStartFails(FutureWithUnknownParameter.class, "buy(String)", "#skew", "not a parameter");
 	}
 
 	@Test
@@ -492,6 +502,28 @@ class StartupValidationTests {
 
 		@DistributedLock(key = "#sku")
 		public CompletionStage<String> buy(String sku) {
+			return CompletableFuture.completedFuture(sku);
+		}
+
+	}
+
+	public static class FutureSubclassReturn {
+
+		@DistributedLock(key = "#sku")
+		public Subclass<String> buy(String sku) {
+			return new Subclass<>();
+		}
+
+		public static class Subclass<T> extends CompletableFuture<T> {
+
+		}
+
+	}
+
+	public static class FutureWithUnknownParameter {
+
+		@DistributedLock(key = "#skew")
+		public CompletableFuture<String> buy(String sku) {
 			return CompletableFuture.completedFuture(sku);
 		}
 
