@@ -113,8 +113,10 @@ public class LockOperationSource {
 	public boolean validateClass(Class<?> targetClass) {
 		Class<?> userClass = ClassUtils.getUserClass(targetClass);
 		List<Method> annotated = new ArrayList<>();
+		// Kotlin compiles an open suspend function's body into a static <name>$suspendImpl that carries its annotations
 		ReflectionUtils.doWithMethods(userClass, annotated::add,
-				method -> AnnotatedElementUtils.hasAnnotation(method, DistributedLock.class));
+				method -> AnnotatedElementUtils.hasAnnotation(method, DistributedLock.class)
+						&& !(Modifier.isStatic(method.getModifiers()) && method.getName().endsWith("$suspendImpl")));
 		for (Class<?> ifc : ClassUtils.getAllInterfacesForClassAsSet(userClass)) {
 			for (Method method : ifc.getMethods()) {
 				if (AnnotatedElementUtils.hasAnnotation(method, DistributedLock.class)) {
