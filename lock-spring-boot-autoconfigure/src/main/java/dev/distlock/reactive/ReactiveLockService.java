@@ -27,7 +27,6 @@ import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 import reactor.util.context.ContextView;
 
-import org.springframework.core.task.SimpleAsyncTaskExecutor;
 import org.springframework.util.Assert;
 
 /**
@@ -58,7 +57,7 @@ public class ReactiveLockService implements AutoCloseable {
 
 	private final AsyncLockService service;
 
-	private final @Nullable AutoCloseable resources;
+	private final @Nullable BlockingCallThreads threads;
 
 	/**
 	 * Reactive locks on an engine that acquires without blocking (or on one adapted with
@@ -69,10 +68,10 @@ public class ReactiveLockService implements AutoCloseable {
 		this(service, null);
 	}
 
-	private ReactiveLockService(AsyncLockService service, @Nullable AutoCloseable resources) {
+	private ReactiveLockService(AsyncLockService service, @Nullable BlockingCallThreads threads) {
 		Assert.notNull(service, "'service' must not be null");
 		this.service = service;
-		this.resources = resources;
+		this.threads = threads;
 	}
 
 	/**
@@ -99,12 +98,8 @@ public class ReactiveLockService implements AutoCloseable {
 		if (service instanceof AsyncLockService async) {
 			return new ReactiveLockService(async);
 		}
-		// a fresh thread per blocking call: a pooled thread would outlive the call that bound an owner to it
-		SimpleAsyncTaskExecutor executor = new SimpleAsyncTaskExecutor("distlock-reactive-");
-		executor.setDaemon(true);
-		executor.setConcurrencyLimit(maxBlockingCalls);
-		executor.setRejectTasksWhenLimitReached(true);
-		return new ReactiveLockService(AsyncLockService.adapt(service, executor), executor);
+		BlockingCallThreads threads = new BlockingCallThreads(maxBlockingCalls);
+		return new ReactiveLockService(AsyncLockService.adapt(service, threads), threads);
 	}
 
 	/** {@return the engine this view acquires from} */
@@ -247,11 +242,14 @@ public class ReactiveLockService implements AutoCloseable {
 		return Mono.deferContextual((context) -> Mono.justOrEmpty(context.<LockOwner>getOrEmpty(OWNER)));
 	}
 
-	/** Stop the threads of blocking calls, if this view made any ({@link #of(LockService)}). */
+	/**
+	 * Refuse further blocking calls, if this view makes any ({@link #of(LockService)}); those running end on their
+	 * own, within their requests' waits.
+	 */
 	@Override
-	public void close() throws Exception {
-		if (this.resources != null) {
-			this.resources.close();
+	public void close() {
+		if (this.threads != null) {
+			this.threads.close();
 		}
 	}
 

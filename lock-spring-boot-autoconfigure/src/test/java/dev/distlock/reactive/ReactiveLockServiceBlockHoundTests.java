@@ -3,8 +3,11 @@ package dev.distlock.reactive;
 import java.lang.management.ManagementFactory;
 import java.time.Duration;
 import java.util.List;
+import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 
+import dev.distlock.core.Lease;
+import dev.distlock.core.LockHolder;
 import dev.distlock.core.LockRequest;
 import dev.distlock.core.LockService;
 import dev.distlock.test.redis.RedisServer;
@@ -53,8 +56,10 @@ class ReactiveLockServiceBlockHoundTests {
 	@Test
 	void acquiringWaitingCancellingAndReleasingNeverBlockAReactorThread() {
 		ReactiveLockServiceIntegrationTests.runner(redis).run((context) -> {
-			ReactiveLockService locks = context.getBean(ReactiveLockService.class);
 			LockService service = context.getBean(LockService.class);
+			// the executor adapter's path, whatever the engine: a view of it that only blocks
+			ReactiveLockService locks = ReactiveLockService.of(new BlockingOnly(service));
+			assertThat(locks.getLockService().getClass().getSimpleName()).isEqualTo("ExecutorAsyncLockService");
 			// BlockHound is active on the parallel threads
 			StepVerifier.create(Mono.fromCallable(() -> {
 				Thread.sleep(1);
@@ -84,7 +89,23 @@ class ReactiveLockServiceBlockHoundTests {
 			// the raw acquire and release, subscribed on a parallel thread
 			StepVerifier.create(Mono.defer(() -> locks.acquire(request).flatMap(locks::release))
 				.subscribeOn(Schedulers.parallel())).expectComplete().verify(DEADLINE);
+			locks.close();
 		});
+	}
+
+	/** The engine's blocking calls only, so that the reactive service adapts them with its executor. */
+	private record BlockingOnly(LockService service) implements LockService {
+
+		@Override
+		public Optional<Lease> tryAcquire(LockRequest request) {
+			return this.service.tryAcquire(request);
+		}
+
+		@Override
+		public Optional<LockHolder> holder(String key) {
+			return this.service.holder(key);
+		}
+
 	}
 
 }
