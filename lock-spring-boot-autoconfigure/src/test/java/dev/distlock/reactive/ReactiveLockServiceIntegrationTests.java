@@ -100,6 +100,9 @@ class ReactiveLockServiceIntegrationTests {
 			// a second subscription of the same Mono acquires again
 			StepVerifier.create(locked).expectNext(true).expectComplete().verify(DEADLINE);
 			assertThat(service.isLocked("stock:1")).isFalse();
+			// a Mono's value comes once the lease is released
+			StepVerifier.create(locks.withLock(request("stock:1", Duration.ZERO), (lease) -> Mono.just(lease.key()))
+				.map(service::isLocked)).expectNext(false).expectComplete().verify(DEADLINE);
 			StepVerifier.create(locks.withLockMany(request("stock:1", Duration.ZERO),
 					(lease) -> Flux.just(lease.key(), "b")).then(Mono.fromCallable(() -> service.isLocked("stock:1"))))
 				.expectNext(false).expectComplete().verify(DEADLINE);
