@@ -7,6 +7,7 @@ import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Function;
 
@@ -273,7 +274,8 @@ public class ReactiveLockService implements AutoCloseable {
 		}
 		return Mono.defer(() -> {
 			long deadline = System.nanoTime() + requests.get(0).waitTime().toNanos();
-			List<Lease> acquired = new ArrayList<>(requests.size());
+			// written by the acquisitions in turn, read by a cancellation from any thread
+			List<Lease> acquired = new CopyOnWriteArrayList<>();
 			return Flux.fromIterable(requests).concatMap((request) -> {
 				if (acquired.isEmpty()) {
 					return acquireOne(request, owner);

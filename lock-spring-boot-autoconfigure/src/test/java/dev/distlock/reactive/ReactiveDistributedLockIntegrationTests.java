@@ -99,6 +99,22 @@ class ReactiveDistributedLockIntegrationTests {
 	}
 
 	@Test
+	void severalKeysAreAllHeldAndAllReleased() {
+		run((context) -> {
+			Orders orders = context.getBean(Orders.class);
+			LockService service = context.getBean(LockService.class);
+			StepVerifier.create(orders.transfer("x", "y")).expectNext(List.of(true, true)).expectComplete().verify(DEADLINE);
+			assertThat(service.isLocked("account:x")).isFalse();
+			assertThat(service.isLocked("account:y")).isFalse();
+			try (Lease held = service.acquire(LockRequest.of("account:y", Duration.ofSeconds(30), Duration.ZERO))) {
+				StepVerifier.create(orders.transfer("x", "y")).expectError(LockAcquisitionTimeoutException.class)
+					.verify(DEADLINE);
+				assertThat(service.isLocked("account:x")).isFalse(); // all or none
+			}
+		});
+	}
+
+	@Test
 	void theKeyIsEvaluatedAtTheCall() {
 		run((context) -> {
 			Orders orders = context.getBean(Orders.class);
@@ -233,6 +249,12 @@ class ReactiveDistributedLockIntegrationTests {
 		public Mono<String> handled(String id) {
 			calls.incrementAndGet();
 			return Mono.just(id);
+		}
+
+		@DistributedLock(key = "{'account:' + #from, 'account:' + #to}", waitTime = "100ms")
+		public Mono<List<Boolean>> transfer(String from, String to) {
+			return Mono.fromCallable(() -> List.of(this.lockService.isLocked("account:" + from),
+					this.lockService.isLocked("account:" + to)));
 		}
 
 		@DistributedLock(key = "'order:' + #id", waitTime = "0")
