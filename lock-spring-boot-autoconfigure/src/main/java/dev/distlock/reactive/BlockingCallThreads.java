@@ -7,7 +7,7 @@ import java.util.concurrent.Semaphore;
 import org.springframework.scheduling.concurrent.CustomizableThreadFactory;
 
 /**
- * Where a blocking engine's calls run for {@link ReactiveLockService#of(LockService, int)}: a fresh daemon thread per
+ * Where a blocking engine's calls run for {@link ReactiveLockService#of(dev.distlock.core.LockService, int)}: a fresh daemon thread per
  * call, at most {@code limit} at once, refusing beyond that. Handing a call over never blocks the caller (a Reactor
  * thread): the bound is a non-blocking semaphore, and there is no queue whose lock could be contended. A fresh thread
  * rather than a pooled one also means an owner bound for one call can never be seen by the next.
