@@ -16,6 +16,7 @@ import dev.distlock.autoconfigure.ReactiveLockServiceAutoConfiguration;
 import dev.distlock.autoconfigure.RedisLockServiceAutoConfiguration;
 import dev.distlock.core.Lease;
 import dev.distlock.core.LockAcquisitionTimeoutException;
+import dev.distlock.core.LockLostException;
 import dev.distlock.core.LockRequest;
 import dev.distlock.core.LockService;
 import dev.distlock.interceptor.InvalidLockDeclarationException;
@@ -157,6 +158,22 @@ class ReactiveDistributedLockIntegrationTests {
 	}
 
 	@Test
+	void aLostLeaseFailsTheMethodsStream() {
+		run((context) -> {
+			Orders orders = context.getBean(Orders.class);
+			LockService service = context.getBean(LockService.class);
+			EngineSupport.assumeLossNotices(service);
+			StepVerifier.create(orders.foreverRenewed("o-10"))
+				.then(() -> {
+					await().atMost(DEADLINE).until(() -> service.holder("order:o-10").isPresent());
+					redis.execute("DEL", "lock:{order:o-10}");
+				})
+				.expectError(LockLostException.class)
+				.verify(DEADLINE);
+		});
+	}
+
+	@Test
 	void holdAtLeastOnAReactiveMethodFailsTheStartNamingIt() {
 		new ApplicationContextRunner()
 			.withConfiguration(AutoConfigurations.of(AopAutoConfiguration.class, DataRedisAutoConfiguration.class,
@@ -259,6 +276,11 @@ class ReactiveDistributedLockIntegrationTests {
 
 		@DistributedLock(key = "'order:' + #id", waitTime = "0")
 		public Mono<String> forever(String id) {
+			return Mono.never();
+		}
+
+		@DistributedLock(key = "'order:' + #id", waitTime = "0", ttl = "600ms")
+		public Mono<String> foreverRenewed(String id) {
 			return Mono.never();
 		}
 
