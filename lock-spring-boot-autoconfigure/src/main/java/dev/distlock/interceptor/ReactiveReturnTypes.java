@@ -1,6 +1,7 @@
 package dev.distlock.interceptor;
 
 import java.lang.reflect.Method;
+import java.util.Map;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.Future;
 
@@ -10,6 +11,7 @@ import org.springframework.core.KotlinDetector;
 import org.springframework.core.ReactiveAdapter;
 import org.springframework.core.ReactiveAdapterRegistry;
 import org.springframework.util.ClassUtils;
+import org.springframework.util.ConcurrentReferenceHashMap;
 
 /**
  * Which annotated methods take the reactive path ({@link ReactiveLockInvocation}), and why others cannot. Free of
@@ -26,6 +28,9 @@ final class ReactiveReturnTypes {
 
 	private static final String CONTINUATION = "kotlin.coroutines.Continuation";
 
+	/** Asked on every locked call: the adapter registry's lookup walks its adapters, so the answer is kept. */
+	private static final Map<Method, Boolean> REACTIVE = new ConcurrentReferenceHashMap<>(256);
+
 	private ReactiveReturnTypes() {
 	}
 
@@ -33,6 +38,10 @@ final class ReactiveReturnTypes {
 	 * Whether {@code method} returns a reactive type or is a Kotlin {@code suspend} function (supported or not).
 	 */
 	static boolean isReactive(Method method) {
+		return REACTIVE.computeIfAbsent(method, ReactiveReturnTypes::computeIsReactive);
+	}
+
+	private static boolean computeIsReactive(Method method) {
 		Class<?> type = method.getReturnType();
 		if (CompletionStage.class.isAssignableFrom(type) || Future.class.isAssignableFrom(type)) {
 			return false;
