@@ -72,6 +72,9 @@ public class DistributedLockInterceptor implements MethodInterceptor {
 
 	private @Nullable LockCallObservationConvention callConvention;
 
+	/** Methods returning a reactive type, and Kotlin suspend functions; only with Reactor on the classpath. */
+	private final @Nullable ReactiveLockInvocation reactiveInvocation;
+
 	/**
 	 * An interceptor that locks the calls {@code operationSource} has an operation for.
 	 * @param operationSource where the methods' lock operations come from
@@ -86,6 +89,8 @@ public class DistributedLockInterceptor implements MethodInterceptor {
 		this.beanFactory = beanFactory;
 		this.lostLeasePolicy = lostLeasePolicy;
 		this.futures = new FutureLockInvocation(beanFactory, lostLeasePolicy);
+		this.reactiveInvocation = ReactiveReturnTypes.REACTOR_PRESENT
+				? new ReactiveLockInvocation(lockService, beanFactory) : null;
 	}
 
 	/**
@@ -116,6 +121,9 @@ public class DistributedLockInterceptor implements MethodInterceptor {
 			return invocation.proceed();
 		}
 		List<String> keys = this.operationSource.evaluator().keys(operation, invocation.getArguments(), target, targetClass);
+		if (this.reactiveInvocation != null && ReactiveReturnTypes.isReactive(operation.method())) {
+			return this.reactiveInvocation.invoke(invocation, operation, keys);
+		}
 		ObservationRegistry registry = this.observationRegistry.get();
 		if (FutureLockInvocation.returnsFuture(operation.method())) {
 			return this.futures.invoke(invocation, operation, keys, this.lockService.get(), registry, this.callConvention);

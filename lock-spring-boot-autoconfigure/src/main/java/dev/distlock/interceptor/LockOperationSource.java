@@ -23,7 +23,6 @@ import org.springframework.aop.support.AopUtils;
 import org.springframework.beans.factory.BeanFactory;
 import org.springframework.boot.convert.DurationStyle;
 import org.springframework.core.MethodClassKey;
-import org.springframework.core.ReactiveAdapterRegistry;
 import org.springframework.core.annotation.AnnotatedElementUtils;
 import org.springframework.expression.Expression;
 import org.springframework.util.ClassUtils;
@@ -44,8 +43,6 @@ import org.springframework.util.StringValueResolver;
 public class LockOperationSource {
 
 	private static final Object NO_OPERATION = new Object();
-
-	private static final String CONTINUATION = "kotlin.coroutines.Continuation";
 
 	private final Map<MethodClassKey, Object> cache = new ConcurrentHashMap<>(256);
 
@@ -116,8 +113,10 @@ public class LockOperationSource {
 	public boolean validateClass(Class<?> targetClass) {
 		Class<?> userClass = ClassUtils.getUserClass(targetClass);
 		List<Method> annotated = new ArrayList<>();
+		// Kotlin compiles an open suspend function's body into a static <name>$suspendImpl that carries its annotations
 		ReflectionUtils.doWithMethods(userClass, annotated::add,
-				method -> AnnotatedElementUtils.hasAnnotation(method, DistributedLock.class));
+				method -> AnnotatedElementUtils.hasAnnotation(method, DistributedLock.class)
+						&& !(Modifier.isStatic(method.getModifiers()) && method.getName().endsWith("$suspendImpl")));
 		for (Class<?> ifc : ClassUtils.getAllInterfacesForClassAsSet(userClass)) {
 			for (Method method : ifc.getMethods()) {
 				if (AnnotatedElementUtils.hasAnnotation(method, DistributedLock.class)) {
@@ -219,6 +218,11 @@ public class LockOperationSource {
 					+ "waited for and not run anyway. Set waitTime = \"0\" (with onFailure = SKIP for a scheduled job)",
 					null);
 		}
+		if (holdAtLeast != null && ReactiveReturnTypes.isReactive(method)) {
+			throw new InvalidLockDeclarationException(description, "holdAtLeast", "@DistributedLock attribute "
+					+ "'holdAtLeast' is not supported on a method that returns a reactive type or is a Kotlin suspend "
+					+ "function", null);
+		}
 		String failureHandler = StringUtils.hasText(annotation.failureHandler()) ? annotation.failureHandler() : null;
 		if (failureHandler != null && annotation.onFailure() != OnLockFailure.THROW) {
 			// the handler decides alone: an onFailure beside it would be silently ignored
@@ -294,18 +298,13 @@ public class LockOperationSource {
 					+ "completes, and the interceptor returns a CompletableFuture for it. Declare the return type "
 					+ "CompletableFuture or CompletionStage.", null);
 		}
-		String kind = null;
-		if (ReactiveAdapterRegistry.getSharedInstance().getAdapter(returnType) != null) {
-			kind = "returns the reactive type " + returnType.getSimpleName();
-		}
-		else if (method.getParameterCount() > 0
-				&& method.getParameterTypes()[method.getParameterCount() - 1].getName().equals(CONTINUATION)) {
-			kind = "is a Kotlin suspend function";
-		}
-		if (kind != null) {
-			throw new InvalidLockDeclarationException(description, null, "@DistributedLock is not supported on a method "
-					+ "that " + kind + ": the lock would be released when the method returns, before the asynchronous "
-					+ "work it started has finished. Lock inside the asynchronous work instead (LockService.execute).", null);
+		if (ReactiveReturnTypes.isReactive(method)) {
+			// locked per subscription (ReactiveLockInvocation) where it can be
+			String problem = ReactiveReturnTypes.problem(method);
+			if (problem != null) {
+				throw new InvalidLockDeclarationException(description, null, "@DistributedLock is not supported on a "
+						+ "method that " + problem, null);
+			}
 		}
 	}
 

@@ -1,0 +1,111 @@
+package dev.distlock.reactive;
+
+import java.lang.management.ManagementFactory;
+import java.time.Duration;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.TimeUnit;
+
+import dev.distlock.core.Lease;
+import dev.distlock.core.LockHolder;
+import dev.distlock.core.LockRequest;
+import dev.distlock.core.LockService;
+import dev.distlock.test.redis.RedisServer;
+import dev.distlock.test.redis.RedisServerExtension;
+import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.ExtendWith;
+import reactor.blockhound.BlockHound;
+import reactor.blockhound.BlockingOperationError;
+import reactor.core.Disposable;
+import reactor.core.publisher.Flux;
+import reactor.core.publisher.Mono;
+import reactor.core.scheduler.Schedulers;
+import reactor.test.StepVerifier;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+/**
+ * No blocking call on a Reactor thread when {@link ReactiveLockService} acquires, waits, is cancelled and releases
+ * on a blocking engine through the executor adapter: every subscription runs on Reactor's parallel (non-blocking)
+ * threads with BlockHound installed, which fails any blocking call made there.
+ * <p>
+ * Runs in a JVM of its own (the {@code blockhound} surefire execution, with
+ * {@code -XX:+AllowRedefinitionToAddDeleteMethods}, which BlockHound needs on JDK 13+); skipped elsewhere.
+ */
+@ExtendWith(RedisServerExtension.class)
+@Timeout(value = 120, unit = TimeUnit.SECONDS)
+class ReactiveLockServiceBlockHoundTests {
+
+	private static final Duration DEADLINE = Duration.ofSeconds(30);
+
+	private static RedisServer redis;
+
+	@BeforeAll
+	static void install(RedisServer server) {
+		redis = server;
+		List<String> arguments = ManagementFactory.getRuntimeMXBean().getInputArguments();
+		Assumptions.assumeTrue(arguments.contains("-XX:+AllowRedefinitionToAddDeleteMethods"),
+				"BlockHound needs -XX:+AllowRedefinitionToAddDeleteMethods: run by the 'blockhound' surefire execution");
+		BlockHound.install();
+	}
+
+	@Test
+	void acquiringWaitingCancellingAndReleasingNeverBlockAReactorThread() {
+		ReactiveLockServiceIntegrationTests.runner(redis).run((context) -> {
+			LockService service = context.getBean(LockService.class);
+			// the executor adapter's path, whatever the engine: a view of it that only blocks
+			ReactiveLockService locks = ReactiveLockService.of(new BlockingOnly(service));
+			assertThat(locks.getLockService().getClass().getSimpleName()).isEqualTo("ExecutorAsyncLockService");
+			// BlockHound is active on the parallel threads
+			StepVerifier.create(Mono.fromCallable(() -> {
+				Thread.sleep(1);
+				return 1;
+			}).subscribeOn(Schedulers.parallel())).expectError(BlockingOperationError.class).verify(DEADLINE);
+
+			// contended: most subscriptions wait for the key, each takes it and releases it
+			LockRequest request = LockRequest.of("blockhound:stock", Duration.ofSeconds(30), Duration.ofSeconds(30));
+			List<Integer> done = Flux.range(0, 40)
+				.flatMap((i) -> Mono.defer(() -> locks.withLock(request, (lease) -> Mono.just(i).delayElement(
+						Duration.ofMillis(1)))).subscribeOn(Schedulers.parallel()), 8)
+				.collectList()
+				.block(DEADLINE);
+			assertThat(done).hasSize(40);
+			assertThat(service.isLocked("blockhound:stock")).isFalse();
+
+			// cancelled while holding and while waiting, on a parallel thread
+			Disposable holding = Mono.defer(() -> locks.withLock(request, (lease) -> Mono.never()))
+				.subscribeOn(Schedulers.parallel()).subscribe();
+			await().atMost(DEADLINE).until(() -> service.isLocked("blockhound:stock"));
+			Disposable waiting = Mono.defer(() -> locks.withLock(request, (lease) -> Mono.just(1)))
+				.subscribeOn(Schedulers.parallel()).subscribe();
+			Schedulers.parallel().schedule(waiting::dispose);
+			Schedulers.parallel().schedule(holding::dispose);
+			await().atMost(DEADLINE).until(() -> !service.isLocked("blockhound:stock"));
+
+			// the raw acquire and release, subscribed on a parallel thread
+			StepVerifier.create(Mono.defer(() -> locks.acquire(request).flatMap(locks::release))
+				.subscribeOn(Schedulers.parallel())).expectComplete().verify(DEADLINE);
+			locks.close();
+		});
+	}
+
+	/** The engine's blocking calls only, so that the reactive service adapts them with its executor. */
+	private record BlockingOnly(LockService service) implements LockService {
+
+		@Override
+		public Optional<Lease> tryAcquire(LockRequest request) {
+			return this.service.tryAcquire(request);
+		}
+
+		@Override
+		public Optional<LockHolder> holder(String key) {
+			return this.service.holder(key);
+		}
+
+	}
+
+}
