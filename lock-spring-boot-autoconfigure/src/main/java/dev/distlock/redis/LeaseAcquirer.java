@@ -11,13 +11,15 @@ import dev.distlock.core.Lease;
 import dev.distlock.core.LockAccessDeniedException;
 import dev.distlock.core.LockInterruptedException;
 import dev.distlock.core.LockListener;
+import dev.distlock.core.LockOwner;
 import dev.distlock.core.LockRequest;
 import dev.distlock.core.LockUnavailableException;
 
 import org.jspecify.annotations.Nullable;
 
 /**
- * Acquisition and waiting: one role, getting a lease. It re-enters the lease the calling thread holds, or acquires
+ * Acquisition and waiting: one role, getting a lease. It re-enters the lease the current {@link LockOwner} holds (the
+ * calling thread's own unless another owner is bound to it), or acquires
  * the lock with a fresh owner id; it waits on release messages (joining other waiting threads of this process, taking
  * a lease a holder hands over), polls while no message can come, and retries through failures until the wait's
  * deadline. An acquisition that ends without a lease after a call that got no answer hands its owner id to the
@@ -69,17 +71,18 @@ final class LeaseAcquirer {
 
 	/** See {@link dev.distlock.core.LockService#tryAcquire(LockRequest)}; {@code redisKey} is the request's key in Redis. */
 	Optional<Lease> tryAcquire(LockRequest request, String redisKey) {
+		LockOwner owner = LockOwner.current();
 		long start = System.nanoTime();
 		long deadline = start + request.waitTime().toNanos();
 		try {
-			LeaseEntry held = this.registry.heldByCurrentThread(redisKey);
+			LeaseEntry held = this.registry.heldBy(redisKey, owner);
 			if (held != null) {
 				Lease reentered = reenter(request, held, start, deadline);
 				if (reentered != null) {
 					return Optional.of(reentered);
 				}
 			}
-			return acquireNew(request, new Attempt(redisKey, newOwner(), request.ttl().toMillis()), start, deadline);
+			return acquireNew(request, newAttempt(request, redisKey, owner), start, deadline);
 		}
 		catch (InterruptedException ex) {
 			Thread.currentThread().interrupt();
@@ -94,7 +97,7 @@ final class LeaseAcquirer {
 	}
 
 	/**
-	 * Count one more hold of the lease this thread holds on the key. Returns null when Redis no longer has that lease
+	 * Count one more hold of the lease the owner holds on the key. Returns null when Redis no longer has that lease
 	 * (it is then reported lost) or this process ended it meanwhile; the caller then acquires the lock anew.
 	 */
 	private @Nullable Lease reenter(LockRequest request, LeaseEntry entry, long start, long deadline)
@@ -318,10 +321,11 @@ final class LeaseAcquirer {
 		return (a - b < 0) ? a : b;
 	}
 
-	/** A new lease of this process, held once by the calling thread. */
+	/** A new lease of this process, held once by the attempt's owner. */
 	private LeaseEntry newEntry(LockRequest request, Attempt attempt, long token, long sent, int handOvers) {
 		LeaseEntry entry = new LeaseEntry(request.key(), attempt.redisKey, attempt.channel, attempt.owner,
-				request.effectiveName(), token, attempt.ttlMillis, request.autoRenew(), sent, handOvers);
+				request.effectiveName(), token, attempt.ttlMillis, request.autoRenew(), sent, handOvers,
+				attempt.lockOwner);
 		this.registry.add(entry);
 		this.watchdog.register(entry);
 		return entry;
@@ -340,9 +344,20 @@ final class LeaseAcquirer {
 		return Optional.empty();
 	}
 
-	/** A fresh owner id: the client id, the acquiring thread, and a number never used before in this process. */
-	private String newOwner() {
-		return this.clientId + ":" + Thread.currentThread().getId() + ":" + this.ownerSequence.incrementAndGet();
+	/** A new acquisition of {@code redisKey} for {@code owner}, with a fresh owner id. */
+	Attempt newAttempt(LockRequest request, String redisKey, LockOwner owner) {
+		return new Attempt(redisKey, newOwnerId(owner), request.ttl().toMillis(), owner);
+	}
+
+	/**
+	 * A fresh owner id: the client id (random, so the id cannot be guessed), the acquiring thread when the owner is a
+	 * thread, and a number never used before in this process. An owner that is not a thread is named by the number
+	 * only: the thread it happens to run on now says nothing about it.
+	 */
+	private String newOwnerId(LockOwner owner) {
+		long sequence = this.ownerSequence.incrementAndGet();
+		return owner.isThread() ? this.clientId + ":" + Thread.currentThread().getId() + ":" + sequence
+				: this.clientId + ":" + sequence;
 	}
 
 }

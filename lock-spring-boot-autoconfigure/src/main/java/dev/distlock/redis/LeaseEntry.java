@@ -5,6 +5,7 @@ import java.time.Instant;
 
 import dev.distlock.core.LeaseSnapshot;
 import dev.distlock.core.LockLostEvent;
+import dev.distlock.core.LockOwner;
 
 import org.jspecify.annotations.Nullable;
 
@@ -43,10 +44,14 @@ final class LeaseEntry {
 
 	final String owner;
 
+	/** The name of the thread that acquired the lease, for operators. */
 	final String ownerThread;
 
-	/** The thread that acquired the lease: its re-entries find the lease by it. */
-	final long ownerThreadId;
+	/**
+	 * Whose lease this is for re-entry ({@link LockOwner#current()} at acquisition, or the owner an asynchronous
+	 * acquisition named): its re-entries find the lease by it, whichever thread they run on.
+	 */
+	final LockOwner lockOwner;
 
 	final String name;
 
@@ -86,13 +91,19 @@ final class LeaseEntry {
 
 	LeaseEntry(String key, String redisKey, String channel, String owner, String name, long token, long ttlMillis,
 			boolean autoRenew, long sentAtNanos, int handOvers) {
+		this(key, redisKey, channel, owner, name, token, ttlMillis, autoRenew, sentAtNanos, handOvers,
+				LockOwner.current());
+	}
+
+	LeaseEntry(String key, String redisKey, String channel, String owner, String name, long token, long ttlMillis,
+			boolean autoRenew, long sentAtNanos, int handOvers, LockOwner lockOwner) {
+		this.lockOwner = lockOwner;
 		this.handOvers = handOvers;
 		this.key = key;
 		this.redisKey = redisKey;
 		this.channel = channel;
 		this.owner = owner;
 		this.ownerThread = Thread.currentThread().getName();
-		this.ownerThreadId = Thread.currentThread().getId();
 		this.name = name;
 		this.token = token;
 		this.acquiredAt = Instant.now();

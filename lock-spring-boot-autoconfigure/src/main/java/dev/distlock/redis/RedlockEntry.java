@@ -5,6 +5,7 @@ import java.time.Instant;
 
 import dev.distlock.core.LeaseSnapshot;
 import dev.distlock.core.LockLostEvent;
+import dev.distlock.core.LockOwner;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -34,9 +35,11 @@ final class RedlockEntry {
 
 	final long fencingToken;
 
+	/** The name of the thread that acquired the lease, for operators. */
 	final String ownerThread;
 
-	final long ownerThreadId;
+	/** Whose lease this is for re-entry: {@link LockOwner#current()} on the acquiring thread. */
+	final LockOwner lockOwner;
 
 	final Instant acquiredAt;
 
@@ -78,7 +81,7 @@ final class RedlockEntry {
 		}
 		this.fencingToken = max;
 		this.ownerThread = Thread.currentThread().getName();
-		this.ownerThreadId = Thread.currentThread().getId();
+		this.lockOwner = LockOwner.current();
 		this.acquiredAt = Instant.now();
 		this.ttlMillis = ttlMillis;
 		this.autoRenew = autoRenew;
@@ -87,7 +90,7 @@ final class RedlockEntry {
 		for (int i = 0; i < tokens.length; i++) {
 			if (tokens[i] != 0) {
 				this.carriers[i] = new LeaseEntry(key, redisKey, this.channel, owner, name, tokens[i], ttlMillis, true,
-						System.nanoTime(), 0);
+						System.nanoTime(), 0, this.lockOwner);
 			}
 		}
 	}
@@ -111,7 +114,7 @@ final class RedlockEntry {
 		if (this.state == State.HELD && this.tokens[node] == 0 && token > 0) {
 			this.tokens[node] = token;
 			this.carriers[node] = new LeaseEntry(this.key, this.redisKey, this.channel, this.owner, this.name, token,
-					this.ttlMillis, true, System.nanoTime(), 0);
+					this.ttlMillis, true, System.nanoTime(), 0, this.lockOwner);
 		}
 	}
 
