@@ -61,6 +61,9 @@ final class LeaseEntry {
 
 	final long acquiredAtNanos;
 
+	/** The {@link dev.distlock.core.Lease#onLost} actions of its holds. */
+	final LostActions lostActions = new LostActions();
+
 	/** How many times in a row the lease was handed from one owner of this process to another to get here. */
 	final int handOvers;
 

@@ -39,10 +39,11 @@ final class LeaseRegistry {
 
 	private final @Nullable ApplicationEventPublisher eventPublisher;
 
-	private final @Nullable ExecutorService events;
+	/** Where events are published and holders' lost-lease actions run: an engine thread, lazily started. */
+	private final ExecutorService events;
 
 	LeaseRegistry(List<LockListener> listeners, @Nullable ApplicationEventPublisher eventPublisher,
-			@Nullable ExecutorService events) {
+			ExecutorService events) {
 		this.listeners = listeners;
 		this.eventPublisher = eventPublisher;
 		this.events = events;
@@ -81,7 +82,8 @@ final class LeaseRegistry {
 	}
 
 	/**
-	 * A lease was found lost: it is no longer re-entered, and the log, the listeners and the application hear of it.
+	 * A lease was found lost: it is no longer re-entered, and the log, the listeners, the holders' lost-lease actions
+	 * (once, on the events thread) and the application hear of it.
 	 * It stays listed, as lost, until its holder releases it, so that an operator sees a holder running without its
 	 * lock.
 	 */
@@ -90,9 +92,10 @@ final class LeaseRegistry {
 		logger.warn("Lock '" + event.key() + "' (fencing token " + event.fencingToken() + ", owner " + event.owner()
 				+ ") was lost: " + event.detection().description());
 		this.listeners.forEach(listener -> listener.lost(event));
+		LostActions.run(entry.lostActions.fire(event), event, this.events);
 		ApplicationEventPublisher publisher = this.eventPublisher;
 		ExecutorService executor = this.events;
-		if (publisher != null && executor != null) {
+		if (publisher != null) {
 			try {
 				executor.execute(() -> publisher.publishEvent(event));
 			}
@@ -103,9 +106,7 @@ final class LeaseRegistry {
 	}
 
 	void close() {
-		if (this.events != null) {
-			this.events.shutdown();
-		}
+		this.events.shutdown();
 	}
 
 	private record HoldKey(String redisKey, String owner) {

@@ -2,6 +2,9 @@ package dev.distlock.redis;
 
 import java.time.Duration;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Executor;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 
 import dev.distlock.core.LockException;
@@ -41,9 +44,13 @@ final class LeaseReleaser {
 
 	private final NotificationRefusals notifications;
 
+	/** Where asynchronous releases run: a small, bounded pool of engine threads. */
+	private final Executor asyncReleases;
+
 	LeaseReleaser(LeaseStore store, ReleaseSubscriber subscriber, LeaseWatchdog watchdog, LeaseRegistry registry,
 			HoldReconciler reconciler, List<LockListener> listeners, String clientId, int localHandOvers,
-			NotificationRefusals notifications) {
+			NotificationRefusals notifications, Executor asyncReleases) {
+		this.asyncReleases = asyncReleases;
 		this.notifications = notifications;
 		this.store = store;
 		this.subscriber = subscriber;
@@ -94,6 +101,32 @@ final class LeaseReleaser {
 			}
 		}
 		released(lease, entry, held);
+	}
+
+	/**
+	 * {@link #release} on an engine thread of the bounded release executor, with the same outcome: the future fails
+	 * as {@code release} would throw, the hold counts as released either way, and a release that goes unanswered
+	 * leaves the lease to the {@link HoldReconciler} as {@code release} does. Only once the service is closed (its
+	 * executor shut down) does the release run on the caller's thread.
+	 */
+	CompletableFuture<Void> releaseAsync(RedisLease lease) {
+		CompletableFuture<Void> done = new CompletableFuture<>();
+		Runnable task = () -> {
+			try {
+				release(lease);
+				done.complete(null);
+			}
+			catch (RuntimeException | Error ex) {
+				done.completeExceptionally(ex);
+			}
+		};
+		try {
+			this.asyncReleases.execute(task);
+		}
+		catch (RejectedExecutionException ex) {
+			task.run();
+		}
+		return done;
 	}
 
 	/**

@@ -67,6 +67,9 @@ public class RedisLockService
 
 	private static final Log logger = LogFactory.getLog(RedisLockService.class);
 
+	/** How many engine threads run asynchronous callers' blocking calls at most. */
+	private static final int ASYNC_THREADS = 2;
+
 	private final String keyPrefix;
 
 	private final String clientId;
@@ -87,6 +90,12 @@ public class RedisLockService
 
 	private final HolderQuery holderQuery;
 
+	/**
+	 * The blocking Redis calls of asynchronous callers (releases): a few engine threads that start when needed and
+	 * stop when idle, so a caller's thread (an event loop) never waits for Redis.
+	 */
+	private final ThreadPoolExecutor asyncCalls;
+
 	private volatile boolean closed;
 
 	/**
@@ -101,11 +110,12 @@ public class RedisLockService
 		String threadName = builder.threadNamePrefix + "-" + this.clientId.substring(0, 6);
 		ApplicationEventPublisher eventPublisher = builder.eventPublisher;
 		EngineThreads threads = new EngineThreads(builder.threadFactory);
-		this.registry = new LeaseRegistry(listeners, eventPublisher,
-				(eventPublisher != null) ? singleThread(threads, threadName + "-events") : null);
+		// the events thread starts with the first event or lost-lease action only
+		this.registry = new LeaseRegistry(listeners, eventPublisher, singleThread(threads, threadName + "-events"));
 		NotificationRefusals refusals = new NotificationRefusals(listeners);
 		this.subscriber = new ReleaseSubscriber(builder.connectionFactory, this.keyPrefix + ":__subscriber__",
 				builder.idleUnsubscribe.toNanos(), threads, threadName + "-pubsub", builder.paths.listenerContainer(), builder.listenerContainerCustomizer, refusals);
+		this.asyncCalls = boundedPool(threads, threadName + "-async", ASYNC_THREADS);
 		long timeout = store.commandTimeoutMillis();
 		this.reconciler = new HoldReconciler(store, (timeout > 0) ? Math.min(timeout, 5_000) : 2_000, threads,
 				threadName + "-reconcile");
@@ -114,7 +124,7 @@ public class RedisLockService
 		// with replica acknowledgements every new holder acquires through the script and WAIT: no hand-overs
 		LeaseReleaser releaser = new LeaseReleaser(store, this.subscriber, this.watchdog, this.registry,
 				this.reconciler, listeners, this.clientId, (builder.replicaAcks > 0) ? 0 : builder.localHandOvers,
-				refusals);
+				refusals, this.asyncCalls);
 		this.acquirer = new LeaseAcquirer(store, this.subscriber, this.watchdog, this.registry, this.reconciler,
 				releaser, listeners, this.clientId, builder.replicaAcks, builder.replicaAckTimeout.toMillis());
 		this.view = new LeaseView(this.registry, this.subscriber);
@@ -253,12 +263,20 @@ public class RedisLockService
 		this.reconciler.close();
 		this.subscriber.close();
 		this.registry.close();
+		this.asyncCalls.shutdown();
 	}
 
 	private static String newClientId() {
 		byte[] bytes = new byte[16];
 		new SecureRandom().nextBytes(bytes);
 		return Base64.getUrlEncoder().withoutPadding().encodeToString(bytes);
+	}
+
+	private static ThreadPoolExecutor boundedPool(EngineThreads threads, String name, int size) {
+		ThreadPoolExecutor pool = new ThreadPoolExecutor(size, size, 30, TimeUnit.SECONDS, new LinkedBlockingQueue<>(),
+				threads.named(name));
+		pool.allowCoreThreadTimeOut(true);
+		return pool;
 	}
 
 	private static ExecutorService singleThread(EngineThreads threads, String name) {

@@ -43,6 +43,9 @@ final class RedlockEntry {
 
 	final Instant acquiredAt;
 
+	/** The {@link dev.distlock.core.Lease#onLost} actions of its holds. */
+	final LostActions lostActions = new LostActions();
+
 	/** Per node, the token it issued for this lease; 0 where it did not grant it (or its reply was lost). */
 	private final long[] tokens;
 

@@ -50,10 +50,11 @@ final class RedlockRegistry implements AutoCloseable {
 
 	private final @Nullable ApplicationEventPublisher eventPublisher;
 
-	private final @Nullable ExecutorService events;
+	/** Where events are published and holders' lost-lease actions run: an engine thread, lazily started. */
+	private final ExecutorService events;
 
 	RedlockRegistry(List<LockListener> listeners, @Nullable ApplicationEventPublisher eventPublisher,
-			@Nullable ExecutorService events) {
+			ExecutorService events) {
 		this.listeners = listeners;
 		this.eventPublisher = eventPublisher;
 		this.events = events;
@@ -103,8 +104,9 @@ final class RedlockRegistry implements AutoCloseable {
 				logger.warn("Lock listener failed on a lost lease", ex);
 			}
 		}
+		LostActions.run(entry.lostActions.fire(event), event, this.events);
 		ApplicationEventPublisher publisher = this.eventPublisher;
-		if (publisher != null && this.events != null) {
+		if (publisher != null) {
 			try {
 				this.events.execute(() -> publisher.publishEvent(event));
 			}
@@ -175,14 +177,12 @@ final class RedlockRegistry implements AutoCloseable {
 
 	@Override
 	public void close() {
-		if (this.events != null) {
-			this.events.shutdown();
-			try {
-				this.events.awaitTermination(2, TimeUnit.SECONDS);
-			}
-			catch (InterruptedException ex) {
-				Thread.currentThread().interrupt();
-			}
+		this.events.shutdown();
+		try {
+			this.events.awaitTermination(2, TimeUnit.SECONDS);
+		}
+		catch (InterruptedException ex) {
+			Thread.currentThread().interrupt();
 		}
 	}
 
