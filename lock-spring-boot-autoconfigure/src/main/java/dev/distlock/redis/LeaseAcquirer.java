@@ -3,6 +3,9 @@ package dev.distlock.redis;
 import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Executor;
+import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
@@ -55,10 +58,15 @@ final class LeaseAcquirer {
 
 	private final AcquireCall acquireCall;
 
+	/** What an asynchronous acquisition works with. */
+	private final AsyncAcquisition.Engine async;
+
 	LeaseAcquirer(LeaseStore store, ReleaseSubscriber subscriber, LeaseWatchdog watchdog, LeaseRegistry registry,
 			HoldReconciler reconciler, LeaseReleaser releaser, List<LockListener> listeners, String clientId,
-			int replicaAcks, long replicaAckTimeoutMillis) {
+			int replicaAcks, long replicaAckTimeoutMillis, Executor calls, ScheduledExecutorService timers) {
 		this.acquireCall = new AcquireCall(store, clientId, replicaAcks, replicaAckTimeoutMillis);
+		this.async = new AsyncAcquisition.Engine(this, this.acquireCall, store, subscriber, watchdog, registry,
+				reconciler, listeners, calls, timers);
 		this.store = store;
 		this.subscriber = subscriber;
 		this.watchdog = watchdog;
@@ -94,6 +102,14 @@ final class LeaseAcquirer {
 			this.listeners.forEach(listener -> listener.notAcquired(request, Duration.ofNanos(System.nanoTime() - start), ex));
 			throw ex;
 		}
+	}
+
+	/**
+	 * {@link dev.distlock.core.AsyncLockService#tryAcquireAsync}: the same acquisition without a thread that waits
+	 * (see {@link AsyncAcquisition}).
+	 */
+	CompletableFuture<Optional<Lease>> tryAcquireAsync(LockRequest request, String redisKey, LockOwner owner) {
+		return new AsyncAcquisition(this.async, request, redisKey, owner).start();
 	}
 
 	/**
@@ -304,7 +320,7 @@ final class LeaseAcquirer {
 	}
 
 	/** When to retry if no release message comes: when the holder's lease runs out, plus jitter against herds. */
-	private static long holderTtlNanos(long holderTtlMillis) {
+	static long holderTtlNanos(long holderTtlMillis) {
 		if (holderTtlMillis < 0) {
 			return NO_EXPIRY_RECHECK_NANOS;
 		}
@@ -313,7 +329,7 @@ final class LeaseAcquirer {
 	}
 
 	/** The interval of a waiter that cannot count on a release message, with jitter. */
-	private static long pollNanos() {
+	static long pollNanos() {
 		return POLL_NANOS + ThreadLocalRandom.current().nextLong(POLL_NANOS / 2 + 1);
 	}
 
@@ -322,7 +338,7 @@ final class LeaseAcquirer {
 	}
 
 	/** A new lease of this process, held once by the attempt's owner. */
-	private LeaseEntry newEntry(LockRequest request, Attempt attempt, long token, long sent, int handOvers) {
+	LeaseEntry newEntry(LockRequest request, Attempt attempt, long token, long sent, int handOvers) {
 		LeaseEntry entry = new LeaseEntry(request.key(), attempt.redisKey, attempt.channel, attempt.owner,
 				request.effectiveName(), token, attempt.ttlMillis, request.autoRenew(), sent, handOvers,
 				attempt.lockOwner);
@@ -331,14 +347,14 @@ final class LeaseAcquirer {
 		return entry;
 	}
 
-	private Lease newLease(LockRequest request, LeaseEntry entry, long sent, long start) {
+	Lease newLease(LockRequest request, LeaseEntry entry, long sent, long start) {
 		RedisLease lease = new RedisLease(this.releaser, entry, request.ttl(), sent);
 		Duration waited = Duration.ofNanos(sent - start);
 		this.listeners.forEach(listener -> listener.acquired(request, lease, waited));
 		return lease;
 	}
 
-	private Optional<Lease> notAcquired(LockRequest request, long start) {
+	Optional<Lease> notAcquired(LockRequest request, long start) {
 		Duration waited = Duration.ofNanos(System.nanoTime() - start);
 		this.listeners.forEach(listener -> listener.notAcquired(request, waited, null));
 		return Optional.empty();
