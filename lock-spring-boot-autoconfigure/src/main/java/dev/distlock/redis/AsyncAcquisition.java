@@ -21,7 +21,9 @@ import org.jspecify.annotations.Nullable;
 
 /**
  * One asynchronous acquisition: {@link LeaseAcquirer}'s acquisition without a thread that waits. Each attempt is one
- * script call on the engine's bounded call pool (a short call, never a wait); between attempts nothing runs: the
+ * script call: on Lettuce's asynchronous commands where the engine takes the Lettuce-native path, else a blocking
+ * call on the engine's bounded call pool (a short call, never a wait); replies are applied on that pool. Between
+ * attempts nothing runs: the
  * acquisition is a {@link Waiter} without a thread on the release channel, woken by the release message or a release
  * in this process, and a timer on the engine's scheduler retries when the holder's lease would run out, polls while the
  * channel is not subscribed, backs off while Redis does not answer, and ends the wait at its deadline.
@@ -165,6 +167,9 @@ final class AsyncAcquisition {
 		Attempt fresh = this.engine.acquirer.newAttempt(this.request, this.redisKey, this.owner);
 		boolean join;
 		synchronized (this) {
+			if (this.done) {
+				return; // cancelled before its first attempt
+			}
 			this.attempt = fresh;
 			// as a thread does: where others of this process wait already, wait with them before the first attempt
 			join = this.mayWait && (this.engine.subscriber.isSubscribed(fresh.channel)
@@ -212,8 +217,21 @@ final class AsyncAcquisition {
 			return;
 		}
 		long sent = System.nanoTime();
-		call(() -> this.engine.call.call(this.request, current, this.mayWait),
-				(reply, ex) -> replied(current, sent, reply, ex));
+		CompletableFuture<long[]> sentAsync = this.engine.call.callAsync(this.request, current, this.mayWait);
+		if (sentAsync == null) {
+			call(() -> this.engine.call.call(this.request, current, this.mayWait),
+					(reply, ex) -> replied(current, sent, reply, ex));
+			return;
+		}
+		// the reply is applied on the call pool, never on Lettuce's event loop: it runs listeners and completes the
+		// caller's future, whose continuations may be slow or call Redis themselves
+		sentAsync.whenComplete((reply, failure) -> call(() -> {
+			if (failure != null) {
+				throw (failure instanceof LockUnavailableException unavailable) ? unavailable
+						: new IllegalStateException(failure);
+			}
+			return reply;
+		}, (value, ex) -> replied(current, sent, value, ex)));
 	}
 
 	private void replied(Attempt current, long sent, long @Nullable [] reply, @Nullable Exception ex) {
@@ -243,10 +261,19 @@ final class AsyncAcquisition {
 					: AcquireCall.failure(this.request, current.redisKey,
 							(ex instanceof RuntimeException runtime) ? runtime : new IllegalStateException(ex));
 			if (!this.mayWait || unavailable instanceof LockAccessDeniedException) {
+				synchronized (this) {
+					if (this.done) {
+						return;
+					}
+					this.done = true;
+				}
 				endFailed(current, unavailable);
 				return;
 			}
 			synchronized (this) {
+				if (this.done) {
+					return; // cancelled since: the cancellation handed an unanswered call to the reconciler
+				}
 				this.failure = unavailable;
 				registerWaiter(current);
 				next(System.nanoTime() + this.backoff.nextNanos());
@@ -255,12 +282,18 @@ final class AsyncAcquisition {
 		}
 		if (!this.mayWait) {
 			synchronized (this) {
+				if (this.done) {
+					return;
+				}
 				this.done = true;
 			}
 			endWithout(current);
 			return;
 		}
 		synchronized (this) {
+			if (this.done) {
+				return; // cancelled since
+			}
 			this.failure = null;
 			this.backoff.reset();
 			boolean first = this.waiter == null;

@@ -3,6 +3,7 @@ package dev.distlock.redis;
 import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
 
 import org.jspecify.annotations.Nullable;
 
@@ -91,6 +92,40 @@ final class LeaseStore {
 			throw new IllegalStateException("Unexpected reply from the acquire script: " + reply);
 		}
 		return new long[] { ((Number) reply.get(0)).longValue(), ((Number) reply.get(1)).longValue() };
+	}
+
+	/**
+	 * {@link #acquire} without waiting for Redis, on Lettuce's asynchronous commands: null when that path is not
+	 * available (another client, the template path, or connections that do not share one native connection); the
+	 * caller then calls {@link #acquire} on a thread of its own. The future completes on Lettuce's threads.
+	 */
+	@Nullable CompletableFuture<long[]> acquireAsync(String redisKey, String owner, long ttlMillis, String waiter,
+			long reenteredToken) {
+		if (!this.lettuceNative || !LettuceScripts.sharesNativeConnection(this.connectionFactory)) {
+			return null;
+		}
+		String known = (reenteredToken != 0) ? Long.toString(reenteredToken) : "";
+		String[] args = { owner, Long.toString(ttlMillis), waiter, known };
+		byte[][] argv = new byte[args.length][];
+		for (int i = 0; i < args.length; i++) {
+			argv[i] = bytes(args[i]);
+		}
+		CompletableFuture<Object> reply;
+		try (RedisConnection connection = this.connectionFactory.getConnection()) {
+			reply = LettuceScripts.runAsync(connection.getNativeConnection(), LockScripts.ACQUIRE,
+					new byte[][] { bytes(redisKey) }, argv, (this.timeoutMillis > 0) ? this.timeoutMillis : 60_000);
+		}
+		if (reply == null) {
+			this.lettuceNative = false;
+			return null;
+		}
+		return reply.thenApply(value -> {
+			List<?> list = (List<?>) value;
+			if (list == null || list.size() != 2) {
+				throw new IllegalStateException("Unexpected reply from the acquire script: " + list);
+			}
+			return new long[] { ((Number) list.get(0)).longValue(), ((Number) list.get(1)).longValue() };
+		});
 	}
 
 	/**

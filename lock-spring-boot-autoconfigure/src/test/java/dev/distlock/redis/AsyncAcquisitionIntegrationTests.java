@@ -86,6 +86,50 @@ class AsyncAcquisitionIntegrationTests {
 	}
 
 	@Test
+	void aReleaseInTheSameInstanceWakesAsyncWaitersAndAWaitingThreadAlike() throws Exception {
+		sameInstanceReleases(this.support.service());
+	}
+
+	@Test
+	void onTheTemplatePathAttemptsAreBlockingCallsOnTheEnginePool() throws Exception {
+		this.support.paths(new EnginePaths(false, true));
+		RedisLockService service = this.support.service();
+		assertThat(new LeaseStore(this.support.connectionFactory(), false).acquireAsync("k", "o", 1000, "", 0)).isNull();
+		sameInstanceReleases(service);
+	}
+
+	@Test
+	void onTheNativePathAttemptsAreLettuceAsynchronousCalls() {
+		LeaseStore store = new LeaseStore(this.support.connectionFactory(), true);
+		CompletableFuture<long[]> reply = store.acquireAsync("{native}", "owner-1", 10_000, "", 0);
+		assertThat(reply).isNotNull();
+		assertThat(reply.join()).containsExactly(1L, Long.parseLong((String) server.execute("HGET", "{native}", "~t")));
+	}
+
+	/** A holder of this instance releases with one async waiter and one waiting thread: both get the lease in turn. */
+	private static void sameInstanceReleases(RedisLockService service) throws Exception {
+		Lease held = service.acquire("local", TTL, Duration.ZERO);
+		CompletableFuture<Optional<Lease>> async = service
+			.tryAcquireAsync(LockRequest.of("local", TTL, Duration.ofSeconds(60)), LockOwner.newOwner());
+		await().atMost(DEADLINE).until(() -> service.waitingThreads() == 1);
+		CompletableFuture<Lease> thread = CompletableFuture
+			.supplyAsync(() -> service.acquire("local", TTL, Duration.ofSeconds(60)));
+		await().atMost(DEADLINE).until(() -> service.waitingThreads() == 2);
+		held.release();
+		// whichever gets it first releases it; the other then gets it
+		CompletableFuture<Object> first = CompletableFuture.anyOf(async, thread);
+		Object winner = first.get(DEADLINE.toMillis(), TimeUnit.MILLISECONDS);
+		Lease firstLease = (winner instanceof Optional<?> optional) ? (Lease) optional.orElseThrow() : (Lease) winner;
+		assertThat(async.isDone() && thread.isDone()).isFalse();
+		firstLease.release();
+		Lease second = (winner instanceof Optional<?>) ? thread.get(DEADLINE.toMillis(), TimeUnit.MILLISECONDS)
+				: async.get(DEADLINE.toMillis(), TimeUnit.MILLISECONDS).orElseThrow();
+		assertThat(second.fencingToken()).isGreaterThan(firstLease.fencingToken());
+		second.release();
+		assertThat(service.waitingThreads()).isZero();
+	}
+
+	@Test
 	void theWaitEndsEmptyAtItsDeadlineAndAnOwnerReentersAsynchronously() throws Exception {
 		RedisLockService service = this.support.service();
 		LockOwner owner = LockOwner.newOwner();
@@ -163,7 +207,8 @@ class AsyncAcquisitionIntegrationTests {
 			// the script ran: Redis holds a lease this process does not know
 			assertThat(server.execute("EXISTS", service.redisKey("dropped"))).isEqualTo(1L);
 			proxy.heal();
-			await().atMost(DEADLINE).until(() -> server.execute("EXISTS", service.redisKey("dropped")).equals(0L));
+			// the reconciler retries with backoff while the connection that lost replies is replaced
+			await().atMost(Duration.ofSeconds(60)).until(() -> server.execute("EXISTS", service.redisKey("dropped")).equals(0L));
 			assertThat(service.activeLeases()).isEmpty();
 		}
 	}

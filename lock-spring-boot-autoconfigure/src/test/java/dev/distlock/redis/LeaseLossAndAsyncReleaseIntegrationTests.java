@@ -166,7 +166,7 @@ class LeaseLossAndAsyncReleaseIntegrationTests {
 			assertThat(lease.isHeld()).isFalse();
 			assertThat(service.activeLeases()).isEmpty();
 			proxy.heal();
-			await().atMost(DEADLINE).until(() -> server.execute("EXISTS", service.redisKey("unanswered")).equals(0L));
+			await().atMost(Duration.ofSeconds(60)).until(() -> server.execute("EXISTS", service.redisKey("unanswered")).equals(0L));
 		}
 	}
 
