@@ -44,7 +44,7 @@ import org.jspecify.annotations.Nullable;
  */
 final class AsyncAcquisition {
 
-	private final Engine engine;
+	private final AsyncEngine engine;
 
 	private final LockRequest request;
 
@@ -84,7 +84,7 @@ final class AsyncAcquisition {
 	/** Why the last attempt got no answer, or null when it got one. */
 	private @Nullable LockUnavailableException failure;
 
-	AsyncAcquisition(Engine engine, LockRequest request, String redisKey, LockOwner owner) {
+	AsyncAcquisition(AsyncEngine engine, LockRequest request, String redisKey, LockOwner owner) {
 		this.engine = engine;
 		this.request = request;
 		this.redisKey = redisKey;
@@ -93,59 +93,17 @@ final class AsyncAcquisition {
 		this.mayWait = !request.waitTime().isZero();
 	}
 
+	/** Run {@code work} on the call pool, then {@code then} with its result; a closed pool fails the acquisition. */
+	private <T> void call(AsyncEngine.CallWork<T> work, AsyncEngine.Reply<T> then) {
+		if (!this.engine.call(work, then)) {
+			fail(new IllegalStateException("Lock service is closed; cannot acquire '" + this.request.key() + "'"));
+		}
+	}
+
 	CompletableFuture<Optional<Lease>> start() {
-		LeaseEntry held = this.engine.registry.heldBy(this.redisKey, this.owner);
-		call(() -> (held != null) ? reenter(held) : null, this::started);
+		LeaseEntry held = this.engine.registry().heldBy(this.redisKey, this.owner);
+		call(() -> (held != null) ? this.engine.reenter(this.request, held, this.start) : null, this::started);
 		return this.result;
-	}
-
-	/** Run {@code work} on the call pool, then {@code then} with its result or failure. */
-	private <T> void call(CallWork<T> work, Reply<T> then) {
-		try {
-			this.engine.calls.execute(() -> {
-				T value;
-				try {
-					value = work.run();
-				}
-				catch (RuntimeException | InterruptedException ex) {
-					then.apply(null, ex);
-					return;
-				}
-				then.apply(value, null);
-			});
-		}
-		catch (RejectedExecutionException ex) {
-			fail(new IllegalStateException("Lock service is closed; cannot acquire '" + this.request.key() + "'", ex));
-		}
-	}
-
-	/**
-	 * The owner's lease re-entered (one call): the new hold, or null when the lease is gone or ended (a new acquisition
-	 * follows, as for a thread). A re-entry that goes unanswered fails the acquisition (it is not retried).
-	 */
-	private @Nullable Lease reenter(LeaseEntry entry) {
-		long ttlMillis = this.request.ttl().toMillis();
-		long sent = System.nanoTime();
-		long[] reply;
-		try {
-			reply = this.engine.store.acquire(entry.redisKey, entry.owner, ttlMillis, "", entry.token);
-		}
-		catch (RuntimeException ex) {
-			throw AcquireCall.failure(this.request, entry.redisKey, ex);
-		}
-		if (reply[0] < 0) {
-			this.engine.registry.lostOnHolderCheck(entry);
-			this.engine.watchdog.unregister(entry);
-			return null;
-		}
-		if (!entry.reenter(ttlMillis, this.request.autoRenew(), sent)) {
-			this.engine.reconciler.discard(entry.key, entry.redisKey, entry.owner, entry.channel);
-			return null;
-		}
-		if (this.request.autoRenew()) {
-			this.engine.watchdog.wakeUp();
-		}
-		return this.engine.acquirer.newLease(this.request, entry, sent, this.start);
 	}
 
 	private void started(@Nullable Lease reentered, @Nullable Exception ex) {
@@ -154,17 +112,15 @@ final class AsyncAcquisition {
 			return;
 		}
 		if (reentered != null) {
-			synchronized (this) {
-				if (!this.done) {
-					this.done = true;
-					this.result.complete(Optional.of(reentered));
-					return;
-				}
+			if (claimEnd()) {
+				this.result.complete(Optional.of(reentered));
 			}
-			reentered.close(); // cancelled meanwhile
+			else {
+				reentered.close(); // cancelled meanwhile
+			}
 			return;
 		}
-		Attempt fresh = this.engine.acquirer.newAttempt(this.request, this.redisKey, this.owner);
+		Attempt fresh = this.engine.acquirer().newAttempt(this.request, this.redisKey, this.owner);
 		boolean join;
 		synchronized (this) {
 			if (this.done) {
@@ -172,8 +128,8 @@ final class AsyncAcquisition {
 			}
 			this.attempt = fresh;
 			// as a thread does: where others of this process wait already, wait with them before the first attempt
-			join = this.mayWait && (this.engine.subscriber.isSubscribed(fresh.channel)
-					|| this.engine.subscriber.yieldingUntil(fresh.channel) != 0);
+			join = this.mayWait && (this.engine.subscriber().isSubscribed(fresh.channel)
+					|| this.engine.subscriber().yieldingUntil(fresh.channel) != 0);
 			if (join) {
 				registerWaiter(fresh);
 			}
@@ -197,7 +153,7 @@ final class AsyncAcquisition {
 			cancelTimer();
 			attemptNow = this.waiter == null || System.nanoTime() - this.deadline < 0;
 			if (attemptNow) {
-				long yieldUntil = this.engine.subscriber.yieldingUntil(current.channel);
+				long yieldUntil = this.engine.subscriber().yieldingUntil(current.channel);
 				if (yieldUntil != 0) {
 					schedule(earlier(yieldUntil, this.deadline));
 					return;
@@ -217,9 +173,9 @@ final class AsyncAcquisition {
 			return;
 		}
 		long sent = System.nanoTime();
-		CompletableFuture<long[]> sentAsync = this.engine.call.callAsync(this.request, current, this.mayWait);
+		CompletableFuture<long[]> sentAsync = this.engine.acquireCall().callAsync(this.request, current, this.mayWait);
 		if (sentAsync == null) {
-			call(() -> this.engine.call.call(this.request, current, this.mayWait),
+			call(() -> this.engine.acquireCall().call(this.request, current, this.mayWait),
 					(reply, ex) -> replied(current, sent, reply, ex));
 			return;
 		}
@@ -252,8 +208,8 @@ final class AsyncAcquisition {
 		}
 		if (acquired) {
 			unregisterWaiter(true);
-			LeaseEntry entry = this.engine.acquirer.newEntry(this.request, current, reply[1], sent, 0);
-			this.result.complete(Optional.of(this.engine.acquirer.newLease(this.request, entry, sent, this.start)));
+			LeaseEntry entry = this.engine.acquirer().newEntry(this.request, current, reply[1], sent, 0);
+			this.result.complete(Optional.of(this.engine.acquirer().newLease(this.request, entry, sent, this.start)));
 			return;
 		}
 		if (ex != null) {
@@ -261,13 +217,9 @@ final class AsyncAcquisition {
 					: AcquireCall.failure(this.request, current.redisKey,
 							(ex instanceof RuntimeException runtime) ? runtime : new IllegalStateException(ex));
 			if (!this.mayWait || unavailable instanceof LockAccessDeniedException) {
-				synchronized (this) {
-					if (this.done) {
-						return;
-					}
-					this.done = true;
+				if (claimEnd()) {
+					end(current, unavailable);
 				}
-				endFailed(current, unavailable);
 				return;
 			}
 			synchronized (this) {
@@ -281,13 +233,9 @@ final class AsyncAcquisition {
 			return;
 		}
 		if (!this.mayWait) {
-			synchronized (this) {
-				if (this.done) {
-					return;
-				}
-				this.done = true;
+			if (claimEnd()) {
+				endWithout(current);
 			}
-			endWithout(current);
 			return;
 		}
 		synchronized (this) {
@@ -300,7 +248,7 @@ final class AsyncAcquisition {
 			registerWaiter(current);
 			long now = System.nanoTime();
 			long wakeAt = now + LeaseAcquirer.holderTtlNanos(reply[1]);
-			if (first || !this.engine.subscriber.isSubscribed(current.channel)) {
+			if (first || !this.engine.subscriber().isSubscribed(current.channel)) {
 				// until the subscription is confirmed, a release may go unheard: poll (its confirmation wakes it too)
 				wakeAt = earlier(wakeAt, now + LeaseAcquirer.pollNanos());
 			}
@@ -320,7 +268,7 @@ final class AsyncAcquisition {
 
 	private void registerWaiter(Attempt current) {
 		if (this.waiter == null) {
-			Waiter registered = this.engine.subscriber.registerAsync(current.channel, current.owner,
+			Waiter registered = this.engine.subscriber().registerAsync(current.channel, current.owner,
 					this.request.effectiveName(), current.ttlMillis, this::wakeSoon);
 			this.waiter = registered;
 			registered.subscribed().whenComplete((confirmed, failed) -> wakeSoon());
@@ -330,7 +278,7 @@ final class AsyncAcquisition {
 	/** A wake-up from a release (under its channel's monitor) or a confirmation: the attempt runs on the scheduler. */
 	private void wakeSoon() {
 		try {
-			this.engine.timers.execute(this::wake);
+			this.engine.timers().execute(this::wake);
 		}
 		catch (RejectedExecutionException ex) {
 			// the service is closing: the deadline ends the wait
@@ -340,7 +288,7 @@ final class AsyncAcquisition {
 	private void schedule(long atNanos) {
 		cancelTimer();
 		try {
-			this.timer = this.engine.timers.schedule(this::wake, Math.max(0, atNanos - System.nanoTime()),
+			this.timer = this.engine.timers().schedule(this::wake, Math.max(0, atNanos - System.nanoTime()),
 					TimeUnit.NANOSECONDS);
 		}
 		catch (RejectedExecutionException ex) {
@@ -376,51 +324,54 @@ final class AsyncAcquisition {
 		return true;
 	}
 
-	/** The wait ended without a lease: empty, or the failure of the last unanswered attempt. */
+	/** Take the end of the acquisition: false when it ended already (cancelled). */
+	private synchronized boolean claimEnd() {
+		if (this.done) {
+			return false;
+		}
+		this.done = true;
+		return true;
+	}
+
+	/** The wait reached its deadline: empty, or the failure of the last attempt if it went unanswered. */
 	private void endWithout(Attempt current) {
 		LockUnavailableException last;
 		synchronized (this) {
 			last = this.failure;
 		}
-		unregisterWaiter(false);
-		if (current.unanswered) {
-			discard(current);
-		}
-		if (last != null) {
-			endFailed(current, AcquireCall.unansweredWithin(this.request, last));
-			return;
-		}
-		this.result.complete(this.engine.acquirer.notAcquired(this.request, this.start));
-	}
-
-	private void endFailed(Attempt current, LockUnavailableException ex) {
-		synchronized (this) {
-			this.done = true;
-			cancelTimer();
-		}
-		unregisterWaiter(false);
-		if (current.unanswered) {
-			discard(current);
-		}
-		Duration waited = Duration.ofNanos(System.nanoTime() - this.start);
-		this.engine.listeners.forEach(listener -> listener.notAcquired(this.request, waited, ex));
-		this.result.completeExceptionally(ex);
+		end(current, (last != null) ? AcquireCall.unansweredWithin(this.request, last) : null);
 	}
 
 	private void fail(Throwable ex) {
 		Attempt current;
 		synchronized (this) {
-			this.done = true;
-			cancelTimer();
 			current = this.attempt;
 		}
-		if (current != null) {
-			unregisterWaiter(false);
-			if (current.unanswered) {
-				discard(current);
-			}
+		end(current, ex);
+	}
+
+	/**
+	 * End without a lease: the waiter leaves (passing on a wake-up it did not use), an owner id that may hold something
+	 * in Redis goes to the reconciler, and the caller hears empty or {@code failure}.
+	 */
+	private void end(@Nullable Attempt current, @Nullable Throwable failure) {
+		synchronized (this) {
+			this.done = true;
+			cancelTimer();
 		}
-		this.result.completeExceptionally(ex);
+		unregisterWaiter(false);
+		if (current != null && current.unanswered) {
+			discard(current);
+		}
+		if (failure == null) {
+			this.result.complete(this.engine.acquirer().notAcquired(this.request, this.start));
+			return;
+		}
+		if (failure instanceof LockUnavailableException unavailable) {
+			Duration waited = Duration.ofNanos(System.nanoTime() - this.start);
+			this.engine.listeners().forEach(listener -> listener.notAcquired(this.request, waited, unavailable));
+		}
+		this.result.completeExceptionally(failure);
 	}
 
 	private void unregisterWaiter(boolean acquired) {
@@ -430,39 +381,16 @@ final class AsyncAcquisition {
 			this.waiter = null;
 		}
 		if (registered != null) {
-			this.engine.subscriber.unregister(registered, acquired);
+			this.engine.subscriber().unregister(registered, acquired);
 		}
 	}
 
 	private void discard(Attempt current) {
-		this.engine.reconciler.discard(this.request.key(), current.redisKey, current.owner, current.channel);
+		this.engine.reconciler().discard(this.request.key(), current.redisKey, current.owner, current.channel);
 	}
 
 	private static long earlier(long a, long b) {
 		return (a - b < 0) ? a : b;
-	}
-
-	@FunctionalInterface
-	private interface CallWork<T> {
-
-		@Nullable T run() throws InterruptedException;
-
-	}
-
-	@FunctionalInterface
-	private interface Reply<T> {
-
-		void apply(@Nullable T value, @Nullable Exception ex);
-
-	}
-
-	/**
-	 * What asynchronous acquisitions work with: the acquirer (entries, leases, owner ids), the acquire call, the
-	 * engine's roles, the bounded pool that makes the script calls, and the scheduler of their timers.
-	 */
-	record Engine(LeaseAcquirer acquirer, AcquireCall call, LeaseStore store, ReleaseSubscriber subscriber,
-			LeaseWatchdog watchdog, LeaseRegistry registry, HoldReconciler reconciler, List<LockListener> listeners,
-			Executor calls, ScheduledExecutorService timers) {
 	}
 
 }

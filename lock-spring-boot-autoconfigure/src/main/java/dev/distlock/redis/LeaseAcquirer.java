@@ -59,13 +59,13 @@ final class LeaseAcquirer {
 	private final AcquireCall acquireCall;
 
 	/** What an asynchronous acquisition works with. */
-	private final AsyncAcquisition.Engine async;
+	private final AsyncEngine async;
 
 	LeaseAcquirer(LeaseStore store, ReleaseSubscriber subscriber, LeaseWatchdog watchdog, LeaseRegistry registry,
 			HoldReconciler reconciler, LeaseReleaser releaser, List<LockListener> listeners, String clientId,
 			int replicaAcks, long replicaAckTimeoutMillis, Executor calls, ScheduledExecutorService timers) {
 		this.acquireCall = new AcquireCall(store, clientId, replicaAcks, replicaAckTimeoutMillis);
-		this.async = new AsyncAcquisition.Engine(this, this.acquireCall, store, subscriber, watchdog, registry,
+		this.async = new AsyncEngine(this, this.acquireCall, store, subscriber, watchdog, registry,
 				reconciler, listeners, calls, timers);
 		this.store = store;
 		this.subscriber = subscriber;

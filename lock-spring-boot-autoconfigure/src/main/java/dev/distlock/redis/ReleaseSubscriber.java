@@ -107,6 +107,22 @@ final class ReleaseSubscriber implements SubscriptionConnection.Events, AutoClos
 		return null;
 	}
 
+	/** Whether a thread of this process waits on {@code channel}: one a holder could hand its lease to. */
+	boolean hasWaitingThread(String channel) {
+		ReleaseChannel ch = this.channels.get(channel);
+		if (ch == null) {
+			return false;
+		}
+		synchronized (ch) {
+			for (Waiter waiter : ch.waiters) {
+				if (waiter.takesHandOvers()) {
+					return true;
+				}
+			}
+			return false;
+		}
+	}
+
 	/**
 	 * This process released the lock while other processes waited for it: its own threads hold back their attempts
 	 * until {@code untilNanos}, so that the waiters the release woke elsewhere get the lock rather than losing it to a

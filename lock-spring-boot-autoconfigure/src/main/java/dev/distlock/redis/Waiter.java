@@ -196,6 +196,11 @@ final class Waiter {
 
 	// holder side
 
+	/** Whether a holder may hand this waiter its lease: a waiting thread, not an asynchronous acquisition. */
+	boolean takesHandOvers() {
+		return this.thread != null;
+	}
+
 	/** Reserve this waiter for a hand-over; never an asynchronous one (no thread waits to take the lease). */
 	boolean reserve() {
 		return this.thread != null && this.state.compareAndSet(WAITING, RESERVED);

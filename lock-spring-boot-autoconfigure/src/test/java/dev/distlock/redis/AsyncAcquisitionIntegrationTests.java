@@ -115,13 +115,13 @@ class AsyncAcquisitionIntegrationTests {
 		CompletableFuture<Lease> thread = CompletableFuture
 			.supplyAsync(() -> service.acquire("local", TTL, Duration.ofSeconds(60)));
 		await().atMost(DEADLINE).until(() -> service.waitingThreads() == 2);
-		held.release();
+		held.releaseAsync().get(DEADLINE.toMillis(), TimeUnit.MILLISECONDS);
 		// whichever gets it first releases it; the other then gets it
 		CompletableFuture<Object> first = CompletableFuture.anyOf(async, thread);
 		Object winner = first.get(DEADLINE.toMillis(), TimeUnit.MILLISECONDS);
 		Lease firstLease = (winner instanceof Optional<?> optional) ? (Lease) optional.orElseThrow() : (Lease) winner;
 		assertThat(async.isDone() && thread.isDone()).isFalse();
-		firstLease.release();
+		firstLease.releaseAsync().get(DEADLINE.toMillis(), TimeUnit.MILLISECONDS);
 		Lease second = (winner instanceof Optional<?>) ? thread.get(DEADLINE.toMillis(), TimeUnit.MILLISECONDS)
 				: async.get(DEADLINE.toMillis(), TimeUnit.MILLISECONDS).orElseThrow();
 		assertThat(second.fencingToken()).isGreaterThan(firstLease.fencingToken());

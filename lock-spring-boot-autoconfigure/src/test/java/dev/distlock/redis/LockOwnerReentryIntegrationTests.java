@@ -1,11 +1,16 @@
 package dev.distlock.redis;
 
 import java.time.Duration;
+import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
+import java.util.regex.Pattern;
 
 import dev.distlock.core.Lease;
+import dev.distlock.core.LockLostEvent;
+import dev.distlock.core.LockLostException;
 import dev.distlock.core.LockOperatorView;
 import dev.distlock.core.LockOwner;
 import dev.distlock.core.LockService;
@@ -19,6 +24,8 @@ import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.ExtendWith;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
+import static org.awaitility.Awaitility.await;
 
 /**
  * Re-entry follows the {@link LockOwner}, not the thread (issue 13): owners bound in turn on one thread exclude each
@@ -82,7 +89,7 @@ class LockOwnerReentryIntegrationTests {
 		}
 		try (LockOwner.Binding binding = LockOwner.newOwner().bind();
 				Lease lease = service.acquire("thread-id", TTL, Duration.ZERO)) {
-			assertThat(lease.owner()).matches(java.util.regex.Pattern.quote(service.clientId()) + ":\\d+");
+			assertThat(lease.owner()).matches(Pattern.quote(service.clientId()) + ":\\d+");
 		}
 	}
 
@@ -94,6 +101,31 @@ class LockOwnerReentryIntegrationTests {
 			oneOwnerOnTwoThreadsReenters(service).release();
 			threadDefault(service);
 			assertThat(service.activeLeases()).isEmpty();
+		}
+	}
+
+	@Test
+	void aLostRedlockLeaseRunsItsHoldsLostActionOnceAndAReleasedHoldsNever() throws Exception {
+		try (RedlockNodesFixture nodes = new RedlockNodesFixture(3)) {
+			RedlockLockService service = nodes.service(nodes.builder());
+			Lease outer = service.acquire("lost", TTL, Duration.ZERO);
+			Lease inner = service.acquire("lost", TTL, Duration.ZERO);
+			List<LockLostEvent> outerLost = new CopyOnWriteArrayList<>();
+			List<LockLostEvent> innerLost = new CopyOnWriteArrayList<>();
+			outer.onLost(outerLost::add);
+			inner.onLost(innerLost::add);
+			inner.release();
+			assertThat(service.forceRelease("lost")).isPresent();
+			assertThat(outer.isOwned()).isFalse();
+			assertThat(outer.isOwned()).isFalse();
+			await().atMost(Duration.ofSeconds(10)).until(() -> outerLost.size() == 1);
+			assertThat(innerLost).isEmpty();
+			List<LockLostEvent> late = new CopyOnWriteArrayList<>();
+			outer.onLost(late::add);
+			assertThat(late).containsExactlyElementsOf(outerLost);
+			assertThatExceptionOfType(LockLostException.class)
+				.isThrownBy(outer::release);
+			assertThat(outerLost).hasSize(1);
 		}
 	}
 
