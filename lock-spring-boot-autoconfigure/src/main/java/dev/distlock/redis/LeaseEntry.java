@@ -44,7 +44,7 @@ final class LeaseEntry {
 
 	final String owner;
 
-	/** The name of the thread that acquired the lease, for operators. */
+	/** For operators: the name of the thread that acquired the lease, or the owner's when it is not a thread. */
 	final String ownerThread;
 
 	/**
@@ -106,7 +106,8 @@ final class LeaseEntry {
 		this.redisKey = redisKey;
 		this.channel = channel;
 		this.owner = owner;
-		this.ownerThread = Thread.currentThread().getName();
+		// an owner that is not a thread is named by itself: the engine thread that completes its acquisition says nothing
+		this.ownerThread = lockOwner.isThread() ? Thread.currentThread().getName() : lockOwner.toString();
 		this.name = name;
 		this.token = token;
 		this.acquiredAt = Instant.now();

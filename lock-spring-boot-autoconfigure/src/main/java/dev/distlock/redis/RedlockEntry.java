@@ -35,7 +35,7 @@ final class RedlockEntry {
 
 	final long fencingToken;
 
-	/** The name of the thread that acquired the lease, for operators. */
+	/** For operators: the name of the thread that acquired the lease, or the owner's when it is not a thread. */
 	final String ownerThread;
 
 	/** Whose lease this is for re-entry: {@link LockOwner#current()} on the acquiring thread. */
@@ -83,8 +83,8 @@ final class RedlockEntry {
 			max = Math.max(max, token);
 		}
 		this.fencingToken = max;
-		this.ownerThread = Thread.currentThread().getName();
 		this.lockOwner = LockOwner.current();
+		this.ownerThread = this.lockOwner.isThread() ? Thread.currentThread().getName() : this.lockOwner.toString();
 		this.acquiredAt = Instant.now();
 		this.ttlMillis = ttlMillis;
 		this.autoRenew = autoRenew;

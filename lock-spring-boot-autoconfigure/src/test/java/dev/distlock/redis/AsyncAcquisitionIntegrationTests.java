@@ -137,6 +137,10 @@ class AsyncAcquisitionIntegrationTests {
 		Lease reentered = service.acquireAsync(LockRequest.of("deadline", TTL, Duration.ZERO), owner)
 			.get(10, TimeUnit.SECONDS);
 		assertThat(reentered.fencingToken()).isEqualTo(held.fencingToken());
+		assertThat(service.activeLeases()).singleElement().satisfies(lease -> {
+			assertThat(lease.holdCount()).isEqualTo(2);
+			assertThat(lease.ownerThread()).isEqualTo(owner.toString());
+		});
 		long start = System.nanoTime();
 		Optional<Lease> other = service
 			.tryAcquireAsync(LockRequest.of("deadline", TTL, Duration.ofMillis(300)), LockOwner.newOwner())
