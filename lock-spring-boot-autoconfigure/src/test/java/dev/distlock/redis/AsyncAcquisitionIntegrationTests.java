@@ -169,6 +169,32 @@ class AsyncAcquisitionIntegrationTests {
 	}
 
 	@Test
+	void cancellingRightAfterTheCallNeverLeavesALeaseBehind() throws Exception {
+		RedisLockService service = this.support.service();
+		int delivered = 0;
+		for (int i = 0; i < 60; i++) {
+			CompletableFuture<Optional<Lease>> attempt = service
+				.tryAcquireAsync(LockRequest.of("raced", TTL, Duration.ofSeconds(5)), LockOwner.newOwner());
+			// cancel at varying points of the acquisition: before its call, while it is on its way, after its reply
+			long cancelAt = System.nanoTime() + (i % 20) * 100_000L;
+			while (System.nanoTime() - cancelAt < 0) {
+				Thread.onSpinWait();
+			}
+			if (!attempt.cancel(false)) {
+				// too late to cancel: the lease was delivered, and its holder releases it
+				attempt.get(10, TimeUnit.SECONDS).orElseThrow().release();
+				delivered++;
+			}
+			// a reply that came after the cancellation was handed to the reconciler, which deletes it
+			await().atMost(Duration.ofSeconds(30))
+				.until(() -> server.execute("EXISTS", service.redisKey("raced")).equals(0L));
+			assertThat(service.activeLeases()).isEmpty();
+			await().atMost(Duration.ofSeconds(30)).until(() -> service.waitingThreads() == 0);
+		}
+		System.out.println("cancelled right after the call: " + (60 - delivered) + " of 60 (the others were delivered)");
+	}
+
+	@Test
 	void twoHundredAsyncAcquisitionsFromTwoInstancesLoseNoUpdate() throws Exception {
 		List<RedisLockService> services = List.of(this.support.service(), this.support.service());
 		StringRedisTemplate redis = this.support.template();
