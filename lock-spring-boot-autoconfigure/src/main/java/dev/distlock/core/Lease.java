@@ -24,8 +24,8 @@ public interface Lease extends AutoCloseable {
 	String name();
 
 	/**
-	 * {@return the owner id stored in the store for this hold: the service's random client id, the acquiring thread and
-	 * a number, fresh for each acquisition (re-entries share it)}
+	 * {@return the owner id stored in the store for this hold: the service's random client id, the acquiring thread (when
+	 * the {@link LockOwner} is a thread) and a number, fresh for each acquisition (re-entries share it)}
 	 */
 	String owner();
 

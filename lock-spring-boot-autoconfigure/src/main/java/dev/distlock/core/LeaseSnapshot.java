@@ -11,7 +11,7 @@ import org.jspecify.annotations.Nullable;
  * @param key the lock key
  * @param name the lock's name
  * @param owner the owner id in the store
- * @param ownerThread the name of the thread that acquired it
+ * @param ownerThread the name of the thread that acquired it, or of its {@link LockOwner} when that is not a thread
  * @param heldSince when it was acquired
  * @param holdCount how many holds (re-entries) are open
  * @param ttl the lease time

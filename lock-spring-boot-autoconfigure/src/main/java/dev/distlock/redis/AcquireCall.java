@@ -1,7 +1,12 @@
 package dev.distlock.redis;
 
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+
 import dev.distlock.core.LockRequest;
 import dev.distlock.core.LockUnavailableException;
+
+import org.jspecify.annotations.Nullable;
 
 /**
  * One call of the acquire script for a new acquisition, and what its failure means: sent and unanswered (it may run
@@ -58,6 +63,45 @@ final class AcquireCall {
 			}
 			throw failure(request, attempt.redisKey, ex);
 		}
+	}
+
+	/**
+	 * {@link #call} without waiting for Redis (Lettuce's asynchronous commands), failing the same way (an unanswered
+	 * call marks the attempt); null when that path is not available (another client, or replica acknowledgements,
+	 * whose WAIT blocks): the caller then makes the blocking call on a thread of its own.
+	 */
+	@Nullable CompletableFuture<long[]> callAsync(LockRequest request, Attempt attempt, boolean willWait) {
+		if (this.replicaAcks > 0) {
+			return null;
+		}
+		CompletableFuture<long[]> reply;
+		try {
+			reply = this.store.acquireAsync(attempt.redisKey, attempt.owner, attempt.ttlMillis,
+					willWait ? this.clientId : "", 0);
+		}
+		catch (RuntimeException ex) { // no connection to send it on
+			attempt.unanswered = true;
+			return CompletableFuture.failedFuture(failure(request, attempt.redisKey, ex));
+		}
+		if (reply == null) {
+			return null;
+		}
+		CompletableFuture<long[]> result = new CompletableFuture<>();
+		reply.whenComplete((value, failure) -> {
+			Throwable cause = (failure instanceof CompletionException && failure.getCause() != null)
+					? failure.getCause() : failure;
+			if (cause == null && value[0] < 0) {
+				cause = new IllegalStateException("The acquire script refused a new owner of '" + request.key() + "'");
+			}
+			if (cause == null) {
+				result.complete(value);
+				return;
+			}
+			attempt.unanswered = true; // as in call: it may run yet, or kept part of what it wrote
+			result.completeExceptionally(failure(request, attempt.redisKey,
+					(cause instanceof RuntimeException runtime) ? runtime : new IllegalStateException(cause)));
+		});
+		return result;
 	}
 
 	/**

@@ -1,5 +1,7 @@
 package dev.distlock.redis;
 
+import dev.distlock.core.LockOwner;
+
 /** One acquisition: its owner id, fresh and never used for another; whether a call of it went unanswered. */
 final class Attempt {
 
@@ -11,10 +13,14 @@ final class Attempt {
 
 	final long ttlMillis;
 
-	/** Set on the acquiring thread only. */
-	boolean unanswered;
+	/** Whose lease it becomes, for re-entry. */
+	final LockOwner lockOwner;
 
-	Attempt(String redisKey, String owner, long ttlMillis) {
+	/** Set by the acquisition only (one thread at a time; an asynchronous one hands over through its future chain). */
+	volatile boolean unanswered;
+
+	Attempt(String redisKey, String owner, long ttlMillis, LockOwner lockOwner) {
+		this.lockOwner = lockOwner;
 		this.redisKey = redisKey;
 		this.channel = RedisLockService.channel(redisKey);
 		this.owner = owner;

@@ -3,6 +3,9 @@ package dev.distlock.redis;
 import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Executor;
+import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
@@ -11,13 +14,15 @@ import dev.distlock.core.Lease;
 import dev.distlock.core.LockAccessDeniedException;
 import dev.distlock.core.LockInterruptedException;
 import dev.distlock.core.LockListener;
+import dev.distlock.core.LockOwner;
 import dev.distlock.core.LockRequest;
 import dev.distlock.core.LockUnavailableException;
 
 import org.jspecify.annotations.Nullable;
 
 /**
- * Acquisition and waiting: one role, getting a lease. It re-enters the lease the calling thread holds, or acquires
+ * Acquisition and waiting: one role, getting a lease. It re-enters the lease the current {@link LockOwner} holds (the
+ * calling thread's own unless another owner is bound to it), or acquires
  * the lock with a fresh owner id; it waits on release messages (joining other waiting threads of this process, taking
  * a lease a holder hands over), polls while no message can come, and retries through failures until the wait's
  * deadline. An acquisition that ends without a lease after a call that got no answer hands its owner id to the
@@ -53,10 +58,15 @@ final class LeaseAcquirer {
 
 	private final AcquireCall acquireCall;
 
+	/** What an asynchronous acquisition works with. */
+	private final AsyncEngine async;
+
 	LeaseAcquirer(LeaseStore store, ReleaseSubscriber subscriber, LeaseWatchdog watchdog, LeaseRegistry registry,
 			HoldReconciler reconciler, LeaseReleaser releaser, List<LockListener> listeners, String clientId,
-			int replicaAcks, long replicaAckTimeoutMillis) {
+			int replicaAcks, long replicaAckTimeoutMillis, Executor calls, ScheduledExecutorService timers) {
 		this.acquireCall = new AcquireCall(store, clientId, replicaAcks, replicaAckTimeoutMillis);
+		this.async = new AsyncEngine(this, this.acquireCall, store, subscriber, watchdog, registry,
+				reconciler, listeners, calls, timers);
 		this.store = store;
 		this.subscriber = subscriber;
 		this.watchdog = watchdog;
@@ -69,17 +79,18 @@ final class LeaseAcquirer {
 
 	/** See {@link dev.distlock.core.LockService#tryAcquire(LockRequest)}; {@code redisKey} is the request's key in Redis. */
 	Optional<Lease> tryAcquire(LockRequest request, String redisKey) {
+		LockOwner owner = LockOwner.current();
 		long start = System.nanoTime();
 		long deadline = start + request.waitTime().toNanos();
 		try {
-			LeaseEntry held = this.registry.heldByCurrentThread(redisKey);
+			LeaseEntry held = this.registry.heldBy(redisKey, owner);
 			if (held != null) {
 				Lease reentered = reenter(request, held, start, deadline);
 				if (reentered != null) {
 					return Optional.of(reentered);
 				}
 			}
-			return acquireNew(request, new Attempt(redisKey, newOwner(), request.ttl().toMillis()), start, deadline);
+			return acquireNew(request, newAttempt(request, redisKey, owner), start, deadline);
 		}
 		catch (InterruptedException ex) {
 			Thread.currentThread().interrupt();
@@ -94,7 +105,15 @@ final class LeaseAcquirer {
 	}
 
 	/**
-	 * Count one more hold of the lease this thread holds on the key. Returns null when Redis no longer has that lease
+	 * {@link dev.distlock.core.AsyncLockService#tryAcquireAsync}: the same acquisition without a thread that waits
+	 * (see {@link AsyncAcquisition}).
+	 */
+	CompletableFuture<Optional<Lease>> tryAcquireAsync(LockRequest request, String redisKey, LockOwner owner) {
+		return new AsyncAcquisition(this.async, request, redisKey, owner).start();
+	}
+
+	/**
+	 * Count one more hold of the lease the owner holds on the key. Returns null when Redis no longer has that lease
 	 * (it is then reported lost) or this process ended it meanwhile; the caller then acquires the lock anew.
 	 */
 	private @Nullable Lease reenter(LockRequest request, LeaseEntry entry, long start, long deadline)
@@ -301,7 +320,7 @@ final class LeaseAcquirer {
 	}
 
 	/** When to retry if no release message comes: when the holder's lease runs out, plus jitter against herds. */
-	private static long holderTtlNanos(long holderTtlMillis) {
+	static long holderTtlNanos(long holderTtlMillis) {
 		if (holderTtlMillis < 0) {
 			return NO_EXPIRY_RECHECK_NANOS;
 		}
@@ -310,7 +329,7 @@ final class LeaseAcquirer {
 	}
 
 	/** The interval of a waiter that cannot count on a release message, with jitter. */
-	private static long pollNanos() {
+	static long pollNanos() {
 		return POLL_NANOS + ThreadLocalRandom.current().nextLong(POLL_NANOS / 2 + 1);
 	}
 
@@ -318,31 +337,43 @@ final class LeaseAcquirer {
 		return (a - b < 0) ? a : b;
 	}
 
-	/** A new lease of this process, held once by the calling thread. */
-	private LeaseEntry newEntry(LockRequest request, Attempt attempt, long token, long sent, int handOvers) {
+	/** A new lease of this process, held once by the attempt's owner. */
+	LeaseEntry newEntry(LockRequest request, Attempt attempt, long token, long sent, int handOvers) {
 		LeaseEntry entry = new LeaseEntry(request.key(), attempt.redisKey, attempt.channel, attempt.owner,
-				request.effectiveName(), token, attempt.ttlMillis, request.autoRenew(), sent, handOvers);
+				request.effectiveName(), token, attempt.ttlMillis, request.autoRenew(), sent, handOvers,
+				attempt.lockOwner);
 		this.registry.add(entry);
 		this.watchdog.register(entry);
 		return entry;
 	}
 
-	private Lease newLease(LockRequest request, LeaseEntry entry, long sent, long start) {
+	Lease newLease(LockRequest request, LeaseEntry entry, long sent, long start) {
 		RedisLease lease = new RedisLease(this.releaser, entry, request.ttl(), sent);
 		Duration waited = Duration.ofNanos(sent - start);
 		this.listeners.forEach(listener -> listener.acquired(request, lease, waited));
 		return lease;
 	}
 
-	private Optional<Lease> notAcquired(LockRequest request, long start) {
+	Optional<Lease> notAcquired(LockRequest request, long start) {
 		Duration waited = Duration.ofNanos(System.nanoTime() - start);
 		this.listeners.forEach(listener -> listener.notAcquired(request, waited, null));
 		return Optional.empty();
 	}
 
-	/** A fresh owner id: the client id, the acquiring thread, and a number never used before in this process. */
-	private String newOwner() {
-		return this.clientId + ":" + Thread.currentThread().getId() + ":" + this.ownerSequence.incrementAndGet();
+	/** A new acquisition of {@code redisKey} for {@code owner}, with a fresh owner id. */
+	Attempt newAttempt(LockRequest request, String redisKey, LockOwner owner) {
+		return new Attempt(redisKey, newOwnerId(owner), request.ttl().toMillis(), owner);
+	}
+
+	/**
+	 * A fresh owner id: the client id (random, so the id cannot be guessed), the acquiring thread when the owner is a
+	 * thread, and a number never used before in this process. An owner that is not a thread is named by the number
+	 * only: the thread it happens to run on now says nothing about it.
+	 */
+	private String newOwnerId(LockOwner owner) {
+		long sequence = this.ownerSequence.incrementAndGet();
+		return owner.isThread() ? this.clientId + ":" + Thread.currentThread().getId() + ":" + sequence
+				: this.clientId + ":" + sequence;
 	}
 
 }

@@ -5,6 +5,7 @@ import java.time.Instant;
 
 import dev.distlock.core.LeaseSnapshot;
 import dev.distlock.core.LockLostEvent;
+import dev.distlock.core.LockOwner;
 
 import org.jspecify.annotations.Nullable;
 
@@ -43,10 +44,14 @@ final class LeaseEntry {
 
 	final String owner;
 
+	/** For operators: the name of the thread that acquired the lease, or the owner's when it is not a thread. */
 	final String ownerThread;
 
-	/** The thread that acquired the lease: its re-entries find the lease by it. */
-	final long ownerThreadId;
+	/**
+	 * Whose lease this is for re-entry ({@link LockOwner#current()} at acquisition, or the owner an asynchronous
+	 * acquisition named): its re-entries find the lease by it, whichever thread they run on.
+	 */
+	final LockOwner lockOwner;
 
 	final String name;
 
@@ -55,6 +60,9 @@ final class LeaseEntry {
 	final Instant acquiredAt;
 
 	final long acquiredAtNanos;
+
+	/** The {@link dev.distlock.core.Lease#onLost} actions of its holds. */
+	final LostActions lostActions = new LostActions();
 
 	/** How many times in a row the lease was handed from one owner of this process to another to get here. */
 	final int handOvers;
@@ -86,13 +94,20 @@ final class LeaseEntry {
 
 	LeaseEntry(String key, String redisKey, String channel, String owner, String name, long token, long ttlMillis,
 			boolean autoRenew, long sentAtNanos, int handOvers) {
+		this(key, redisKey, channel, owner, name, token, ttlMillis, autoRenew, sentAtNanos, handOvers,
+				LockOwner.current());
+	}
+
+	LeaseEntry(String key, String redisKey, String channel, String owner, String name, long token, long ttlMillis,
+			boolean autoRenew, long sentAtNanos, int handOvers, LockOwner lockOwner) {
+		this.lockOwner = lockOwner;
 		this.handOvers = handOvers;
 		this.key = key;
 		this.redisKey = redisKey;
 		this.channel = channel;
 		this.owner = owner;
-		this.ownerThread = Thread.currentThread().getName();
-		this.ownerThreadId = Thread.currentThread().getId();
+		// an owner that is not a thread is named by itself: the engine thread that completes its acquisition says nothing
+		this.ownerThread = lockOwner.isThread() ? Thread.currentThread().getName() : lockOwner.toString();
 		this.name = name;
 		this.token = token;
 		this.acquiredAt = Instant.now();

@@ -7,6 +7,7 @@ import java.util.concurrent.ExecutorService;
 
 import dev.distlock.core.LockListener;
 import dev.distlock.core.LockLostEvent;
+import dev.distlock.core.LockOwner;
 
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
@@ -16,8 +17,8 @@ import org.springframework.context.ApplicationEventPublisher;
 import org.springframework.util.Assert;
 
 /**
- * The leases this process holds, and their losses: one role, the process's picture of its leases. It finds the lease a
- * thread re-enters, lists leases for operators (a lost one stays listed until its holder releases it), and announces a
+ * The leases this process holds, and their losses: one role, the process's picture of its leases. It finds the lease an
+ * owner ({@link LockOwner}) re-enters, lists leases for operators (a lost one stays listed until its holder releases it), and announces a
  * loss once: a WARN log, the {@link LockListener}s, and the application's event publisher (on its own thread, so a slow
  * listener cannot delay renewals). It calls nobody back: whoever ends or loses a lease also stops its renewal.
  */
@@ -28,36 +29,40 @@ final class LeaseRegistry {
 	/** Every lease this process lists, by key and owner: held ones and lost ones not yet released. */
 	private final ConcurrentHashMap<HoldKey, LeaseEntry> entries = new ConcurrentHashMap<>();
 
-	/** The held (neither lost nor ended) lease of each thread and key: what a re-entry re-enters. */
-	private final ConcurrentHashMap<ThreadKey, LeaseEntry> heldByThread = new ConcurrentHashMap<>();
+	/**
+	 * The held (neither lost nor ended) lease of each owner and key: what a re-entry re-enters. Owners compare by
+	 * identity; an entry leaves this map when its lease ends or is lost, so no owner is kept past its last lease.
+	 */
+	private final ConcurrentHashMap<OwnerKey, LeaseEntry> heldByOwner = new ConcurrentHashMap<>();
 
 	private final List<LockListener> listeners;
 
 	private final @Nullable ApplicationEventPublisher eventPublisher;
 
-	private final @Nullable ExecutorService events;
+	/** Where events are published and holders' lost-lease actions run: an engine thread, lazily started. */
+	private final ExecutorService events;
 
 	LeaseRegistry(List<LockListener> listeners, @Nullable ApplicationEventPublisher eventPublisher,
-			@Nullable ExecutorService events) {
+			ExecutorService events) {
 		this.listeners = listeners;
 		this.eventPublisher = eventPublisher;
 		this.events = events;
 	}
 
-	/** The lease the calling thread holds on {@code redisKey}, or null. */
-	@Nullable LeaseEntry heldByCurrentThread(String redisKey) {
-		return this.heldByThread.get(new ThreadKey(redisKey, Thread.currentThread().getId()));
+	/** The lease {@code owner} holds on {@code redisKey}, or null. */
+	@Nullable LeaseEntry heldBy(String redisKey, LockOwner owner) {
+		return this.heldByOwner.get(new OwnerKey(redisKey, owner));
 	}
 
 	void add(LeaseEntry entry) {
 		this.entries.put(new HoldKey(entry.redisKey, entry.owner), entry);
-		this.heldByThread.put(new ThreadKey(entry.redisKey, entry.ownerThreadId), entry);
+		this.heldByOwner.put(new OwnerKey(entry.redisKey, entry.lockOwner), entry);
 	}
 
 	/** The lease ended (released, handed over or expired): no longer listed nor re-entered. */
 	void forget(LeaseEntry entry) {
 		this.entries.remove(new HoldKey(entry.redisKey, entry.owner), entry);
-		this.heldByThread.remove(new ThreadKey(entry.redisKey, entry.ownerThreadId), entry);
+		this.heldByOwner.remove(new OwnerKey(entry.redisKey, entry.lockOwner), entry);
 	}
 
 	Collection<LeaseEntry> entries() {
@@ -77,18 +82,20 @@ final class LeaseRegistry {
 	}
 
 	/**
-	 * A lease was found lost: it is no longer re-entered, and the log, the listeners and the application hear of it.
+	 * A lease was found lost: it is no longer re-entered, and the log, the listeners, the holders' lost-lease actions
+	 * (once, on the events thread) and the application hear of it.
 	 * It stays listed, as lost, until its holder releases it, so that an operator sees a holder running without its
 	 * lock.
 	 */
 	void announceLost(LeaseEntry entry, LockLostEvent event) {
-		this.heldByThread.remove(new ThreadKey(entry.redisKey, entry.ownerThreadId), entry);
+		this.heldByOwner.remove(new OwnerKey(entry.redisKey, entry.lockOwner), entry);
 		logger.warn("Lock '" + event.key() + "' (fencing token " + event.fencingToken() + ", owner " + event.owner()
 				+ ") was lost: " + event.detection().description());
 		this.listeners.forEach(listener -> listener.lost(event));
+		LostActions.run(entry.lostActions.fire(event), event, this.events);
 		ApplicationEventPublisher publisher = this.eventPublisher;
 		ExecutorService executor = this.events;
-		if (publisher != null && executor != null) {
+		if (publisher != null) {
 			try {
 				executor.execute(() -> publisher.publishEvent(event));
 			}
@@ -99,15 +106,13 @@ final class LeaseRegistry {
 	}
 
 	void close() {
-		if (this.events != null) {
-			this.events.shutdown();
-		}
+		this.events.shutdown();
 	}
 
 	private record HoldKey(String redisKey, String owner) {
 	}
 
-	private record ThreadKey(String redisKey, long threadId) {
+	private record OwnerKey(String redisKey, LockOwner owner) {
 	}
 
 }

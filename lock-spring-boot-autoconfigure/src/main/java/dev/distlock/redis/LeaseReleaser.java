@@ -2,6 +2,10 @@ package dev.distlock.redis;
 
 import java.time.Duration;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.Executor;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 
 import dev.distlock.core.LockException;
@@ -41,9 +45,13 @@ final class LeaseReleaser {
 
 	private final NotificationRefusals notifications;
 
+	/** Where asynchronous releases run: a small, bounded pool of engine threads. */
+	private final Executor asyncReleases;
+
 	LeaseReleaser(LeaseStore store, ReleaseSubscriber subscriber, LeaseWatchdog watchdog, LeaseRegistry registry,
 			HoldReconciler reconciler, List<LockListener> listeners, String clientId, int localHandOvers,
-			NotificationRefusals notifications) {
+			NotificationRefusals notifications, Executor asyncReleases) {
+		this.asyncReleases = asyncReleases;
 		this.notifications = notifications;
 		this.store = store;
 		this.subscriber = subscriber;
@@ -72,6 +80,11 @@ final class LeaseReleaser {
 		catch (RuntimeException ex) {
 			throw unreachable(lease, entry, held, ex);
 		}
+		applyRelease(lease, entry, held, reply);
+	}
+
+	/** What Redis answered to the release of a hold, applied to this process's picture (throws as release does). */
+	private void applyRelease(RedisLease lease, LeaseEntry entry, Duration held, LeaseStore.Released reply) {
 		long left = reply.holdsLeft();
 		if (left < 0) {
 			throw foundGone(lease, entry, held);
@@ -94,6 +107,63 @@ final class LeaseReleaser {
 			}
 		}
 		released(lease, entry, held);
+	}
+
+	/**
+	 * {@link #release} without blocking the caller, with the same outcome: the future fails as {@code release} would
+	 * throw, the hold counts as released either way, and a release that goes unanswered leaves the lease to the
+	 * {@link HoldReconciler} as {@code release} does. On the Lettuce-native path the script is sent on Lettuce's
+	 * asynchronous commands and its reply applied on the engine's bounded pool; a release that may hand the lease to a
+	 * waiting thread of this process, or one on another path, runs {@code release} on that pool. Only once the service
+	 * is closed (its pool shut down) does it run on the caller's thread.
+	 */
+	CompletableFuture<Void> releaseAsync(RedisLease lease) {
+		CompletableFuture<Void> done = new CompletableFuture<>();
+		LeaseEntry entry = lease.entry;
+		if (!(entry.handOvers < this.localHandOvers && this.subscriber.hasWaitingThread(entry.channel))) {
+			Duration held = Duration.ofNanos(System.nanoTime() - lease.acquiredAtNanos);
+			entry.releaseStarting();
+			CompletableFuture<LeaseStore.Released> sent;
+			try {
+				sent = this.store.releaseAsync(entry.redisKey, entry.owner, entry.token, entry.channel, this.clientId);
+			}
+			catch (RuntimeException ex) { // no connection to send it on
+				sent = CompletableFuture.failedFuture(ex);
+			}
+			if (sent != null) {
+				sent.whenComplete((reply, failure) -> onPool(done, () -> {
+					if (failure != null) {
+						Throwable cause = (failure instanceof CompletionException && failure.getCause() != null)
+								? failure.getCause() : failure;
+						throw unreachable(lease, entry, held,
+								(cause instanceof RuntimeException runtime) ? runtime : new IllegalStateException(cause));
+					}
+					applyRelease(lease, entry, held, reply);
+				}));
+				return done;
+			}
+		}
+		onPool(done, () -> release(lease));
+		return done;
+	}
+
+	/** Run {@code work} on the bounded pool (the caller's thread once it is shut down), completing {@code done}. */
+	private void onPool(CompletableFuture<Void> done, Runnable work) {
+		Runnable task = () -> {
+			try {
+				work.run();
+				done.complete(null);
+			}
+			catch (RuntimeException | Error ex) {
+				done.completeExceptionally(ex);
+			}
+		};
+		try {
+			this.asyncReleases.execute(task);
+		}
+		catch (RejectedExecutionException ex) {
+			task.run();
+		}
 	}
 
 	/**

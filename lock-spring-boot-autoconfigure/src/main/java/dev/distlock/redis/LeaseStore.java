@@ -3,6 +3,7 @@ package dev.distlock.redis;
 import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
 
 import org.jspecify.annotations.Nullable;
 
@@ -94,6 +95,53 @@ final class LeaseStore {
 	}
 
 	/**
+	 * {@link #acquire} without waiting for Redis, on Lettuce's asynchronous commands: null when that path is not
+	 * available (another client, the template path, or connections that do not share one native connection); the
+	 * caller then calls {@link #acquire} on a thread of its own. The future completes on Lettuce's threads.
+	 */
+	@Nullable CompletableFuture<long[]> acquireAsync(String redisKey, String owner, long ttlMillis, String waiter,
+			long reenteredToken) {
+		String known = (reenteredToken != 0) ? Long.toString(reenteredToken) : "";
+		CompletableFuture<Object> reply = runNativeAsync(LockScripts.ACQUIRE, redisKey, owner, Long.toString(ttlMillis),
+				waiter, known);
+		return (reply != null) ? reply.thenApply(value -> {
+			List<?> list = (List<?>) value;
+			if (list == null || list.size() != 2) {
+				throw new IllegalStateException("Unexpected reply from the acquire script: " + list);
+			}
+			return new long[] { ((Number) list.get(0)).longValue(), ((Number) list.get(1)).longValue() };
+		}) : null;
+	}
+
+	/** {@link #release} without waiting for Redis, as {@link #acquireAsync}: null when that path is not available. */
+	@Nullable CompletableFuture<Released> releaseAsync(String redisKey, String owner, long token, String channel,
+			String clientId) {
+		CompletableFuture<Object> reply = runNativeAsync(LockScripts.RELEASE, redisKey, owner, Long.toString(token),
+				channel, clientId, this.publishMode);
+		return (reply != null) ? reply.thenApply(value -> released((List<?>) value)) : null;
+	}
+
+	/** A lease script on Lettuce's asynchronous commands (see {@link #acquireAsync}); null when not available. */
+	private @Nullable CompletableFuture<Object> runNativeAsync(RedisScript<?> script, String redisKey, String... args) {
+		if (!this.lettuceNative || !LettuceScripts.sharesNativeConnection(this.connectionFactory)) {
+			return null;
+		}
+		byte[][] argv = new byte[args.length][];
+		for (int i = 0; i < args.length; i++) {
+			argv[i] = bytes(args[i]);
+		}
+		CompletableFuture<Object> reply;
+		try (RedisConnection connection = this.connectionFactory.getConnection()) {
+			reply = LettuceScripts.runAsync(connection.getNativeConnection(), script, new byte[][] { bytes(redisKey) },
+					argv, (this.timeoutMillis > 0) ? this.timeoutMillis : 60_000);
+		}
+		if (reply == null) {
+			this.lettuceNative = false;
+		}
+		return reply;
+	}
+
+	/**
 	 * A new acquisition as {@link #acquire}, followed, when it acquired, by {@code WAIT replicas timeoutMillis} on the
 	 * same connection (WAIT counts the replicas that acknowledged this connection's writes, so it must follow the
 	 * script on its connection): {holds, token or holder's ttl, replicas that acknowledged (0 when not acquired)}.
@@ -172,6 +220,10 @@ final class LeaseStore {
 		List<?> reply = (nativeReply != null) ? (List<?>) nativeReply
 				: this.template.execute(LockScripts.RELEASE, List.of(redisKey), owner, Long.toString(token), channel,
 						clientId, this.publishMode);
+		return released(reply);
+	}
+
+	private static Released released(@Nullable List<?> reply) {
 		if (reply == null || reply.size() < 2 || reply.size() > 3) {
 			throw new IllegalStateException("Unexpected reply from the release script: " + reply);
 		}

@@ -1,8 +1,13 @@
 package dev.distlock.redis;
 
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 
 import io.lettuce.core.LettuceFutures;
+import io.lettuce.core.RedisCommandTimeoutException;
+import io.lettuce.core.RedisFuture;
 import io.lettuce.core.RedisNoScriptException;
 import io.lettuce.core.ScriptOutputType;
 import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
@@ -68,6 +73,78 @@ final class LettuceScripts {
 		catch (RuntimeException ex) {
 			throw translate(ex);
 		}
+	}
+
+	/**
+	 * Whether the factory's connections share one native connection (Lettuce's default): only then may a command
+	 * outlive the Spring connection it was sent on, as an asynchronous call does.
+	 */
+	static boolean sharesNativeConnection(RedisConnectionFactory connectionFactory) {
+		return connectionFactory instanceof LettuceConnectionFactory lettuce && lettuce.getShareNativeConnection();
+	}
+
+	/**
+	 * {@link #run} without waiting: a future of the script's reply, failed with Spring's exception (a timeout after
+	 * {@code timeoutMillis} as the blocking call's, the command cancelled); null, doing nothing, if the connection is
+	 * not Lettuce's. The future completes on Lettuce's event loop or the JDK's timer thread: chain nothing slow on it.
+	 */
+	static @Nullable CompletableFuture<Object> runAsync(Object nativeConnection, RedisScript<?> script, byte[][] keys,
+			byte[][] args, long timeoutMillis) {
+		if (!(nativeConnection instanceof RedisClusterAsyncCommands<?, ?> async)) {
+			return null;
+		}
+		ScriptOutputType type = (script.getResultType() == Long.class) ? ScriptOutputType.INTEGER : ScriptOutputType.MULTI;
+		@SuppressWarnings("unchecked")
+		RedisClusterAsyncCommands<byte[], byte[]> commands = (RedisClusterAsyncCommands<byte[], byte[]>) async;
+		CompletableFuture<Object> reply = new CompletableFuture<>();
+		RedisFuture<Object> sha = commands.evalsha(script.getSha1(), type, keys, args);
+		sha.whenComplete((value, failure) -> {
+			Throwable cause = unwrap(failure);
+			if (cause == null) {
+				reply.complete(value);
+			}
+			else if (cause instanceof RedisNoScriptException) {
+				RedisFuture<Object> eval = commands.eval(script.getScriptAsString(), type, keys, args);
+				eval.whenComplete((evalValue, evalFailure) -> complete(reply, evalValue, unwrap(evalFailure)));
+				reply.whenComplete((value2, failure2) -> {
+					if (unwrap(failure2) instanceof TimeoutException) {
+						eval.cancel(false);
+					}
+				});
+			}
+			else {
+				complete(reply, null, cause);
+			}
+		});
+		CompletableFuture<Object> translated = new CompletableFuture<>();
+		reply.orTimeout(timeoutMillis, TimeUnit.MILLISECONDS).whenComplete((value, failure) -> {
+			Throwable cause = unwrap(failure);
+			if (cause instanceof TimeoutException) {
+				sha.cancel(false);
+				translated.completeExceptionally(translate(
+						new RedisCommandTimeoutException("Command timed out after " + timeoutMillis + " millisecond(s)")));
+			}
+			else if (cause != null) {
+				translated.completeExceptionally(cause);
+			}
+			else {
+				translated.complete(value);
+			}
+		});
+		return translated;
+	}
+
+	private static void complete(CompletableFuture<Object> reply, @Nullable Object value, @Nullable Throwable failure) {
+		if (failure == null) {
+			reply.complete(value);
+		}
+		else {
+			reply.completeExceptionally((failure instanceof RuntimeException runtime) ? translate(runtime) : failure);
+		}
+	}
+
+	private static @Nullable Throwable unwrap(@Nullable Throwable failure) {
+		return (failure instanceof CompletionException && failure.getCause() != null) ? failure.getCause() : failure;
 	}
 
 	/** Lettuce's exception as Spring's, as the template would have thrown it; the original stays the cause. */

@@ -2,10 +2,13 @@ package dev.distlock.redis;
 
 import java.time.Duration;
 import java.time.Instant;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.Consumer;
 
 import dev.distlock.core.ExtendMode;
 import dev.distlock.core.Lease;
+import dev.distlock.core.LockLostEvent;
 import dev.distlock.core.LockNotOwnedException;
 
 /** One hold of a Redis lease; re-entries of the same lease share its {@link LeaseEntry}. */
@@ -105,14 +108,51 @@ final class RedisLease implements Lease {
 		if (!this.released.compareAndSet(false, true)) {
 			throw new LockNotOwnedException(key(), owner(), "Cannot release lock '" + key() + "': this lease was already released");
 		}
+		this.entry.lostActions.drop(this);
 		this.releaser.release(this);
 	}
 
 	@Override
 	public void close() {
 		if (this.released.compareAndSet(false, true)) {
+			this.entry.lostActions.drop(this);
 			this.releaser.release(this);
 		}
+	}
+
+	/**
+	 * {@inheritDoc} The entry keeps the action until the registry announces the loss, which runs it on the engine's
+	 * events thread; this hold's release drops it.
+	 */
+	@Override
+	public void onLost(Consumer<LockLostEvent> action) {
+		if (action == null) {
+			throw new IllegalArgumentException("The lost-lease action of lock '" + key() + "' must not be null");
+		}
+		if (this.released.get()) {
+			return; // released first: it never runs
+		}
+		LockLostEvent lost = this.entry.lostActions.add(this, action);
+		if (lost != null) {
+			LostActions.runOne(action, lost);
+		}
+		else if (this.released.get()) {
+			this.entry.lostActions.drop(this); // released while registering
+		}
+	}
+
+	/**
+	 * {@inheritDoc} The release runs on the engine's bounded release executor, never on the caller's thread (unless the
+	 * service was closed); the hold counts as released at once, as with {@link #release()}.
+	 */
+	@Override
+	public CompletableFuture<Void> releaseAsync() {
+		if (!this.released.compareAndSet(false, true)) {
+			return CompletableFuture.failedFuture(new LockNotOwnedException(key(), owner(),
+					"Cannot release lock '" + key() + "': this lease was already released"));
+		}
+		this.entry.lostActions.drop(this);
+		return this.releaser.releaseAsync(this);
 	}
 
 	private void checkNotReleased(String operation) {

@@ -5,11 +5,14 @@ import java.util.Base64;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.ExecutorService;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 
+import dev.distlock.core.AsyncLockService;
 import dev.distlock.core.ForcedRelease;
 import dev.distlock.core.Lease;
 import dev.distlock.core.LeaseSnapshot;
@@ -19,6 +22,7 @@ import dev.distlock.core.LockForceReleaser;
 import dev.distlock.core.LockListener;
 import dev.distlock.core.LockLostEvent;
 import dev.distlock.core.LockOperatorView;
+import dev.distlock.core.LockOwner;
 import dev.distlock.core.LockRequest;
 import dev.distlock.core.LockService;
 import dev.distlock.core.LockSettings;
@@ -34,7 +38,7 @@ import org.springframework.data.redis.connection.RedisConnectionFactory;
 import org.springframework.util.Assert;
 
 /**
- * {@link LockService} on Redis: reentrant hash leases with fencing tokens, one script call per operation, waiting on
+ * {@link LockService} (and {@link AsyncLockService}) on Redis: reentrant hash leases with fencing tokens, one script call per operation, waiting on
  * release messages instead of polling, and a watchdog that renews held leases and reports lost ones.
  * <p>
  * This class only assembles the engine and is its public face; each role is one class: {@link LeaseAcquirer}
@@ -56,7 +60,7 @@ import org.springframework.util.Assert;
  * @since 0.1.0
  */
 public class RedisLockService
-		implements LockService, LockOperatorView, LockForceReleaser, SmartLifecycle, AutoCloseable {
+		implements AsyncLockService, LockOperatorView, LockForceReleaser, SmartLifecycle, AutoCloseable {
 
 	/**
 	 * The phase in which a Spring context stops the service: after the web server and the task schedulers (higher
@@ -66,6 +70,9 @@ public class RedisLockService
 	public static final int LIFECYCLE_PHASE = SmartLifecycle.DEFAULT_PHASE - 4096;
 
 	private static final Log logger = LogFactory.getLog(RedisLockService.class);
+
+	/** How many engine threads run asynchronous callers' blocking calls at most. */
+	private static final int ASYNC_THREADS = 2;
 
 	private final String keyPrefix;
 
@@ -87,6 +94,15 @@ public class RedisLockService
 
 	private final HolderQuery holderQuery;
 
+	/**
+	 * The blocking Redis calls of asynchronous callers (releases): a few engine threads that start when needed and
+	 * stop when idle, so a caller's thread (an event loop) never waits for Redis.
+	 */
+	private final ThreadPoolExecutor asyncCalls;
+
+	/** The timers of asynchronous acquisitions (retries, polls, deadlines): one engine thread, never waiting on Redis. */
+	private final ScheduledThreadPoolExecutor asyncTimers;
+
 	private volatile boolean closed;
 
 	/**
@@ -101,11 +117,12 @@ public class RedisLockService
 		String threadName = builder.threadNamePrefix + "-" + this.clientId.substring(0, 6);
 		ApplicationEventPublisher eventPublisher = builder.eventPublisher;
 		EngineThreads threads = new EngineThreads(builder.threadFactory);
-		this.registry = new LeaseRegistry(listeners, eventPublisher,
-				(eventPublisher != null) ? singleThread(threads, threadName + "-events") : null);
+		// the events thread starts with the first event or lost-lease action only
+		this.registry = new LeaseRegistry(listeners, eventPublisher, singleThread(threads, threadName + "-events"));
 		NotificationRefusals refusals = new NotificationRefusals(listeners);
 		this.subscriber = new ReleaseSubscriber(builder.connectionFactory, this.keyPrefix + ":__subscriber__",
 				builder.idleUnsubscribe.toNanos(), threads, threadName + "-pubsub", builder.paths.listenerContainer(), builder.listenerContainerCustomizer, refusals);
+		this.asyncCalls = boundedPool(threads, threadName + "-async", ASYNC_THREADS);
 		long timeout = store.commandTimeoutMillis();
 		this.reconciler = new HoldReconciler(store, (timeout > 0) ? Math.min(timeout, 5_000) : 2_000, threads,
 				threadName + "-reconcile");
@@ -114,9 +131,12 @@ public class RedisLockService
 		// with replica acknowledgements every new holder acquires through the script and WAIT: no hand-overs
 		LeaseReleaser releaser = new LeaseReleaser(store, this.subscriber, this.watchdog, this.registry,
 				this.reconciler, listeners, this.clientId, (builder.replicaAcks > 0) ? 0 : builder.localHandOvers,
-				refusals);
+				refusals, this.asyncCalls);
+		this.asyncTimers = new ScheduledThreadPoolExecutor(1, threads.named(threadName + "-async-timer"));
+		this.asyncTimers.setRemoveOnCancelPolicy(true);
 		this.acquirer = new LeaseAcquirer(store, this.subscriber, this.watchdog, this.registry, this.reconciler,
-				releaser, listeners, this.clientId, builder.replicaAcks, builder.replicaAckTimeout.toMillis());
+				releaser, listeners, this.clientId, builder.replicaAcks, builder.replicaAckTimeout.toMillis(),
+				this.asyncCalls, this.asyncTimers);
 		this.view = new LeaseView(this.registry, this.subscriber);
 		this.forcedReleaser = new ForcedReleaser(store, this.subscriber, refusals);
 		this.holderQuery = new HolderQuery(store);
@@ -139,6 +159,24 @@ public class RedisLockService
 		}
 		this.view.noteName(request.effectiveName());
 		return this.acquirer.tryAcquire(request, redisKey(request.key()));
+	}
+
+	/**
+	 * {@inheritDoc} No thread waits for it: each attempt is one script call on a small pool of engine threads, and
+	 * between attempts the acquisition waits for the release message (or a release in this process) and the engine's
+	 * timers. It re-enters {@code owner}'s lease as a thread re-enters its own; a waiting thread of this process may be
+	 * handed a lease by its holder, an asynchronous acquisition is not (the release wakes it instead).
+	 */
+	@Override
+	public CompletableFuture<Optional<Lease>> tryAcquireAsync(LockRequest request, LockOwner owner) {
+		Assert.notNull(request, "'request' must not be null");
+		Assert.notNull(owner, "'owner' must not be null for lock '" + request.key() + "'");
+		if (this.closed) {
+			return CompletableFuture.failedFuture(
+					new IllegalStateException("Lock service is closed; cannot acquire '" + request.key() + "'"));
+		}
+		this.view.noteName(request.effectiveName());
+		return this.acquirer.tryAcquireAsync(request, redisKey(request.key()), owner);
 	}
 
 	@Override
@@ -253,12 +291,21 @@ public class RedisLockService
 		this.reconciler.close();
 		this.subscriber.close();
 		this.registry.close();
+		this.asyncTimers.shutdown();
+		this.asyncCalls.shutdown();
 	}
 
 	private static String newClientId() {
 		byte[] bytes = new byte[16];
 		new SecureRandom().nextBytes(bytes);
 		return Base64.getUrlEncoder().withoutPadding().encodeToString(bytes);
+	}
+
+	private static ThreadPoolExecutor boundedPool(EngineThreads threads, String name, int size) {
+		ThreadPoolExecutor pool = new ThreadPoolExecutor(size, size, 30, TimeUnit.SECONDS, new LinkedBlockingQueue<>(),
+				threads.named(name));
+		pool.allowCoreThreadTimeOut(true);
+		return pool;
 	}
 
 	private static ExecutorService singleThread(EngineThreads threads, String name) {

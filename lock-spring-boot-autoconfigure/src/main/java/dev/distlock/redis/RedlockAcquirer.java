@@ -11,6 +11,7 @@ import dev.distlock.core.Lease;
 import dev.distlock.core.LockInterruptedException;
 import dev.distlock.core.LockListener;
 import dev.distlock.core.LockLostEvent;
+import dev.distlock.core.LockOwner;
 import dev.distlock.core.LockRequest;
 import dev.distlock.core.LockUnavailableException;
 import org.jspecify.annotations.Nullable;
@@ -22,7 +23,7 @@ import org.jspecify.annotations.Nullable;
  * <em>every</em> node, those that did not answer included (they may have run it), with {@link LockScripts#DISCARD},
  * and retried after a random delay, or after a release message from any node, within the wait.
  * <p>
- * A re-entry by the thread that holds the lease sends that lease's owner and each node's token, so a node re-enters
+ * A re-entry by the owner that holds the lease ({@link LockOwner#current()}) sends that lease's owner and each node's token, so a node re-enters
  * only the very lease it granted; it needs a quorum too.
  */
 final class RedlockAcquirer {
@@ -64,7 +65,7 @@ final class RedlockAcquirer {
 		long ttlMillis = request.ttl().toMillis();
 		long deadline = start + request.waitTime().toNanos();
 		try {
-			RedlockEntry held = this.registry.heldByCurrentThread(request.key());
+			RedlockEntry held = this.registry.heldByCurrentOwner(request.key());
 			if (held != null) {
 				Lease reentered = reenter(held, request);
 				if (reentered != null) {
@@ -94,8 +95,7 @@ final class RedlockAcquirer {
 		try {
 			for (;;) {
 				boolean heard = registration != null && registration.confirmed();
-				String owner = this.clientId + ":" + Thread.currentThread().getId() + ":"
-						+ this.acquisitions.incrementAndGet();
+				String owner = newOwnerId();
 				long sent = System.nanoTime();
 				NodeReplies attempt = attempt(redisKey, owner, ttlMillis, willWait ? this.clientId : "");
 				if (attempt.outcome == Outcome.ACQUIRED) {
@@ -204,7 +204,7 @@ final class RedlockAcquirer {
 	}
 
 	/**
-	 * Re-enter the current thread's lease on a quorum; null when a quorum no longer has it (it is reported lost and
+	 * Re-enter the current owner's lease on a quorum; null when a quorum no longer has it (it is reported lost and
 	 * the caller acquires anew).
 	 */
 	private @Nullable Lease reenter(RedlockEntry entry, LockRequest request) {
@@ -231,6 +231,16 @@ final class RedlockAcquirer {
 		throw new LockUnavailableException(request.key(), "Could not re-enter Redlock lease on '" + request.key()
 				+ "': only " + ours + " of " + this.nodes.size() + " nodes confirmed it (a quorum is " + quorum + ")",
 				replies.anyFailure());
+	}
+
+	/**
+	 * A fresh owner id: the random client id, the acquiring thread when the current {@link LockOwner} is a thread, and a
+	 * number never used before in this process (only the number for an owner that is not a thread).
+	 */
+	private String newOwnerId() {
+		long sequence = this.acquisitions.incrementAndGet();
+		return LockOwner.current().isThread() ? this.clientId + ":" + Thread.currentThread().getId() + ":" + sequence
+				: this.clientId + ":" + sequence;
 	}
 
 	private static Duration waited(long start) {

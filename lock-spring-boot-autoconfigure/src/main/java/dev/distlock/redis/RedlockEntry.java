@@ -5,6 +5,7 @@ import java.time.Instant;
 
 import dev.distlock.core.LeaseSnapshot;
 import dev.distlock.core.LockLostEvent;
+import dev.distlock.core.LockOwner;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -34,11 +35,16 @@ final class RedlockEntry {
 
 	final long fencingToken;
 
+	/** For operators: the name of the thread that acquired the lease, or the owner's when it is not a thread. */
 	final String ownerThread;
 
-	final long ownerThreadId;
+	/** Whose lease this is for re-entry: {@link LockOwner#current()} on the acquiring thread. */
+	final LockOwner lockOwner;
 
 	final Instant acquiredAt;
+
+	/** The {@link dev.distlock.core.Lease#onLost} actions of its holds. */
+	final LostActions lostActions = new LostActions();
 
 	/** Per node, the token it issued for this lease; 0 where it did not grant it (or its reply was lost). */
 	private final long[] tokens;
@@ -77,8 +83,8 @@ final class RedlockEntry {
 			max = Math.max(max, token);
 		}
 		this.fencingToken = max;
-		this.ownerThread = Thread.currentThread().getName();
-		this.ownerThreadId = Thread.currentThread().getId();
+		this.lockOwner = LockOwner.current();
+		this.ownerThread = this.lockOwner.isThread() ? Thread.currentThread().getName() : this.lockOwner.toString();
 		this.acquiredAt = Instant.now();
 		this.ttlMillis = ttlMillis;
 		this.autoRenew = autoRenew;
@@ -87,7 +93,7 @@ final class RedlockEntry {
 		for (int i = 0; i < tokens.length; i++) {
 			if (tokens[i] != 0) {
 				this.carriers[i] = new LeaseEntry(key, redisKey, this.channel, owner, name, tokens[i], ttlMillis, true,
-						System.nanoTime(), 0);
+						System.nanoTime(), 0, this.lockOwner);
 			}
 		}
 	}
@@ -111,7 +117,7 @@ final class RedlockEntry {
 		if (this.state == State.HELD && this.tokens[node] == 0 && token > 0) {
 			this.tokens[node] = token;
 			this.carriers[node] = new LeaseEntry(this.key, this.redisKey, this.channel, this.owner, this.name, token,
-					this.ttlMillis, true, System.nanoTime(), 0);
+					this.ttlMillis, true, System.nanoTime(), 0, this.lockOwner);
 		}
 	}
 

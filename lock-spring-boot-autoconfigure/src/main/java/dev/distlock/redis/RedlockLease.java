@@ -3,9 +3,11 @@ package dev.distlock.redis;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.Consumer;
 
 import dev.distlock.core.ExtendMode;
 import dev.distlock.core.Lease;
+import dev.distlock.core.LockLostEvent;
 import dev.distlock.core.LockNotOwnedException;
 
 /** One hold of a Redlock lease; re-entries of the same lease share its {@link RedlockEntry}. */
@@ -108,13 +110,36 @@ final class RedlockLease implements Lease {
 			throw new LockNotOwnedException(key(), owner(),
 					"Cannot release lock '" + key() + "': this lease was already released");
 		}
+		this.entry.lostActions.drop(this);
 		this.releaser.release(this);
 	}
 
 	@Override
 	public void close() {
 		if (this.released.compareAndSet(false, true)) {
+			this.entry.lostActions.drop(this);
 			this.releaser.release(this);
+		}
+	}
+
+	/**
+	 * {@inheritDoc} The entry keeps the action until the registry announces the loss, which runs it on the engine's
+	 * events thread; this hold's release drops it.
+	 */
+	@Override
+	public void onLost(Consumer<LockLostEvent> action) {
+		if (action == null) {
+			throw new IllegalArgumentException("The lost-lease action of lock '" + key() + "' must not be null");
+		}
+		if (this.released.get()) {
+			return; // released first: it never runs
+		}
+		LockLostEvent lost = this.entry.lostActions.add(this, action);
+		if (lost != null) {
+			LostActions.runOne(action, lost);
+		}
+		else if (this.released.get()) {
+			this.entry.lostActions.drop(this); // released while registering
 		}
 	}
 

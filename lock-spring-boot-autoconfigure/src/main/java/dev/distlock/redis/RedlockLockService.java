@@ -88,10 +88,9 @@ public class RedlockLockService
 		EngineThreads threads = new EngineThreads(builder.threadFactory);
 		this.nodes = new RedlockNodes(builder.nodes, builder.nodeTimeout.toNanos(), builder.driftFactor,
 				builder.restartQuarantine.toMillis(), threads, threadName + "-node");
-		this.registry = new RedlockRegistry(listeners, builder.eventPublisher, (builder.eventPublisher != null)
-				? new ThreadPoolExecutor(1, 1, 0, TimeUnit.MILLISECONDS, new LinkedBlockingQueue<>(),
-						threads.named(threadName + "-events"))
-				: null);
+		// the events thread starts with the first event or lost-lease action only
+		this.registry = new RedlockRegistry(listeners, builder.eventPublisher, new ThreadPoolExecutor(1, 1, 0,
+				TimeUnit.MILLISECONDS, new LinkedBlockingQueue<>(), threads.named(threadName + "-events")));
 		this.waiting = new RedlockWaiting(builder.nodes, this.keyPrefix + ":__subscriber__",
 				builder.idleUnsubscribe.toNanos(), threads, threadName + "-pubsub", listeners);
 		this.watchdog = new RedlockWatchdog(this.nodes, this.registry, listeners, builder.renewalRatio, threads,

@@ -16,6 +16,7 @@ import dev.distlock.core.LeaseSnapshot;
 import dev.distlock.core.LockActivity;
 import dev.distlock.core.LockListener;
 import dev.distlock.core.LockLostEvent;
+import dev.distlock.core.LockOwner;
 import dev.distlock.core.RenewalStatus;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
@@ -32,8 +33,11 @@ final class RedlockRegistry implements AutoCloseable {
 
 	private static final Log logger = LogFactory.getLog(RedlockRegistry.class);
 
-	/** Held leases by {@code <thread id>:<key>}: the lease a thread re-enters. */
-	private final ConcurrentHashMap<String, RedlockEntry> byThread = new ConcurrentHashMap<>();
+	/**
+	 * Held leases by owner and key: the lease an owner ({@link LockOwner}, the thread's own by default) re-enters.
+	 * Owners compare by identity; an entry leaves this map when its lease ends or is lost.
+	 */
+	private final ConcurrentHashMap<OwnerKey, RedlockEntry> byOwner = new ConcurrentHashMap<>();
 
 	/** Every lease not yet released by its holder, lost ones included. */
 	private final Set<RedlockEntry> entries = ConcurrentHashMap.newKeySet();
@@ -46,30 +50,31 @@ final class RedlockRegistry implements AutoCloseable {
 
 	private final @Nullable ApplicationEventPublisher eventPublisher;
 
-	private final @Nullable ExecutorService events;
+	/** Where events are published and holders' lost-lease actions run: an engine thread, lazily started. */
+	private final ExecutorService events;
 
 	RedlockRegistry(List<LockListener> listeners, @Nullable ApplicationEventPublisher eventPublisher,
-			@Nullable ExecutorService events) {
+			ExecutorService events) {
 		this.listeners = listeners;
 		this.eventPublisher = eventPublisher;
 		this.events = events;
 	}
 
-	/** {@return the lease the current thread holds on {@code key}, or null} */
-	@Nullable RedlockEntry heldByCurrentThread(String key) {
-		RedlockEntry entry = this.byThread.get(threadKey(Thread.currentThread().getId(), key));
+	/** {@return the lease the current {@link LockOwner} holds on {@code key}, or null} */
+	@Nullable RedlockEntry heldByCurrentOwner(String key) {
+		RedlockEntry entry = this.byOwner.get(new OwnerKey(LockOwner.current(), key));
 		return (entry != null && entry.state() == RedlockEntry.State.HELD) ? entry : null;
 	}
 
 	void add(RedlockEntry entry) {
 		this.entries.add(entry);
-		this.byThread.put(threadKey(entry.ownerThreadId, entry.key), entry);
+		this.byOwner.put(new OwnerKey(entry.lockOwner, entry.key), entry);
 	}
 
 	/** The holder released the lease's last hold (or its release found it lost): it is no longer listed. */
 	void forget(RedlockEntry entry) {
 		this.entries.remove(entry);
-		this.byThread.remove(threadKey(entry.ownerThreadId, entry.key), entry);
+		this.byOwner.remove(new OwnerKey(entry.lockOwner, entry.key), entry);
 	}
 
 	/** The leases to renew: held and auto-renewed. */
@@ -88,7 +93,7 @@ final class RedlockRegistry implements AutoCloseable {
 		if (event == null) {
 			return;
 		}
-		this.byThread.remove(threadKey(entry.ownerThreadId, entry.key), entry);
+		this.byOwner.remove(new OwnerKey(entry.lockOwner, entry.key), entry);
 		logger.warn("Lost Redlock lease on '" + entry.key + "' (fencing token " + entry.fencingToken + "): "
 				+ detection.description());
 		for (LockListener listener : this.listeners) {
@@ -99,8 +104,9 @@ final class RedlockRegistry implements AutoCloseable {
 				logger.warn("Lock listener failed on a lost lease", ex);
 			}
 		}
+		LostActions.run(entry.lostActions.fire(event), event, this.events);
 		ApplicationEventPublisher publisher = this.eventPublisher;
-		if (publisher != null && this.events != null) {
+		if (publisher != null) {
 			try {
 				this.events.execute(() -> publisher.publishEvent(event));
 			}
@@ -166,20 +172,17 @@ final class RedlockRegistry implements AutoCloseable {
 		return (failing == 0) ? RenewalStatus.HEALTHY : new RenewalStatus(failing, since, error);
 	}
 
-	private static String threadKey(long threadId, String key) {
-		return threadId + ":" + key;
+	private record OwnerKey(LockOwner owner, String key) {
 	}
 
 	@Override
 	public void close() {
-		if (this.events != null) {
-			this.events.shutdown();
-			try {
-				this.events.awaitTermination(2, TimeUnit.SECONDS);
-			}
-			catch (InterruptedException ex) {
-				Thread.currentThread().interrupt();
-			}
+		this.events.shutdown();
+		try {
+			this.events.awaitTermination(2, TimeUnit.SECONDS);
+		}
+		catch (InterruptedException ex) {
+			Thread.currentThread().interrupt();
 		}
 	}
 

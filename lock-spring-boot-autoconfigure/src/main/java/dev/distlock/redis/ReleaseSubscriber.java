@@ -66,6 +66,28 @@ final class ReleaseSubscriber implements SubscriptionConnection.Events, AutoClos
 	}
 
 	/**
+	 * As {@link #register}, for an asynchronous acquisition: no thread waits, {@code wakeUp} runs (under the channel's
+	 * monitor, so it must only schedule the next attempt) when a release wakes it. It is never handed a lease.
+	 */
+	Waiter registerAsync(String channel, String owner, String name, long ttlMillis, Runnable wakeUp) {
+		for (;;) {
+			ReleaseChannel ch = this.channels.computeIfAbsent(channel, ReleaseChannel::new);
+			synchronized (ch) {
+				if (ch.state == ChannelState.DEAD) {
+					continue;
+				}
+				Waiter waiter = new Waiter(ch, null, wakeUp, ch.subscribed, owner, name, ttlMillis);
+				ch.waiters.addLast(waiter);
+				if (ch.state == ChannelState.NEW) {
+					ch.state = ChannelState.SUBSCRIBING;
+					this.subscriptions.subscribeLater(ch);
+				}
+				return waiter;
+			}
+		}
+	}
+
+	/**
 	 * Reserve the longest waiting waiter of {@code channel} that is between attempts, for a hand-over of the lease
 	 * {@code owner} holds; null if there is none. The caller must {@link Waiter#grant grant} or
 	 * {@link Waiter#revert revert} the reservation.
@@ -83,6 +105,22 @@ final class ReleaseSubscriber implements SubscriptionConnection.Events, AutoClos
 			}
 		}
 		return null;
+	}
+
+	/** Whether a thread of this process waits on {@code channel}: one a holder could hand its lease to. */
+	boolean hasWaitingThread(String channel) {
+		ReleaseChannel ch = this.channels.get(channel);
+		if (ch == null) {
+			return false;
+		}
+		synchronized (ch) {
+			for (Waiter waiter : ch.waiters) {
+				if (waiter.takesHandOvers()) {
+					return true;
+				}
+			}
+			return false;
+		}
 	}
 
 	/**

@@ -5,9 +5,13 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.LockSupport;
 
+import org.jspecify.annotations.Nullable;
+
 /**
- * One thread waiting for one lock. Besides being woken, a waiter can be handed the lease by a holder in this
- * process. Its state says who may act:
+ * One thread waiting for one lock, or one asynchronous acquisition ({@link AsyncAcquisition}: no thread, a wake-up
+ * action instead). Besides being woken, a waiting thread can be handed the lease by a holder in this process; an
+ * asynchronous waiter never is (it cannot be reserved), and is woken by the release's message or local release
+ * instead. Its state says who may act:
  * <ul>
  * <li>WAITING: between attempts; a holder may reserve it (to RESERVED), the waiter may start an attempt (to
  * ATTEMPTING) or leave (to LEFT).</li>
@@ -42,7 +46,11 @@ final class Waiter {
 
 	final long ttlMillis;
 
-	private final Thread thread;
+	/** The waiting thread, or null for an asynchronous waiter. */
+	private final @Nullable Thread thread;
+
+	/** What wakes an asynchronous waiter (quick: it only schedules an attempt), or null for a waiting thread. */
+	private final @Nullable Runnable wakeUp;
 
 	private final CompletableFuture<Void> subscribed;
 
@@ -62,8 +70,14 @@ final class Waiter {
 
 	Waiter(ReleaseChannel channel, Thread thread, CompletableFuture<Void> subscribed, String owner, String name,
 			long ttlMillis) {
+		this(channel, thread, null, subscribed, owner, name, ttlMillis);
+	}
+
+	Waiter(ReleaseChannel channel, @Nullable Thread thread, @Nullable Runnable wakeUp,
+			CompletableFuture<Void> subscribed, String owner, String name, long ttlMillis) {
 		this.channel = channel;
 		this.thread = thread;
+		this.wakeUp = wakeUp;
 		this.subscribed = subscribed;
 		this.owner = owner;
 		this.name = name;
@@ -72,7 +86,18 @@ final class Waiter {
 
 	void signal() {
 		this.signalled = true;
-		LockSupport.unpark(this.thread);
+		Runnable action = this.wakeUp;
+		if (action != null) {
+			action.run();
+		}
+		else {
+			LockSupport.unpark(this.thread);
+		}
+	}
+
+	/** {@return the confirmation of its channel's subscription} */
+	CompletableFuture<Void> subscribed() {
+		return this.subscribed;
 	}
 
 	/**
@@ -171,8 +196,14 @@ final class Waiter {
 
 	// holder side
 
+	/** Whether a holder may hand this waiter its lease: a waiting thread, not an asynchronous acquisition. */
+	boolean takesHandOvers() {
+		return this.thread != null;
+	}
+
+	/** Reserve this waiter for a hand-over; never an asynchronous one (no thread waits to take the lease). */
 	boolean reserve() {
-		return this.state.compareAndSet(WAITING, RESERVED);
+		return this.thread != null && this.state.compareAndSet(WAITING, RESERVED);
 	}
 
 	/** The lease is this waiter's now, with {@code token}; wake it. */

@@ -22,6 +22,7 @@ import dev.distlock.core.LockListener;
 import dev.distlock.core.LockLostEvent;
 import dev.distlock.core.LockLostException;
 import dev.distlock.core.LockNotOwnedException;
+import dev.distlock.core.LockOwner;
 import dev.distlock.core.LockRequest;
 import dev.distlock.core.LockService;
 import org.junit.jupiter.api.AfterEach;
@@ -136,6 +137,43 @@ abstract class LockServiceContractTests {
 		finally {
 			pool.shutdownNow();
 		}
+	}
+
+	@Test
+	void asyncAcquisitionsAreWokenByAnotherInstancesReleaseAndExcludeEachOther() throws Exception {
+		RedisLockService first = this.support.service();
+		RedisLockService second = this.support.service();
+		Lease held = first.acquire("async", LONG_TTL, Duration.ZERO);
+		CompletableFuture<Optional<Lease>> waiting = second
+			.tryAcquireAsync(LockRequest.of("async", LONG_TTL, Duration.ofSeconds(60)), LockOwner.newOwner());
+		await().atMost(Duration.ofSeconds(20)).until(() -> second.waitingThreads() == 1);
+		assertThat(waiting).isNotDone();
+		held.release();
+		// woken by the release, long before the holder's lease time
+		waiting.get(20, TimeUnit.SECONDS).orElseThrow().releaseAsync().get(20, TimeUnit.SECONDS);
+
+		this.redis.opsForValue().set("counter", "0");
+		StringRedisTemplate template = LockTestSupport.template(this.support.connectionFactory());
+		ExecutorService work = Executors.newFixedThreadPool(2);
+		try {
+			List<CompletableFuture<Void>> all = new ArrayList<>();
+			for (int i = 0; i < 60; i++) {
+				RedisLockService service = (i % 2 == 0) ? first : second;
+				all.add(service.acquireAsync(LockRequest.of("async", LONG_TTL, Duration.ofSeconds(60)), LockOwner.newOwner())
+					.thenApplyAsync(lease -> {
+						String value = template.opsForValue().get("counter");
+						template.opsForValue().set("counter", Integer.toString(Integer.parseInt(value) + 1));
+						return lease;
+					}, work)
+					.thenCompose(Lease::releaseAsync));
+			}
+			CompletableFuture.allOf(all.toArray(CompletableFuture[]::new)).get(90, TimeUnit.SECONDS);
+		}
+		finally {
+			work.shutdownNow();
+		}
+		assertThat(this.redis.opsForValue().get("counter")).isEqualTo("60");
+		assertThat(this.redis.keys("lock:*")).isEmpty();
 	}
 
 	// 2. reentrancy and fencing tokens

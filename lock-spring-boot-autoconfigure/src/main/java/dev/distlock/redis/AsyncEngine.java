@@ -1,0 +1,92 @@
+package dev.distlock.redis;
+
+import java.util.List;
+import java.util.concurrent.Executor;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ScheduledExecutorService;
+
+import dev.distlock.core.Lease;
+import dev.distlock.core.LockListener;
+import dev.distlock.core.LockRequest;
+
+import org.jspecify.annotations.Nullable;
+
+/**
+ * What asynchronous acquisitions ({@link AsyncAcquisition}) work with: the acquirer (entries, leases, owner ids), the
+ * acquire call, the engine's roles, the small bounded pool that makes blocking calls and applies replies, and the
+ * scheduler of their timers (one thread that never waits on Redis).
+ */
+record AsyncEngine(LeaseAcquirer acquirer, AcquireCall acquireCall, LeaseStore store, ReleaseSubscriber subscriber,
+		LeaseWatchdog watchdog, LeaseRegistry registry, HoldReconciler reconciler, List<LockListener> listeners,
+		Executor calls, ScheduledExecutorService timers) {
+
+	/**
+	 * Run {@code work} on the call pool, then {@code then} with its result or failure, on the same thread; false when
+	 * the pool is shut down (the service closed) and nothing runs.
+	 */
+	<T> boolean call(CallWork<T> work, Reply<T> then) {
+		try {
+			this.calls.execute(() -> {
+				T value;
+				try {
+					value = work.run();
+				}
+				catch (RuntimeException | InterruptedException ex) {
+					then.apply(null, ex);
+					return;
+				}
+				then.apply(value, null);
+			});
+			return true;
+		}
+		catch (RejectedExecutionException ex) {
+			return false;
+		}
+	}
+
+	/**
+	 * The owner's lease re-entered (one call): the new hold, or null when the lease is gone or ended (a new acquisition
+	 * follows, as for a thread). A re-entry that goes unanswered fails the acquisition (it is not retried).
+	 */
+	@Nullable Lease reenter(LockRequest request, LeaseEntry entry, long start) {
+		long ttlMillis = request.ttl().toMillis();
+		long sent = System.nanoTime();
+		long[] reply;
+		try {
+			reply = this.store.acquire(entry.redisKey, entry.owner, ttlMillis, "", entry.token);
+		}
+		catch (RuntimeException ex) {
+			throw AcquireCall.failure(request, entry.redisKey, ex);
+		}
+		if (reply[0] < 0) {
+			this.registry.lostOnHolderCheck(entry);
+			this.watchdog.unregister(entry);
+			return null;
+		}
+		if (!entry.reenter(ttlMillis, request.autoRenew(), sent)) {
+			this.reconciler.discard(entry.key, entry.redisKey, entry.owner, entry.channel);
+			return null;
+		}
+		if (request.autoRenew()) {
+			this.watchdog.wakeUp();
+		}
+		return this.acquirer.newLease(request, entry, sent, start);
+	}
+
+	/** Work that one call makes, on a pool thread. */
+	@FunctionalInterface
+	interface CallWork<T> {
+
+		@Nullable T run() throws InterruptedException;
+
+	}
+
+	/** What follows a call: its value, or its failure. */
+	@FunctionalInterface
+	interface Reply<T> {
+
+		void apply(@Nullable T value, @Nullable Exception ex);
+
+	}
+
+}

@@ -1,0 +1,89 @@
+package dev.distlock.redis;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.Executor;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.function.Consumer;
+
+import dev.distlock.core.Lease;
+import dev.distlock.core.LockLostEvent;
+
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * The {@link Lease#onLost} actions of the holds of one lease, kept by its entry and run once by the registry's
+ * announcement of the loss.
+ * <p>
+ * Invariants (guarded by {@code this}): once {@link #fire} has taken the actions, {@code fired} is set and no action
+ * is added again; an action added before is either taken by {@code fire} (and run exactly once) or dropped with its
+ * hold's release, never both. An action added after the loss is not kept: its caller runs it at once.
+ */
+final class LostActions {
+
+	private static final Log logger = LogFactory.getLog(LostActions.class);
+
+	private final List<Registered> actions = new ArrayList<>(1);
+
+	private @Nullable LockLostEvent fired;
+
+	/**
+	 * Keep {@code action} for the loss of {@code hold}'s lease; returns null, or the loss already announced, in which
+	 * case the action was not kept and the caller runs it.
+	 */
+	synchronized @Nullable LockLostEvent add(Object hold, Consumer<LockLostEvent> action) {
+		if (this.fired != null) {
+			return this.fired;
+		}
+		this.actions.add(new Registered(hold, action));
+		return null;
+	}
+
+	/** {@code hold} was released: its actions never run. */
+	synchronized void drop(Object hold) {
+		this.actions.removeIf(registered -> registered.hold == hold);
+	}
+
+	/** The lease was lost: take the actions to run (none if the loss was announced already). */
+	synchronized List<Consumer<LockLostEvent>> fire(LockLostEvent event) {
+		if (this.fired != null) {
+			return List.of();
+		}
+		this.fired = event;
+		List<Consumer<LockLostEvent>> taken = this.actions.stream().map(Registered::action).toList();
+		this.actions.clear();
+		return taken;
+	}
+
+	/**
+	 * Run the actions of a loss on {@code executor} (an engine thread, so that a slow action delays no renewal), or on
+	 * the calling thread when the executor was shut down with its service.
+	 */
+	static void run(List<Consumer<LockLostEvent>> actions, LockLostEvent event, Executor executor) {
+		if (actions.isEmpty()) {
+			return;
+		}
+		Runnable task = () -> actions.forEach(action -> runOne(action, event));
+		try {
+			executor.execute(task);
+		}
+		catch (RejectedExecutionException ex) {
+			task.run();
+		}
+	}
+
+	static void runOne(Consumer<LockLostEvent> action, LockLostEvent event) {
+		try {
+			action.accept(event);
+		}
+		catch (RuntimeException ex) {
+			logger.warn("A lost-lease action of lock '" + event.key() + "' failed", ex);
+		}
+	}
+
+	private record Registered(Object hold, Consumer<LockLostEvent> action) {
+	}
+
+}

@@ -1,0 +1,190 @@
+package dev.distlock.redis;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
+import java.util.regex.Pattern;
+
+import dev.distlock.core.Lease;
+import dev.distlock.core.LockLostEvent;
+import dev.distlock.core.LockLostException;
+import dev.distlock.core.LockOperatorView;
+import dev.distlock.core.LockOwner;
+import dev.distlock.core.LockService;
+import dev.distlock.test.redis.RedisServer;
+import dev.distlock.test.redis.RedisServerExtension;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.ExtendWith;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
+import static org.awaitility.Awaitility.await;
+
+/**
+ * Re-entry follows the {@link LockOwner}, not the thread (issue 13): owners bound in turn on one thread exclude each
+ * other, one owner bound on two threads re-enters, and a thread's own owner behaves as before. On one Redis, and on a
+ * Redlock of three.
+ */
+@ExtendWith(RedisServerExtension.class)
+@Timeout(value = 120, unit = TimeUnit.SECONDS)
+class LockOwnerReentryIntegrationTests {
+
+	private static final Duration TTL = Duration.ofSeconds(30);
+
+	private static RedisServer server;
+
+	private LockTestSupport support;
+
+	@BeforeAll
+	static void server(RedisServer redis) {
+		server = redis;
+	}
+
+	@BeforeEach
+	void open() {
+		server.execute("FLUSHALL");
+		this.support = LockTestSupport.forServer(server);
+	}
+
+	@AfterEach
+	void close() {
+		this.support.close();
+	}
+
+	@Test
+	void ownersBoundInTurnOnOneThreadExcludeEachOther() {
+		RedisLockService service = this.support.service();
+		twoOwnersOnOneThreadExcludeEachOther(service);
+		assertThat(server.execute("EXISTS", service.redisKey("owned"))).isEqualTo(0L);
+	}
+
+	@Test
+	void oneOwnerBoundOnTwoThreadsReenters() throws Exception {
+		RedisLockService service = this.support.service();
+		Lease outer = oneOwnerOnTwoThreadsReenters(service);
+		assertThat(server.execute("HGET", service.redisKey("owned"), outer.owner())).isEqualTo("1");
+		outer.release();
+		assertThat(server.execute("EXISTS", service.redisKey("owned"))).isEqualTo(0L);
+	}
+
+	@Test
+	void aThreadsOwnOwnerIsUnchanged() throws Exception {
+		RedisLockService service = this.support.service();
+		threadDefault(service);
+		assertThat(server.execute("EXISTS", service.redisKey("owned"))).isEqualTo(0L);
+	}
+
+	@Test
+	void ownerIdsNameAThreadOnlyForAThreadsOwner() {
+		RedisLockService service = this.support.service();
+		try (Lease lease = service.acquire("thread-id", TTL, Duration.ZERO)) {
+			assertThat(lease.owner()).startsWith(service.clientId() + ":" + Thread.currentThread().getId() + ":");
+		}
+		try (LockOwner.Binding binding = LockOwner.newOwner().bind();
+				Lease lease = service.acquire("thread-id", TTL, Duration.ZERO)) {
+			assertThat(lease.owner()).matches(Pattern.quote(service.clientId()) + ":\\d+");
+		}
+	}
+
+	@Test
+	void redlockReentryFollowsTheOwnerToo() throws Exception {
+		try (RedlockNodesFixture nodes = new RedlockNodesFixture(3)) {
+			RedlockLockService service = nodes.service(nodes.builder());
+			twoOwnersOnOneThreadExcludeEachOther(service);
+			oneOwnerOnTwoThreadsReenters(service).release();
+			threadDefault(service);
+			assertThat(service.activeLeases()).isEmpty();
+		}
+	}
+
+	@Test
+	void aLostRedlockLeaseRunsItsHoldsLostActionOnceAndAReleasedHoldsNever() throws Exception {
+		try (RedlockNodesFixture nodes = new RedlockNodesFixture(3)) {
+			RedlockLockService service = nodes.service(nodes.builder());
+			Lease outer = service.acquire("lost", TTL, Duration.ZERO);
+			Lease inner = service.acquire("lost", TTL, Duration.ZERO);
+			List<LockLostEvent> outerLost = new CopyOnWriteArrayList<>();
+			List<LockLostEvent> innerLost = new CopyOnWriteArrayList<>();
+			outer.onLost(outerLost::add);
+			inner.onLost(innerLost::add);
+			inner.release();
+			assertThat(service.forceRelease("lost")).isPresent();
+			assertThat(outer.isOwned()).isFalse();
+			assertThat(outer.isOwned()).isFalse();
+			await().atMost(Duration.ofSeconds(10)).until(() -> outerLost.size() == 1);
+			assertThat(innerLost).isEmpty();
+			List<LockLostEvent> late = new CopyOnWriteArrayList<>();
+			outer.onLost(late::add);
+			assertThat(late).containsExactlyElementsOf(outerLost);
+			assertThatExceptionOfType(LockLostException.class)
+				.isThrownBy(outer::release);
+			assertThat(outerLost).hasSize(1);
+		}
+	}
+
+	private static void twoOwnersOnOneThreadExcludeEachOther(LockService service) {
+		LockOwner first = LockOwner.newOwner();
+		LockOwner second = LockOwner.newOwner();
+		Lease held;
+		try (LockOwner.Binding binding = first.bind()) {
+			held = service.acquire("owned", TTL, Duration.ZERO);
+		}
+		try (LockOwner.Binding binding = second.bind()) {
+			// the same thread, another owner: it waits (here 200ms) and does not get the lease
+			Optional<Lease> other = service.tryAcquire("owned", TTL, Duration.ofMillis(200));
+			assertThat(other).isEmpty();
+		}
+		try (LockOwner.Binding binding = first.bind()) {
+			try (Lease again = service.acquire("owned", TTL, Duration.ZERO)) {
+				assertThat(again.fencingToken()).isEqualTo(held.fencingToken());
+			}
+		}
+		// the thread's own owner is not the first one either
+		assertThat(service.tryAcquire("owned", TTL, Duration.ZERO)).isEmpty();
+		held.release();
+		try (LockOwner.Binding binding = second.bind(); Lease next = service.acquire("owned", TTL, Duration.ZERO)) {
+			assertThat(next.fencingToken()).isGreaterThan(held.fencingToken());
+		}
+	}
+
+	private static <S extends LockService & LockOperatorView> Lease oneOwnerOnTwoThreadsReenters(S service)
+			throws Exception {
+		LockOwner owner = LockOwner.newOwner();
+		Lease outer;
+		try (LockOwner.Binding binding = owner.bind()) {
+			outer = service.acquire("owned", TTL, Duration.ZERO);
+		}
+		Lease inner = CompletableFuture.supplyAsync(() -> {
+			try (LockOwner.Binding binding = owner.bind()) {
+				return service.acquire("owned", TTL, Duration.ZERO);
+			}
+		}).get(30, TimeUnit.SECONDS);
+		assertThat(inner.fencingToken()).isEqualTo(outer.fencingToken());
+		assertThat(inner.owner()).isEqualTo(outer.owner());
+		assertThat(service.activeLeases()).singleElement()
+			.satisfies(lease -> assertThat(lease.holdCount()).isEqualTo(2));
+		// another thread's own owner still waits for it
+		assertThat(CompletableFuture.supplyAsync(() -> service.tryAcquire("owned", TTL, Duration.ZERO))
+			.get(30, TimeUnit.SECONDS)).isEmpty();
+		inner.release();
+		assertThat(outer.isHeld()).isTrue();
+		return outer;
+	}
+
+	private static void threadDefault(LockService service) throws Exception {
+		try (Lease outer = service.acquire("owned", TTL, Duration.ZERO);
+				Lease inner = service.acquire("owned", TTL, Duration.ZERO)) {
+			assertThat(inner.fencingToken()).isEqualTo(outer.fencingToken());
+			assertThat(CompletableFuture.supplyAsync(() -> service.tryAcquire("owned", TTL, Duration.ZERO))
+				.get(30, TimeUnit.SECONDS)).isEmpty();
+		}
+	}
+
+}
