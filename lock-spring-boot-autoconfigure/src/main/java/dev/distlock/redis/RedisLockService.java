@@ -7,6 +7,7 @@ import java.util.Optional;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.LinkedTransferQueue;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
@@ -95,8 +96,11 @@ public class RedisLockService
 	private final HolderQuery holderQuery;
 
 	/**
-	 * The blocking Redis calls of asynchronous callers (releases): a few engine threads that start when needed and
-	 * stop when idle, so a caller's thread (an event loop) never waits for Redis.
+	 * The blocking Redis calls of asynchronous callers (attempts off the native path, re-entries, releases) and the
+	 * replies they apply: a few engine threads, so a caller's thread (an event loop) never waits for Redis. Handing
+	 * work to them must not wait either (BlockHound fails a Reactor thread that parks on a contended lock): the threads
+	 * are started with the service, so {@code execute} never creates a worker under the pool's lock, and the queue is a
+	 * lock-free {@link LinkedTransferQueue}.
 	 */
 	private final ThreadPoolExecutor asyncCalls;
 
@@ -133,7 +137,9 @@ public class RedisLockService
 				this.reconciler, listeners, this.clientId, (builder.replicaAcks > 0) ? 0 : builder.localHandOvers,
 				refusals, this.asyncCalls);
 		this.asyncTimers = new ScheduledThreadPoolExecutor(1, threads.named(threadName + "-async-timer"));
-		this.asyncTimers.setRemoveOnCancelPolicy(true);
+		// a cancelled timer stays queued until its time (at most the wait's deadline): removing it on cancel would take
+		// the queue's lock on the canceller's thread, which may be a Reactor thread
+		this.asyncTimers.setRemoveOnCancelPolicy(false);
 		this.acquirer = new LeaseAcquirer(store, this.subscriber, this.watchdog, this.registry, this.reconciler,
 				releaser, listeners, this.clientId, builder.replicaAcks, builder.replicaAckTimeout.toMillis(),
 				this.asyncCalls, this.asyncTimers);
@@ -302,9 +308,9 @@ public class RedisLockService
 	}
 
 	private static ThreadPoolExecutor boundedPool(EngineThreads threads, String name, int size) {
-		ThreadPoolExecutor pool = new ThreadPoolExecutor(size, size, 30, TimeUnit.SECONDS, new LinkedBlockingQueue<>(),
-				threads.named(name));
-		pool.allowCoreThreadTimeOut(true);
+		ThreadPoolExecutor pool = new ThreadPoolExecutor(size, size, 0, TimeUnit.MILLISECONDS,
+				new LinkedTransferQueue<>(), threads.named(name));
+		pool.prestartAllCoreThreads();
 		return pool;
 	}
 

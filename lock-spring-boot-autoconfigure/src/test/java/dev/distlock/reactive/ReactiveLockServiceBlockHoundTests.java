@@ -10,6 +10,7 @@ import dev.distlock.core.Lease;
 import dev.distlock.core.LockHolder;
 import dev.distlock.core.LockRequest;
 import dev.distlock.core.LockService;
+import dev.distlock.redis.RedisLockService;
 import dev.distlock.test.redis.RedisServer;
 import dev.distlock.test.redis.RedisServerExtension;
 import org.junit.jupiter.api.Assumptions;
@@ -54,43 +55,58 @@ class ReactiveLockServiceBlockHoundTests {
 	}
 
 	@Test
-	void acquiringWaitingCancellingAndReleasingNeverBlockAReactorThread() {
+	void throughTheExecutorAdapterOfABlockingEngineNoReactorThreadBlocks() {
 		ReactiveLockServiceIntegrationTests.runner(redis).run((context) -> {
 			LockService service = context.getBean(LockService.class);
 			// the executor adapter's path, whatever the engine: a view of it that only blocks
 			ReactiveLockService locks = ReactiveLockService.of(new BlockingOnly(service));
 			assertThat(locks.getLockService().getClass().getSimpleName()).isEqualTo("ExecutorAsyncLockService");
-			// BlockHound is active on the parallel threads
-			StepVerifier.create(Mono.fromCallable(() -> {
-				Thread.sleep(1);
-				return 1;
-			}).subscribeOn(Schedulers.parallel())).expectError(BlockingOperationError.class).verify(DEADLINE);
-
-			// contended: most subscriptions wait for the key, each takes it and releases it
-			LockRequest request = LockRequest.of("blockhound:stock", Duration.ofSeconds(30), Duration.ofSeconds(30));
-			List<Integer> done = Flux.range(0, 40)
-				.flatMap((i) -> Mono.defer(() -> locks.withLock(request, (lease) -> Mono.just(i).delayElement(
-						Duration.ofMillis(1)))).subscribeOn(Schedulers.parallel()), 8)
-				.collectList()
-				.block(DEADLINE);
-			assertThat(done).hasSize(40);
-			assertThat(service.isLocked("blockhound:stock")).isFalse();
-
-			// cancelled while holding and while waiting, on a parallel thread
-			Disposable holding = Mono.defer(() -> locks.withLock(request, (lease) -> Mono.never()))
-				.subscribeOn(Schedulers.parallel()).subscribe();
-			await().atMost(DEADLINE).until(() -> service.isLocked("blockhound:stock"));
-			Disposable waiting = Mono.defer(() -> locks.withLock(request, (lease) -> Mono.just(1)))
-				.subscribeOn(Schedulers.parallel()).subscribe();
-			Schedulers.parallel().schedule(waiting::dispose);
-			Schedulers.parallel().schedule(holding::dispose);
-			await().atMost(DEADLINE).until(() -> !service.isLocked("blockhound:stock"));
-
-			// the raw acquire and release, subscribed on a parallel thread
-			StepVerifier.create(Mono.defer(() -> locks.acquire(request).flatMap(locks::release))
-				.subscribeOn(Schedulers.parallel())).expectComplete().verify(DEADLINE);
+			acquireWaitCancelAndRelease(service, locks, "blockhound:adapter");
 			locks.close();
 		});
+	}
+
+	@Test
+	void throughTheRedisEnginesOwnAsynchronousAcquisitionNoReactorThreadBlocks() {
+		ReactiveLockServiceIntegrationTests.runner(redis).run((context) -> {
+			LockService service = context.getBean(LockService.class);
+			// the auto-configured service: the Redis engine's native asynchronous acquisition and release
+			ReactiveLockService locks = context.getBean(ReactiveLockService.class);
+			assertThat(locks.getLockService()).isInstanceOf(RedisLockService.class);
+			acquireWaitCancelAndRelease(service, locks, "blockhound:native");
+		});
+	}
+
+	private static void acquireWaitCancelAndRelease(LockService service, ReactiveLockService locks, String key) {
+		// BlockHound is active on the parallel threads
+		StepVerifier.create(Mono.fromCallable(() -> {
+			Thread.sleep(1);
+			return 1;
+		}).subscribeOn(Schedulers.parallel())).expectError(BlockingOperationError.class).verify(DEADLINE);
+
+		// contended: most subscriptions wait for the key, each takes it and releases it
+		LockRequest request = LockRequest.of(key, Duration.ofSeconds(30), Duration.ofSeconds(30));
+		List<Integer> done = Flux.range(0, 120)
+			.flatMap((i) -> Mono.defer(() -> locks.withLock(request, (lease) -> Mono.just(i).delayElement(
+					Duration.ofMillis(1)))).subscribeOn(Schedulers.parallel()), 24)
+			.collectList()
+			.block(DEADLINE);
+		assertThat(done).hasSize(120);
+		assertThat(service.isLocked(key)).isFalse();
+
+		// cancelled while holding and while waiting, on a parallel thread
+		Disposable holding = Mono.defer(() -> locks.withLock(request, (lease) -> Mono.never()))
+			.subscribeOn(Schedulers.parallel()).subscribe();
+		await().atMost(DEADLINE).until(() -> service.isLocked(key));
+		Disposable waiting = Mono.defer(() -> locks.withLock(request, (lease) -> Mono.just(1)))
+			.subscribeOn(Schedulers.parallel()).subscribe();
+		Schedulers.parallel().schedule(waiting::dispose);
+		Schedulers.parallel().schedule(holding::dispose);
+		await().atMost(DEADLINE).until(() -> !service.isLocked(key));
+
+		// the raw acquire and release, subscribed on a parallel thread
+		StepVerifier.create(Mono.defer(() -> locks.acquire(request).flatMap(locks::release))
+			.subscribeOn(Schedulers.parallel())).expectComplete().verify(DEADLINE);
 	}
 
 	/** The engine's blocking calls only, so that the reactive service adapts them with its executor. */
