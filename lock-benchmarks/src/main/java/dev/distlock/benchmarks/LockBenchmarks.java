@@ -118,7 +118,7 @@ public final class LockBenchmarks {
 				}
 				List<Contestant> withRedlock = new ArrayList<>(contestants);
 				withRedlock.addAll(redlockContestants(redlockNodes.stream()
-					.map(node -> new Contestant.Target(node.host(), node.port())).toList()));
+					.map(node -> new Contestant.Target(node.host(), node.port())).toList(), RedlockContestant.NODE_TIMEOUT));
 				contestants = withRedlock;
 			}
 			if (redisCluster != null) {
@@ -166,13 +166,14 @@ public final class LockBenchmarks {
 
 	/**
 	 * The multi-node contestants of {@code --redlock}: this starter's Redlock engine and Redisson's RedissonRedLock, each
-	 * over the first 3 and over all 5 of {@code nodes} (the same nodes for both), in that order.
+	 * over the first 3 and over all 5 of {@code nodes} (the same nodes for both), in that order; ours with the given
+	 * node timeout.
 	 */
-	static List<Contestant> redlockContestants(List<Contestant.Target> nodes) {
+	static List<Contestant> redlockContestants(List<Contestant.Target> nodes, java.time.Duration nodeTimeout) {
 		List<Contestant> contestants = new ArrayList<>();
 		List<Integer> sizes = (nodes.size() > 3) ? List.of(3, nodes.size()) : List.of(nodes.size());
 		for (int size : sizes) {
-			contestants.add(new RedlockContestant(nodes.subList(0, size)));
+			contestants.add(new RedlockContestant(nodes.subList(0, size), nodeTimeout));
 			contestants.add(new RedissonRedLockContestant(nodes.subList(0, size)));
 		}
 		return contestants;

@@ -28,8 +28,16 @@ final class RedlockContestant implements Contestant {
 
 	private final List<Target> nodes;
 
-	RedlockContestant(List<Target> nodes) {
+	private final Duration nodeTimeout;
+
+	/**
+	 * @param nodes the masters
+	 * @param nodeTimeout the node timeout: the default for the measured runs; the smoke test, which checks that the
+	 * contestant works rather than how fast, gives one no stall of a loaded machine exceeds
+	 */
+	RedlockContestant(List<Target> nodes, Duration nodeTimeout) {
 		this.nodes = List.copyOf(nodes);
+		this.nodeTimeout = nodeTimeout;
 	}
 
 	@Override
@@ -51,11 +59,11 @@ final class RedlockContestant implements Contestant {
 	public Client open(Target target, Options options) {
 		List<LettuceConnectionFactory> factories = new ArrayList<>();
 		for (Target node : this.nodes) {
-			factories.add(nodeFactory(node, NODE_TIMEOUT));
+			factories.add(nodeFactory(node, this.nodeTimeout));
 		}
 		RedlockLockService service = RedlockLockService.builder(new ArrayList<RedisConnectionFactory>(factories))
 			.keyPrefix("bench-redlock" + this.nodes.size())
-			.nodeTimeout(NODE_TIMEOUT)
+			.nodeTimeout(this.nodeTimeout)
 			.build();
 		return new RedlockClient(factories, service, options.ttl(), options.waitTime());
 	}

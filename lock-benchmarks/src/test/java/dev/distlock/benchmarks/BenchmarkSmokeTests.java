@@ -2,6 +2,7 @@ package dev.distlock.benchmarks;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.EnumSet;
 import java.util.List;
@@ -45,7 +46,11 @@ class BenchmarkSmokeTests {
 		assertThat(Files.size(docs.resolve(Report.CHART))).isPositive();
 	}
 
-	/** {@code --redlock}'s contestants, over 3 nodes only: scenarios 1 and 2, no errors, no lost update. */
+	/**
+	 * {@code --redlock}'s contestants, over 3 nodes only: scenarios 1 and 2, no errors, no lost update. Ours with a 1 s
+	 * node timeout rather than the default 50 ms, which a loaded 2-core machine exceeds now and then (a release then
+	 * fails for want of a quorum's confirmation): this test is about working, not speed.
+	 */
 	@Test
 	void redlockContestantsRunScenariosOneAndTwoWithoutErrorsOrLostUpdates() throws Exception {
 		List<RedisServer> nodes = new ArrayList<>();
@@ -55,7 +60,8 @@ class BenchmarkSmokeTests {
 				nodes.add(RedisServer.start());
 			}
 			List<Contestant> contestants = LockBenchmarks.redlockContestants(
-					nodes.stream().map(node -> new Contestant.Target(node.host(), node.port())).toList());
+					nodes.stream().map(node -> new Contestant.Target(node.host(), node.port())).toList(),
+					Duration.ofSeconds(1));
 			assertThat(contestants).extracting(Contestant::name)
 				.containsExactly("distlock Redlock, 3 nodes", "Redisson RedLock, 3 nodes");
 			results = LockBenchmarks.run(Settings.smoke(), new Contestant.Target(server.host(), server.port()),
