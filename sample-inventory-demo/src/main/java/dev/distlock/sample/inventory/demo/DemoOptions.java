@@ -50,8 +50,9 @@ record DemoOptions(int instances, int stock, int attempts, int clients, Duration
 			                     written, and deleted afterwards)
 			  --quick            reduced size for CI: stock 100, 400 attempts, 16 clients (explicit options win)
 			  --redlock          add a redlock row: start 5 more private redis-servers (independent masters) and as
-			                     many instances again, locking with Redlock over the 5 (distlock.redlock.nodes);
-			                     their stock and orders stay on the first Redis. The exit code covers this row too
+			                     many instances again, locking with Redlock over the 5 (distlock.redlock.nodes,
+			                     node-timeout 500ms); their stock and orders stay on the first Redis. The exit code
+			                     covers this row too
 			  --app-jar PATH     the demo jar to start the instances from (default: the jar or class path the demo
 			                     runs from)
 			  --start-timeout D  how long the instances may take to start (default 180s)

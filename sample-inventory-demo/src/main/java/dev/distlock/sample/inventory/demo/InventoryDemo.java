@@ -56,6 +56,12 @@ public final class InventoryDemo implements AutoCloseable {
 
 	private static final int WARM_UP_ATTEMPTS_PER_INSTANCE = 25;
 
+	/**
+	 * The Redlock instances' node timeout: the default 50 ms is below the stalls of a machine that runs the demo's JVMs
+	 * and six Redis servers on two cores, where a release would then miss its quorum now and then (a 503).
+	 */
+	private static final Duration REDLOCK_NODE_TIMEOUT = Duration.ofMillis(500);
+
 	private final DemoOptions options;
 
 	private final PrintStream out;
@@ -338,6 +344,7 @@ public final class InventoryDemo implements AutoCloseable {
 							+ this.options.processingDelay().toMillis() + "ms", "--spring.main.banner-mode=off"));
 			if (redlockNodes != null) {
 				arguments.add("--distlock.redlock.nodes=" + redlockNodes);
+				arguments.add("--distlock.redlock.node-timeout=" + REDLOCK_NODE_TIMEOUT.toMillis() + "ms");
 			}
 			synchronized (this) {
 				if (this.closed) {
