@@ -25,7 +25,8 @@ import org.springframework.boot.convert.DurationStyle;
  * @param help whether only the usage was asked for
  */
 record DemoOptions(int instances, int stock, int attempts, int clients, Duration processingDelay,
-		@Nullable RedisAddress redis, @Nullable Path appJar, Duration startTimeout, boolean quick, boolean redlock, boolean help) {
+		@Nullable RedisAddress redis, @Nullable Path appJar, Duration startTimeout, boolean quick, boolean redlock,
+		boolean help) {
 
 	/** The story needs a load balancer in front of several instances: one instance never oversells with a local lock. */
 	static final int MIN_INSTANCES = 2;
@@ -118,7 +119,8 @@ record DemoOptions(int instances, int stock, int attempts, int clients, Duration
 				default -> throw new IllegalArgumentException("Unknown option '" + arg + "'; see --help");
 			}
 		}
-		return new DemoOptions(instances, stock, attempts, clients, delay, redis, appJar, startTimeout, quick, redlock, help);
+		return new DemoOptions(instances, stock, attempts, clients, delay, redis, appJar, startTimeout, quick, redlock,
+				help);
 	}
 
 	/** The units the distributed lock must sell: all the stock, or one per attempt when there are fewer. */

@@ -421,7 +421,8 @@ public final class InventoryDemo implements AutoCloseable {
 				current.close();
 			}
 			this.err.println();
-			this.err.println("Interrupted: stopping the app instances and Redis" + (this.options.redlock() ? " (all of them)" : ""));
+			this.err.println("Interrupted: stopping the app instances and Redis"
+					+ (this.options.redlock() ? " (all of them)" : ""));
 		}
 		close();
 	}

@@ -77,7 +77,8 @@ class DemoReportTests {
 		assertThat(report.verdict()).anySatisfy((line) -> assertThat(line).startsWith("redlock:")
 			.contains("sold exactly 500 of 500", "majority of the Redlock masters"));
 		assertThat(report.verdict()).last().asString()
-			.isEqualTo("PASS: the distributed lock, on one Redis and on Redlock, sold exactly 500 each time and never oversold.");
+			.isEqualTo("PASS: the distributed lock, on one Redis and on Redlock, sold exactly 500 each time and never "
+					+ "oversold.");
 	}
 
 	@Test
