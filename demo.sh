@@ -4,8 +4,11 @@
 # redis-server on PATH, else the one shipped in the embedded-redis jar) unless --redis host:port is given.
 #   ./demo.sh            full size: stock 500, 2000 attempts, 64 clients, 2 instances
 #   ./demo.sh --quick    the reduced size CI runs
+#   ./demo.sh --redlock  adds a redlock row: 5 more private redis-servers and as many instances again, locking with
+#                        Redlock over them (combines with --quick)
 #   ./demo.sh --help     all options
-# Exit code 0 only if the distributed lock sold exactly min(stock, attempts) and never oversold.
+# Exit code 0 only if the distributed lock (and with --redlock, Redlock too) sold exactly min(stock, attempts) and never
+# oversold.
 set -euo pipefail
 cd "$(dirname "$0")"
 

@@ -34,6 +34,7 @@ public final class LockBenchmarks {
 		boolean replica = false;
 		boolean cluster = false;
 		boolean paths = false;
+		boolean redlock = false;
 		for (String arg : args) {
 			if (arg.equals("--smoke")) {
 				settings = Settings.smoke();
@@ -81,11 +82,17 @@ public final class LockBenchmarks {
 				paths = true;
 				write = false;
 			}
+			else if (arg.equals("--redlock")) {
+				// 5 more servers, and contestants locking over 3 and 5 of them: this starter's Redlock engine and
+				// Redisson's RedissonRedLock, in scenarios 1 and 2; never writes the docs
+				redlock = true;
+				write = false;
+			}
 			else if (arg.startsWith("--docs=")) {
 				docs = Path.of(arg.substring("--docs=".length()));
 			}
 			else {
-				System.err.println("Usage: LockBenchmarks [--full | --smoke] [--no-write] [--docs=DIR] [--only=SCENARIO,..] [--contestants=word,..] [--replica] [--cluster] [--paths]");
+				System.err.println("Usage: LockBenchmarks [--full | --smoke] [--no-write] [--docs=DIR] [--only=SCENARIO,..] [--contestants=word,..] [--replica] [--cluster] [--paths] [--redlock]");
 				System.exit(2);
 			}
 		}
@@ -101,15 +108,28 @@ public final class LockBenchmarks {
 			contestants = withAcks;
 		}
 		Results results;
+		List<RedisServer> redlockNodes = new ArrayList<>();
 		try (RedisServer server = RedisServer.start();
 				RedisServer follower = replica ? startReplica(server) : null;
 				RedisCluster redisCluster = cluster ? RedisCluster.start() : null) {
+			if (redlock) {
+				for (int i = 0; i < REDLOCK_NODES; i++) {
+					redlockNodes.add(RedisServer.start());
+				}
+				List<Contestant> withRedlock = new ArrayList<>(contestants);
+				withRedlock.addAll(redlockContestants(redlockNodes.stream()
+					.map(node -> new Contestant.Target(node.host(), node.port())).toList(), RedlockContestant.NODE_TIMEOUT));
+				contestants = withRedlock;
+			}
 			if (redisCluster != null) {
 				List<Contestant> withCluster = new ArrayList<>(contestants);
 				withCluster.add(DistlockContestant.onCluster(redisCluster.seedNodes()));
 				contestants = withCluster;
 			}
 			results = run(settings, new Contestant.Target(server.host(), server.port()), contestants, only, System.out);
+		}
+		finally {
+			redlockNodes.forEach(RedisServer::close);
 		}
 		System.out.println();
 		System.out.println(Report.markdown(results));
@@ -139,6 +159,24 @@ public final class LockBenchmarks {
 			Thread.sleep(50);
 		}
 		return replica;
+	}
+
+	/** Independent masters {@code --redlock} starts beside the run's server. */
+	static final int REDLOCK_NODES = 5;
+
+	/**
+	 * The multi-node contestants of {@code --redlock}: this starter's Redlock engine and Redisson's RedissonRedLock, each
+	 * over the first 3 and over all 5 of {@code nodes} (the same nodes for both), in that order; ours with the given
+	 * node timeout.
+	 */
+	static List<Contestant> redlockContestants(List<Contestant.Target> nodes, java.time.Duration nodeTimeout) {
+		List<Contestant> contestants = new ArrayList<>();
+		List<Integer> sizes = (nodes.size() > 3) ? List.of(3, nodes.size()) : List.of(nodes.size());
+		for (int size : sizes) {
+			contestants.add(new RedlockContestant(nodes.subList(0, size), nodeTimeout));
+			contestants.add(new RedissonRedLockContestant(nodes.subList(0, size)));
+		}
+		return contestants;
 	}
 
 	/** The contestants, in the order they run within each round. */

@@ -115,8 +115,12 @@ final class RedlockAcquirer {
 					this.watchdog.added(entry);
 					return new RedlockLease(entry, this.releaser, request.ttl(), request.autoRenew());
 				}
-				// undo everywhere: a node that did not answer may have granted it, or may yet
+				// undo everywhere: a node that did not answer may have granted it, or may yet; so undo there once more
+				// when its answer comes, as the first discard may have reached it before the attempt did
 				this.nodes.forAll((node, store) -> store.discard(redisKey, owner, channel));
+				if (attempt.replies != null) {
+					attempt.replies.onLateAnswer((node) -> discardQuietly(node, redisKey, owner, channel));
+				}
 				long now = System.nanoTime();
 				if (deadline - now <= 0) {
 					if (attempt.outcome == Outcome.UNANSWERED) {
@@ -241,6 +245,15 @@ final class RedlockAcquirer {
 		long sequence = this.acquisitions.incrementAndGet();
 		return LockOwner.current().isThread() ? this.clientId + ":" + Thread.currentThread().getId() + ":" + sequence
 				: this.clientId + ":" + sequence;
+	}
+
+	private void discardQuietly(int node, String redisKey, String owner, String channel) {
+		try {
+			this.nodes.store(node).discard(redisKey, owner, channel);
+		}
+		catch (RuntimeException ex) {
+			// unanswered again: what the node holds expires at its lease time, renewed by nobody
+		}
 	}
 
 	private static Duration waited(long start) {

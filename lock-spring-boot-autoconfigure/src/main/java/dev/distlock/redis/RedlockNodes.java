@@ -12,6 +12,7 @@ import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BiConsumer;
 import java.util.function.BiFunction;
+import java.util.function.IntConsumer;
 import java.util.function.Predicate;
 
 import org.jspecify.annotations.Nullable;
@@ -182,6 +183,10 @@ final class RedlockNodes implements AutoCloseable {
 
 		private final Map<Integer, T> lateValues = new HashMap<>();
 
+		private @Nullable IntConsumer lateAnswer;
+
+		private final List<Integer> lateAnswered = new ArrayList<>();
+
 		Replies(int size) {
 			this.values = new ArrayList<>(size);
 			this.failures = new ArrayList<>(size);
@@ -193,7 +198,8 @@ final class RedlockNodes implements AutoCloseable {
 		}
 
 		private void answer(int node, @Nullable T value, @Nullable RuntimeException failure) {
-			BiConsumer<Integer, T> consumer;
+			BiConsumer<Integer, T> consumer = null;
+			IntConsumer answered = null;
 			synchronized (this) {
 				if (!this.frozen) {
 					this.values.set(node, value);
@@ -203,16 +209,43 @@ final class RedlockNodes implements AutoCloseable {
 					notifyAll();
 					return;
 				}
-				// too late for the caller, who counted the node as unanswered; kept for onLate
-				if (value == null || this.late == null) {
-					if (value != null) {
-						this.lateValues.put(node, value);
-					}
-					return;
+				// too late for the caller, who counted the node as unanswered; kept for onLateAnswer and onLate
+				if (this.lateAnswer != null) {
+					answered = this.lateAnswer;
 				}
-				consumer = this.late;
+				else {
+					this.lateAnswered.add(node);
+				}
+				if (value != null && this.late != null) {
+					consumer = this.late;
+				}
+				else if (value != null) {
+					this.lateValues.put(node, value);
+				}
 			}
-			consumer.accept(node, value);
+			if (answered != null) {
+				answered.accept(node);
+			}
+			if (consumer != null && value != null) {
+				consumer.accept(node, value);
+			}
+		}
+
+		/**
+		 * Hand each node that answers (a value or a failure) after the caller moved on, and each that did already, to
+		 * {@code action}, on the thread that received the answer. The node has then run the call or never will, so what
+		 * the action sends it comes after the call: a failed acquisition discards its attempt there once more, in case
+		 * the call reached the node only after the first discard did (a grant left there would block the key for a
+		 * whole lease time, with no release message to wake anyone).
+		 */
+		void onLateAnswer(IntConsumer action) {
+			List<Integer> arrived;
+			synchronized (this) {
+				this.lateAnswer = action;
+				arrived = new ArrayList<>(this.lateAnswered);
+				this.lateAnswered.clear();
+			}
+			arrived.forEach(action::accept);
 		}
 
 		/**

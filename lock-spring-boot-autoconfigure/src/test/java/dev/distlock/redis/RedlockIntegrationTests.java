@@ -423,6 +423,52 @@ class RedlockIntegrationTests {
 		}
 	}
 
+	/**
+	 * A failed attempt leaves no grant behind on a node whose answer comes late, even when the attempt reaches that
+	 * node after the attempt's discard did: here Redis on the two slow nodes lost the acquire script (so the engine
+	 * sends it once more when told so, a round trip later) but has the discard script, which runs at once. The late
+	 * answer brings a second discard. A grant left behind would block the key for its whole lease time, with no release
+	 * message to wake a waiter.
+	 */
+	@Test
+	void aFailedAttemptThatReachesANodeAfterItsDiscardIsDiscardedThereWhenItsAnswerComes() {
+		try (FaultProxy slowA = FaultProxy.to(server(1)); FaultProxy slowB = FaultProxy.to(server(2))) {
+			List<RedisConnectionFactory> factories = List.of(this.nodes.factories().get(0),
+					this.nodes.factory(slowA.host(), slowA.port(), Duration.ofSeconds(5)),
+					this.nodes.factory(slowB.host(), slowB.port(), Duration.ofSeconds(5)));
+			RedlockLockService service = this.nodes.service(RedlockLockService.builder(factories)
+				.nodeTimeout(Duration.ofMillis(100)));
+			for (int i = 1; i <= 2; i++) {
+				server(i).execute("SCRIPT", "FLUSH");
+				server(i).execute("SCRIPT", "LOAD", LockScripts.DISCARD.getScriptAsString());
+			}
+			slowA.latency(Duration.ofMillis(150));
+			slowB.latency(Duration.ofMillis(150));
+			String redisKey = service.redisKey("late");
+			Duration ttl = Duration.ofSeconds(30);
+
+			assertThatExceptionOfType(LockUnavailableException.class)
+				.isThrownBy(() -> service.tryAcquire("late", ttl, Duration.ZERO))
+				.withMessageContaining("of 3 nodes answered (a quorum is 2)");
+
+			// the acquire script did run on the slow nodes (EVAL after NOSCRIPT), and nothing of it is left anywhere
+			// long before its lease time
+			await().atMost(Duration.ofSeconds(10)).until(() -> evalCalls(server(1)) > 0 && evalCalls(server(2)) > 0);
+			await().atMost(Duration.ofSeconds(5)).until(() -> List.of(0, 1, 2).stream()
+				.allMatch((i) -> Long.valueOf(0).equals(server(i).execute("EXISTS", redisKey))));
+			slowA.heal();
+			slowB.heal();
+			Lease lease = this.nodes.service(this.nodes.builder()).acquire("late", ttl, Duration.ofSeconds(5));
+			lease.release();
+		}
+	}
+
+	private static long evalCalls(RedisServer server) {
+		String stats = String.valueOf(server.execute("INFO", "commandstats"));
+		return stats.lines().filter((line) -> line.startsWith("cmdstat_eval:")).findFirst()
+			.map((line) -> Long.parseLong(line.replaceAll("^cmdstat_eval:calls=(\\d+),.*", "$1"))).orElse(0L);
+	}
+
 	@Test
 	void rejectsAnEvenNumberOfNodesAndATtlBelowThreeNodeTimeouts() {
 		assertThatExceptionOfType(IllegalArgumentException.class)

@@ -20,20 +20,27 @@ import org.springframework.boot.convert.DurationStyle;
  * @param appJar the demo jar to start the instances from; {@code null} for the jar or class path of this JVM
  * @param startTimeout how long the instances may take to become ready
  * @param quick whether the reduced CI size was asked for
+ * @param redlock whether to add the Redlock row: {@value #REDLOCK_NODES} more private Redis servers, and as many app
+ * instances again whose lock service is Redlock over them
  * @param help whether only the usage was asked for
  */
 record DemoOptions(int instances, int stock, int attempts, int clients, Duration processingDelay,
-		@Nullable RedisAddress redis, @Nullable Path appJar, Duration startTimeout, boolean quick, boolean help) {
+		@Nullable RedisAddress redis, @Nullable Path appJar, Duration startTimeout, boolean quick, boolean redlock,
+		boolean help) {
 
 	/** The story needs a load balancer in front of several instances: one instance never oversells with a local lock. */
 	static final int MIN_INSTANCES = 2;
+
+	/** The independent Redis masters of the Redlock row: a quorum of 3 survives two of them failing. */
+	static final int REDLOCK_NODES = 5;
 
 	static final String USAGE = """
 			Usage: ./demo.sh [options]   (or: java -jar sample-inventory-demo/target/sample-inventory-demo.jar [options])
 
 			Starts Redis and several inventory instances, sells the same stock from all of them at once in each lock
 			mode (none, JVM-local, distributed) and prints what was sold and oversold. Exits with 0 only if the
-			distributed lock sold exactly min(stock, attempts) units and never oversold.
+			distributed lock sold exactly min(stock, attempts) units and never oversold (with --redlock: on one Redis
+			and on Redlock).
 
 			  --instances N      app instances, each a separate JVM (default 2, at least 2)
 			  --stock N          stock of the SKU in each mode (default 500)
@@ -43,6 +50,10 @@ record DemoOptions(int instances, int stock, int attempts, int clients, Duration
 			  --redis HOST:PORT  use this Redis instead of starting a private one (only the demo's own keys are
 			                     written, and deleted afterwards)
 			  --quick            reduced size for CI: stock 100, 400 attempts, 16 clients (explicit options win)
+			  --redlock          add a redlock row: start 5 more private redis-servers (independent masters) and as
+			                     many instances again, locking with Redlock over the 5 (distlock.redlock.nodes,
+			                     node-timeout 500ms); their stock and orders stay on the first Redis. The exit code
+			                     covers this row too
 			  --app-jar PATH     the demo jar to start the instances from (default: the jar or class path the demo
 			                     runs from)
 			  --start-timeout D  how long the instances may take to start (default 180s)
@@ -68,6 +79,7 @@ record DemoOptions(int instances, int stock, int attempts, int clients, Duration
 		RedisAddress redis = null;
 		Path appJar = null;
 		Duration startTimeout = Duration.ofSeconds(180);
+		boolean redlock = false;
 		boolean help = false;
 		for (int i = 0; i < args.length; i++) {
 			String arg = args[i];
@@ -81,6 +93,7 @@ record DemoOptions(int instances, int stock, int attempts, int clients, Duration
 			switch (name) {
 				case "--quick" -> {
 				}
+				case "--redlock" -> redlock = true;
 				case "--help", "-h" -> help = true;
 				case "--instances", "--stock", "--attempts", "--clients", "--delay", "--redis", "--app-jar",
 						"--start-timeout" -> {
@@ -106,7 +119,8 @@ record DemoOptions(int instances, int stock, int attempts, int clients, Duration
 				default -> throw new IllegalArgumentException("Unknown option '" + arg + "'; see --help");
 			}
 		}
-		return new DemoOptions(instances, stock, attempts, clients, delay, redis, appJar, startTimeout, quick, help);
+		return new DemoOptions(instances, stock, attempts, clients, delay, redis, appJar, startTimeout, quick, redlock,
+				help);
 	}
 
 	/** The units the distributed lock must sell: all the stock, or one per attempt when there are fewer. */

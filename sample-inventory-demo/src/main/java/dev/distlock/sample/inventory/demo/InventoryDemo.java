@@ -35,10 +35,14 @@ import tools.jackson.databind.json.JsonMapper;
  * <ol>
  * <li>starts a private {@code redis-server} on a free loopback port (or uses {@code --redis host:port});
  * <li>starts {@code --instances} app instances, each a separate JVM on its own loopback port;
+ * <li>with {@code --redlock}: starts {@value DemoOptions#REDLOCK_NODES} more private {@code redis-server}s, and as
+ * many instances again whose lock service is Redlock over them ({@code distlock.redlock.nodes}; their stock and
+ * orders stay on the first Redis);
  * <li>for each lock mode (none, JVM-local, distributed): sets the stock of a fresh SKU, sends {@code --attempts}
  * purchases of one unit from {@code --clients} concurrent clients, round-robin over the instances, with a progress
- * bar, and reads back what the store holds;
- * <li>prints one row per mode, and exits with 0 only if the distributed lock sold exactly
+ * bar, and reads back what the store holds; with {@code --redlock}, the distributed mode once more on the Redlock
+ * instances (the {@code redlock} row);
+ * <li>prints one row per mode, and exits with 0 only if the distributed lock (and Redlock) sold exactly
  * {@code min(stock, attempts)} units and never oversold (1 if it did not, 2 if the demo could not run);
  * <li>stops everything it started, also on Ctrl-C.
  * </ol>
@@ -51,6 +55,12 @@ public final class InventoryDemo implements AutoCloseable {
 	private static final Duration REQUEST_TIMEOUT = Duration.ofSeconds(30);
 
 	private static final int WARM_UP_ATTEMPTS_PER_INSTANCE = 25;
+
+	/**
+	 * The Redlock instances' node timeout: the default 50 ms is below the stalls of a machine that runs the demo's JVMs
+	 * and six Redis servers on two cores, where a release would then miss its quorum now and then (a 503).
+	 */
+	private static final Duration REDLOCK_NODE_TIMEOUT = Duration.ofMillis(500);
 
 	private final DemoOptions options;
 
@@ -66,6 +76,11 @@ public final class InventoryDemo implements AutoCloseable {
 	private final String runId = String.format(Locale.ROOT, "%06x", ThreadLocalRandom.current().nextInt(0x1000000));
 
 	private final List<AppInstance> instances = new ArrayList<>();
+
+	/** The instances locking with Redlock ({@code --redlock}), also in {@link #instances}. */
+	private final List<AppInstance> redlockInstances = new ArrayList<>();
+
+	private final List<RedisServer> redlockServers = new ArrayList<>();
 
 	private final List<String> skus = new ArrayList<>();
 
@@ -136,18 +151,28 @@ public final class InventoryDemo implements AutoCloseable {
 
 	int run() {
 		RedisAddress redis = startRedis();
+		List<RedisAddress> redlockNodes = this.options.redlock() ? startRedlockNodes() : List.of();
 		Path dir = createWorkDir();
 		AppInstance.Launcher launcher = AppInstance.Launcher.detect(this.options.appJar());
 		this.out.printf(Locale.ROOT, "distlock inventory demo: %d instances sell the same stock%n", this.options.instances());
 		this.out.println("  Redis:      " + describeRedis(redis));
-		this.out.println("  instances:  " + this.options.instances() + " JVMs from " + launcher.description());
+		if (!redlockNodes.isEmpty()) {
+			this.out.println("  Redlock:    " + describeRedlock());
+		}
+		this.out.println("  instances:  " + this.options.instances() + " JVMs from " + launcher.description()
+				+ (redlockNodes.isEmpty() ? ""
+						: "; " + this.options.instances() + " more locking with Redlock over the " + redlockNodes.size()
+								+ " masters (distlock.redlock.nodes), stock and orders on the Redis above"));
 		this.out.println("  logs:       " + dir);
-		startInstances(launcher, redis, dir);
-		List<URI> targets = this.instances.stream().map(AppInstance::baseUri).toList();
-		warmUp(targets);
+		startInstances(launcher, redis, redlockNodes, dir);
+		List<URI> targets = this.instances.stream().filter((instance) -> !this.redlockInstances.contains(instance))
+			.map(AppInstance::baseUri).toList();
+		List<URI> redlockTargets = this.redlockInstances.stream().map(AppInstance::baseUri).toList();
+		warmUp(targets, redlockTargets);
 		this.out.printf(Locale.ROOT, "  load:       %d purchase attempts of 1 unit per mode against stock %d, %d concurrent "
-				+ "clients, round-robin over %d instances; processing delay %d ms between read and write%n",
+				+ "clients, round-robin over %d instances%s; processing delay %d ms between read and write%n",
 				this.options.attempts(), this.options.stock(), this.options.clients(), targets.size(),
+				redlockTargets.isEmpty() ? "" : " (the redlock row: over the " + redlockTargets.size() + " Redlock instances)",
 				this.options.processingDelay().toMillis());
 		this.out.flush();
 		List<ModeResult> results = new ArrayList<>();
@@ -155,7 +180,10 @@ public final class InventoryDemo implements AutoCloseable {
 		try (Progress progress = new Progress(this.err, Progress.isInteractiveTerminal())) {
 			this.progress = progress;
 			for (LockMode mode : MODES) {
-				results.add(runMode(mode, targets, driver, progress));
+				results.add(runMode(mode.parameterValue(), mode, targets, driver, progress));
+			}
+			if (!redlockTargets.isEmpty()) {
+				results.add(runMode(ModeResult.REDLOCK, LockMode.DISTRIBUTED, redlockTargets, driver, progress));
 			}
 		}
 		DemoReport report = new DemoReport(results, this.options.expectedSold());
@@ -170,29 +198,36 @@ public final class InventoryDemo implements AutoCloseable {
 		return report.exitCode();
 	}
 
-	private ModeResult runMode(LockMode mode, List<URI> targets, LoadDriver driver, Progress progress) {
-		String sku = sku(mode.parameterValue());
+	private ModeResult runMode(String row, LockMode mode, List<URI> targets, LoadDriver driver, Progress progress) {
+		String sku = sku(row);
 		setStock(targets.get(0), sku, this.options.stock());
-		Load load = driver.drive(mode, sku, targets, this.options.attempts(), this.options.clients(), progress);
+		Load load = driver.drive(row, mode, sku, targets, this.options.attempts(), this.options.clients(), progress);
 		JsonNode level = level(targets.get(0), sku);
-		return new ModeResult(mode, load.attempts(), load.purchased(), load.soldOut(), load.busy(), load.errors(),
+		return new ModeResult(row, mode, load.attempts(), load.purchased(), load.soldOut(), load.busy(), load.errors(),
 				load.firstError(), level.get("initialStock").asLong(), level.get("stock").asLong(),
 				level.get("sold").asLong(), level.get("orders").asLong(), load.elapsed(), load.percentile(50),
 				load.percentile(99));
 	}
 
 	/** A few purchases in each mode first, so that the first mode measured does not pay for class loading and JIT. */
-	private void warmUp(List<URI> targets) {
+	private void warmUp(List<URI> targets, List<URI> redlockTargets) {
 		String sku = sku("warmup");
 		setStock(targets.get(0), sku, 1_000_000);
 		LoadDriver driver = new LoadDriver(this.http);
 		int attempts = WARM_UP_ATTEMPTS_PER_INSTANCE * targets.size();
 		for (LockMode mode : MODES) {
-			Load load = driver.drive(mode, sku, targets, attempts, Math.min(8, this.options.clients()), null);
-			if (load.purchased() == 0) {
-				throw new IllegalStateException("Warm-up purchases in mode " + mode.parameterValue() + " all failed: "
-						+ load.firstError());
-			}
+			warmUp(driver, mode.parameterValue(), mode, sku, targets, attempts);
+		}
+		if (!redlockTargets.isEmpty()) {
+			warmUp(driver, ModeResult.REDLOCK, LockMode.DISTRIBUTED, sku, redlockTargets,
+					WARM_UP_ATTEMPTS_PER_INSTANCE * redlockTargets.size());
+		}
+	}
+
+	private void warmUp(LoadDriver driver, String row, LockMode mode, String sku, List<URI> targets, int attempts) {
+		Load load = driver.drive(row, mode, sku, targets, attempts, Math.min(8, this.options.clients()), null);
+		if (load.purchased() == 0) {
+			throw new IllegalStateException("Warm-up purchases in mode " + row + " all failed: " + load.firstError());
 		}
 	}
 
@@ -214,6 +249,34 @@ public final class InventoryDemo implements AutoCloseable {
 		}
 		this.redisServer = RedisServer.start();
 		return new RedisAddress(this.redisServer.host(), this.redisServer.port());
+	}
+
+	/**
+	 * The independent masters of the Redlock row: private servers on free loopback ports, whether or not the store's
+	 * Redis was given with {@code --redis}.
+	 */
+	private List<RedisAddress> startRedlockNodes() {
+		List<RedisAddress> nodes = new ArrayList<>();
+		for (int i = 0; i < DemoOptions.REDLOCK_NODES; i++) {
+			RedisServer server;
+			synchronized (this) {
+				if (this.closed) {
+					throw new IllegalStateException("Interrupted");
+				}
+				server = RedisServer.start();
+				this.redlockServers.add(server);
+			}
+			nodes.add(new RedisAddress(server.host(), server.port()));
+		}
+		return nodes;
+	}
+
+	private String describeRedlock() {
+		RedisServer first = this.redlockServers.get(0);
+		return this.redlockServers.size() + " more private redis-server " + first.version() + " processes, independent "
+				+ "masters started for this run: " + String.join(", ", this.redlockServers.stream()
+					.map((server) -> new RedisAddress(server.host(), server.port()) + " (pid " + server.pid() + ")")
+					.toList());
 	}
 
 	/** Fail fast, rather than let the instances wait for a Redis that is not there until the start timeout. */
@@ -249,20 +312,17 @@ public final class InventoryDemo implements AutoCloseable {
 				+ "-*, and deletes them afterwards)";
 	}
 
-	private void startInstances(AppInstance.Launcher launcher, RedisAddress redis, Path dir) {
+	/**
+	 * Start the instances, and with {@code redlockNodes} as many more whose lock service is Redlock over them; all start
+	 * at once and are awaited together.
+	 */
+	private void startInstances(AppInstance.Launcher launcher, RedisAddress redis, List<RedisAddress> redlockNodes,
+			Path dir) {
 		long start = System.nanoTime();
-		for (int i = 1; i <= this.options.instances(); i++) {
-			String name = "app-" + i;
-			List<String> arguments = List.of("--server.port=0", "--server.address=127.0.0.1",
-					"--spring.data.redis.host=" + redis.host(), "--spring.data.redis.port=" + redis.port(),
-					"--inventory.instance-id=" + name, "--inventory.processing-delay="
-							+ this.options.processingDelay().toMillis() + "ms", "--spring.main.banner-mode=off");
-			synchronized (this) {
-				if (this.closed) {
-					throw new IllegalStateException("Interrupted");
-				}
-				this.instances.add(AppInstance.launch(name, launcher, arguments, dir));
-			}
+		launchInstances(launcher, redis, null, dir);
+		if (!redlockNodes.isEmpty()) {
+			launchInstances(launcher, redis,
+					String.join(",", redlockNodes.stream().map((node) -> "redis://" + node).toList()), dir);
 		}
 		long deadline = start + this.options.startTimeout().toNanos();
 		for (AppInstance instance : this.instances) {
@@ -271,6 +331,32 @@ public final class InventoryDemo implements AutoCloseable {
 		this.out.printf(Locale.ROOT, "  started:    %s in %.1f s%n", String.join(", ", this.instances.stream()
 			.map((instance) -> instance.name() + " " + instance.baseUri() + " (pid " + instance.pid() + ")").toList()),
 				(System.nanoTime() - start) / 1e9);
+	}
+
+	/** Launch {@code --instances} instances; with {@code redlockNodes} (Redis URLs), ones that lock with Redlock. */
+	private void launchInstances(AppInstance.Launcher launcher, RedisAddress redis, @Nullable String redlockNodes,
+			Path dir) {
+		for (int i = 1; i <= this.options.instances(); i++) {
+			String name = ((redlockNodes != null) ? "redlock-" : "app-") + i;
+			List<String> arguments = new ArrayList<>(List.of("--server.port=0", "--server.address=127.0.0.1",
+					"--spring.data.redis.host=" + redis.host(), "--spring.data.redis.port=" + redis.port(),
+					"--inventory.instance-id=" + name, "--inventory.processing-delay="
+							+ this.options.processingDelay().toMillis() + "ms", "--spring.main.banner-mode=off"));
+			if (redlockNodes != null) {
+				arguments.add("--distlock.redlock.nodes=" + redlockNodes);
+				arguments.add("--distlock.redlock.node-timeout=" + REDLOCK_NODE_TIMEOUT.toMillis() + "ms");
+			}
+			synchronized (this) {
+				if (this.closed) {
+					throw new IllegalStateException("Interrupted");
+				}
+				AppInstance instance = AppInstance.launch(name, launcher, arguments, dir);
+				this.instances.add(instance);
+				if (redlockNodes != null) {
+					this.redlockInstances.add(instance);
+				}
+			}
+		}
 	}
 
 	private String sku(String name) {
@@ -335,7 +421,8 @@ public final class InventoryDemo implements AutoCloseable {
 				current.close();
 			}
 			this.err.println();
-			this.err.println("Interrupted: stopping the app instances and Redis");
+			this.err.println("Interrupted: stopping the app instances and Redis"
+					+ (this.options.redlock() ? " (all of them)" : ""));
 		}
 		close();
 	}
@@ -366,6 +453,11 @@ public final class InventoryDemo implements AutoCloseable {
 		if (server != null) {
 			server.close();
 		}
+		List<RedisServer> redlock;
+		synchronized (this) {
+			redlock = List.copyOf(this.redlockServers);
+		}
+		redlock.forEach(RedisServer::close);
 		Path dir = this.workDir;
 		if (dir != null) {
 			if (this.keepLogs && !toStop.isEmpty()) {

@@ -36,6 +36,12 @@ final class LoadDriver {
 
 	/** Send {@code attempts} purchases of {@code sku} in {@code mode} from {@code clients} threads. */
 	Load drive(LockMode mode, String sku, List<URI> instances, int attempts, int clients, @Nullable Progress progress) {
+		return drive(mode.parameterValue(), mode, sku, instances, attempts, clients, progress);
+	}
+
+	/** As {@link #drive(LockMode, String, List, int, int, Progress)}, with the progress bar labelled {@code row}. */
+	Load drive(String row, LockMode mode, String sku, List<URI> instances, int attempts, int clients,
+			@Nullable Progress progress) {
 		Counters counters = new Counters(attempts);
 		AtomicInteger next = new AtomicInteger();
 		int threads = Math.min(clients, attempts);
@@ -45,7 +51,7 @@ final class LoadDriver {
 			return thread;
 		});
 		if (progress != null) {
-			progress.start(mode.parameterValue(), attempts, counters::done, counters::purchased);
+			progress.start(row, attempts, counters::done, counters::purchased);
 		}
 		long start = System.nanoTime();
 		try {

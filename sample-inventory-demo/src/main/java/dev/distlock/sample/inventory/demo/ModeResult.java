@@ -6,9 +6,11 @@ import dev.distlock.sample.inventory.stock.LockMode;
 import org.jspecify.annotations.Nullable;
 
 /**
- * What one lock mode did: what the clients were told, and what the store holds afterwards.
+ * What one row of the table did: what the clients were told, and what the store holds afterwards.
  *
- * @param mode the lock mode
+ * @param row the row's name: the lock mode's, or {@value #REDLOCK} for the distributed lock on the instances that
+ * lock with Redlock
+ * @param mode the lock mode the purchases asked for
  * @param attempts purchase attempts sent
  * @param purchased attempts answered 200 (a receipt)
  * @param soldOut attempts answered 409 sold-out
@@ -23,9 +25,17 @@ import org.jspecify.annotations.Nullable;
  * @param p50 median latency of an attempt
  * @param p99 99th percentile latency of an attempt
  */
-record ModeResult(LockMode mode, int attempts, int purchased, int soldOut, int busy, int errors,
+record ModeResult(String row, LockMode mode, int attempts, int purchased, int soldOut, int busy, int errors,
 		@Nullable String firstError, long initialStock, long remaining, long sold, long orders, Duration elapsed,
 		Duration p50, Duration p99) {
+
+	/** The row of the distributed lock on the instances whose lock service is Redlock ({@code --redlock}). */
+	static final String REDLOCK = "redlock";
+
+	/** Whether this row must be exact: the distributed lock's, on one Redis or on Redlock. */
+	boolean mustBeExact() {
+		return this.mode == LockMode.DISTRIBUTED;
+	}
 
 	/** Units sold beyond what existed: {@code sold + remaining − initial}. Lost updates make it positive. */
 	long oversold() {

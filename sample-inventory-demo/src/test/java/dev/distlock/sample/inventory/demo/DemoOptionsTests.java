@@ -20,6 +20,16 @@ class DemoOptionsTests {
 		assertThat(options.processingDelay()).isEqualTo(Duration.ofMillis(2));
 		assertThat(options.redis()).isNull();
 		assertThat(options.expectedSold()).isEqualTo(500);
+		assertThat(options.redlock()).isFalse();
+	}
+
+	@Test
+	void redlockAddsItsRowAtAnySize() {
+		assertThat(DemoOptions.parse("--redlock").redlock()).isTrue();
+		DemoOptions quick = DemoOptions.parse("--quick", "--redlock");
+		assertThat(quick.redlock()).isTrue();
+		assertThat(quick.stock()).isEqualTo(100);
+		assertThat(DemoOptions.USAGE).contains("--redlock", "5 more private redis-servers");
 	}
 
 	@Test

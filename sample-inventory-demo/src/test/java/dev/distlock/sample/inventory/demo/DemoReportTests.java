@@ -60,10 +60,39 @@ class DemoReportTests {
 
 	@Test
 	void lessAttemptsThanStockMustSellOnePerAttempt() {
-		ModeResult result = new ModeResult(LockMode.DISTRIBUTED, 50, 50, 0, 0, 0, null, 100, 50, 50, 50,
+		ModeResult result = new ModeResult("distributed", LockMode.DISTRIBUTED, 50, 50, 0, 0, 0, null, 100, 50, 50, 50,
 				Duration.ofSeconds(1), Duration.ofMillis(1), Duration.ofMillis(2));
 
 		assertThat(new DemoReport(List.of(result), 50).passed()).isTrue();
+	}
+
+	@Test
+	void theRedlockRowMustBeExactToo() {
+		ModeResult redlock = redlock(500, 500, 0, 500);
+		DemoReport report = new DemoReport(List.of(result(LockMode.NONE, 2000, 2000, 300, 2000), exact(500), redlock),
+				500);
+
+		assertThat(report.exitCode()).isZero();
+		assertThat(report.table()).containsPattern("(?m)^redlock +2000 +500 +0 +0 +0 ");
+		assertThat(report.verdict()).anySatisfy((line) -> assertThat(line).startsWith("redlock:")
+			.contains("sold exactly 500 of 500", "majority of the Redlock masters"));
+		assertThat(report.verdict()).last().asString()
+			.isEqualTo("PASS: the distributed lock, on one Redis and on Redlock, sold exactly 500 each time and never "
+					+ "oversold.");
+	}
+
+	@Test
+	void failsWhenTheRedlockRowOversoldEvenIfTheDistributedRowIsExact() {
+		DemoReport report = new DemoReport(List.of(exact(500), redlock(501, 501, 0, 501)), 500);
+
+		assertThat(report.exitCode()).isEqualTo(1);
+		assertThat(report.verdict()).anySatisfy((line) -> assertThat(line).startsWith("redlock:").contains("NOT EXACT"));
+		assertThat(report.verdict()).last().asString().startsWith("FAIL: the distributed lock, on one Redis or on Redlock");
+	}
+
+	private static ModeResult redlock(long sold, long orders, long remaining, int receipts) {
+		return new ModeResult(ModeResult.REDLOCK, LockMode.DISTRIBUTED, 2000, receipts, 2000 - receipts, 0, 0, null, 500,
+				remaining, sold, orders, Duration.ofSeconds(2), Duration.ofMillis(5), Duration.ofMillis(40));
 	}
 
 	private static ModeResult exact(long stock) {
@@ -71,7 +100,7 @@ class DemoReportTests {
 	}
 
 	private static ModeResult result(LockMode mode, long sold, long orders, long remaining, int receipts) {
-		return new ModeResult(mode, 2000, receipts, 2000 - receipts, 0, 0, null, 500, remaining, sold, orders,
+		return new ModeResult(mode.parameterValue(), mode, 2000, receipts, 2000 - receipts, 0, 0, null, 500, remaining, sold, orders,
 				Duration.ofSeconds(2), Duration.ofMillis(5), Duration.ofMillis(40));
 	}
 

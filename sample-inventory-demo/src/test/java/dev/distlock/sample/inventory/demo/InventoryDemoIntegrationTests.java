@@ -54,13 +54,42 @@ class InventoryDemoIntegrationTests {
 			.filter((process) -> !before.contains(process))).as("processes left running").isEmpty();
 	}
 
+	/**
+	 * {@code --redlock}: 5 more private Redis servers and two instances locking with Redlock over them; the redlock row
+	 * must be as exact as the distributed one, and every server and instance is gone afterwards.
+	 */
+	@Test
+	void reducedRedlockDemoPassesAndLeavesNothingRunning() {
+		ByteArrayOutputStream out = new ByteArrayOutputStream();
+		ByteArrayOutputStream err = new ByteArrayOutputStream();
+		List<ProcessHandle> before = ProcessHandle.current().descendants().toList();
+
+		int exitCode = InventoryDemo.run(new String[] { "--quick", "--redlock", "--stock", "30", "--attempts", "100",
+				"--clients", "8", "--delay", "5ms" }, print(out), print(err));
+
+		String output = out.toString(StandardCharsets.UTF_8);
+		assertThat(exitCode).as(output + err.toString(StandardCharsets.UTF_8)).isZero();
+		assertThat(output).contains("  Redlock:    5 more private redis-server")
+			.contains("PASS: the distributed lock, on one Redis and on Redlock, sold exactly 30 each time and never oversold.");
+		assertThat(output.lines().filter((line) -> line.matches("^(none|local|distributed|redlock) .*"))).hasSize(4);
+		for (String mode : List.of("distributed", "redlock")) {
+			assertThat(row(output, mode)).as(mode).containsEntry("attempts", "100").containsEntry("sold", "30")
+				.containsEntry("remaining", "0").containsEntry("oversold", "0").containsEntry("orders>stock", "0")
+				.containsEntry("errors", "0");
+		}
+		assertThat(output).containsPattern("started: .*redlock-1 .*redlock-2 ");
+		assertThat(err.toString(StandardCharsets.UTF_8)).containsPattern("(?m)^  redlock +100%");
+		assertThat(ProcessHandle.current().descendants().filter(ProcessHandle::isAlive)
+			.filter((process) -> !before.contains(process))).as("processes left running").isEmpty();
+	}
+
 	@Test
 	void helpAndBadOptionsDoNotStartAnything() {
 		ByteArrayOutputStream out = new ByteArrayOutputStream();
 		ByteArrayOutputStream err = new ByteArrayOutputStream();
 
 		assertThat(InventoryDemo.run(new String[] { "--help" }, print(out), print(err))).isZero();
-		assertThat(out.toString(StandardCharsets.UTF_8)).contains("--quick", "--redis HOST:PORT");
+		assertThat(out.toString(StandardCharsets.UTF_8)).contains("--quick", "--redis HOST:PORT", "--redlock");
 		assertThat(InventoryDemo.run(new String[] { "--clients", "none" }, print(out), print(err))).isEqualTo(2);
 		assertThat(err.toString(StandardCharsets.UTF_8)).contains("Option --clients needs a whole number");
 		assertThat(InventoryDemo.run(new String[] { "--quick", "--instances", "1" }, print(out), print(err))).isEqualTo(2);

@@ -1,0 +1,112 @@
+package dev.distlock.benchmarks;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.EnumSet;
+import java.util.List;
+import java.util.Set;
+
+import dev.distlock.core.Lease;
+import dev.distlock.core.LockAcquisitionTimeoutException;
+import dev.distlock.redis.RedlockLockService;
+import io.lettuce.core.ClientOptions;
+
+import org.springframework.data.redis.connection.RedisConnectionFactory;
+import org.springframework.data.redis.connection.RedisStandaloneConfiguration;
+import org.springframework.data.redis.connection.lettuce.LettuceClientConfiguration;
+import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
+
+/**
+ * This starter's Redlock engine ({@code --redlock}): {@link RedlockLockService} over N independent masters, each node
+ * client as the auto-configuration creates it from {@code distlock.redlock.nodes} (command timeout = the node timeout,
+ * commands rejected while disconnected), default settings. Scenarios 1 and 2 only.
+ */
+final class RedlockContestant implements Contestant {
+
+	/** The default of {@code distlock.redlock.node-timeout}. */
+	static final Duration NODE_TIMEOUT = Duration.ofMillis(50);
+
+	private final List<Target> nodes;
+
+	private final Duration nodeTimeout;
+
+	/**
+	 * @param nodes the masters
+	 * @param nodeTimeout the node timeout: the default for the measured runs; the smoke test, which checks that the
+	 * contestant works rather than how fast, gives one no stall of a loaded machine exceeds
+	 */
+	RedlockContestant(List<Target> nodes, Duration nodeTimeout) {
+		this.nodes = List.copyOf(nodes);
+		this.nodeTimeout = nodeTimeout;
+	}
+
+	@Override
+	public String name() {
+		return "distlock Redlock, " + this.nodes.size() + " nodes";
+	}
+
+	@Override
+	public Kind kind() {
+		return Kind.OURS;
+	}
+
+	@Override
+	public Set<Scenario> scenarios() {
+		return EnumSet.of(Scenario.UNCONTENDED, Scenario.HOT_KEY);
+	}
+
+	@Override
+	public Client open(Target target, Options options) {
+		List<LettuceConnectionFactory> factories = new ArrayList<>();
+		for (Target node : this.nodes) {
+			factories.add(nodeFactory(node, this.nodeTimeout));
+		}
+		RedlockLockService service = RedlockLockService.builder(new ArrayList<RedisConnectionFactory>(factories))
+			.keyPrefix("bench-redlock" + this.nodes.size())
+			.nodeTimeout(this.nodeTimeout)
+			.build();
+		return new RedlockClient(factories, service, options.ttl(), options.waitTime());
+	}
+
+	private static LettuceConnectionFactory nodeFactory(Target node, Duration nodeTimeout) {
+		LettuceClientConfiguration client = LettuceClientConfiguration.builder()
+			.commandTimeout(nodeTimeout)
+			.clientOptions(ClientOptions.builder()
+				.disconnectedBehavior(ClientOptions.DisconnectedBehavior.REJECT_COMMANDS)
+				.build())
+			.build();
+		LettuceConnectionFactory factory = new LettuceConnectionFactory(
+				new RedisStandaloneConfiguration(node.host(), node.port()), client);
+		factory.afterPropertiesSet();
+		factory.start();
+		return factory;
+	}
+
+	private record RedlockClient(List<LettuceConnectionFactory> factories, RedlockLockService service, Duration ttl,
+			Duration waitTime) implements Client {
+
+		@Override
+		public boolean locked(String key, Runnable criticalSection) {
+			try (Lease lease = this.service.acquire(key, this.ttl, this.waitTime)) {
+				criticalSection.run();
+				return true;
+			}
+			catch (LockAcquisitionTimeoutException ex) {
+				return false;
+			}
+		}
+
+		@Override
+		public long heldOrWaiting() {
+			return this.service.activeLeases().size() + this.service.waitingThreads();
+		}
+
+		@Override
+		public void close() {
+			this.service.close();
+			this.factories.forEach(LettuceConnectionFactory::destroy);
+		}
+
+	}
+
+}
