@@ -8,9 +8,11 @@ import java.util.function.Supplier;
  * Hands out reentrant, time-limited leases on named keys, shared by every process that uses the same store and key
  * prefix.
  * <p>
- * A lease belongs to the thread that acquired it: the same thread acquiring the same key again re-enters it (the hold
- * count grows and the fencing token stays the same), and the lease is freed when every hold has been released. The
- * returned {@link Lease} carries its owner, so it can be released from any thread.
+ * A lease belongs to the {@linkplain LockOwner#current() current owner} of the thread that acquired it, by default the
+ * thread itself: the same owner acquiring the same key again re-enters it (the hold count grows and the fencing token
+ * stays the same), and the lease is freed when every hold has been released. Work that is not confined to a thread
+ * uses an owner of its own ({@link LockOwner#newOwner()}, {@link AsyncLockService}). The returned {@link Lease} carries
+ * its owner, so it can be released from any thread.
  *
  * @since 0.1.0
  */
