@@ -181,7 +181,7 @@ public final class LockBenchmarks {
 
 	/** The contestants, in the order they run within each round. */
 	static List<Contestant> contestants() {
-		return List.of(new DistlockContestant(), new AnnotatedContestant(), new RedissonContestant(), IntegrationContestant.pubSub(),
+		return List.of(new DistlockContestant(), new AnnotatedContestant(), new ReactiveContestant(), new RedissonContestant(), IntegrationContestant.pubSub(),
 				IntegrationContestant.spin(), IntegrationContestant.renewing(), FloorContestant.setNx(),
 				FloorContestant.ping());
 	}
