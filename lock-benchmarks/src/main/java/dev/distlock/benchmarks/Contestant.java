@@ -3,6 +3,8 @@ package dev.distlock.benchmarks;
 import java.time.Duration;
 import java.util.Set;
 
+import reactor.core.publisher.Mono;
+
 /**
  * One lock library (or baseline) in the benchmark. {@link #open} creates what one application instance would have:
  * its own connections, threads and caches; scenarios that simulate several instances open several clients.
@@ -74,6 +76,21 @@ interface Contestant {
 
 		@Override
 		void close() throws Exception;
+
+	}
+
+	/**
+	 * A client that also locks without blocking: scenario 2 runs its critical sections as in-flight subscriptions
+	 * instead of threads.
+	 */
+	interface ReactiveClient extends Client {
+
+		/**
+		 * A stream that, per subscription, acquires {@code key} (waiting up to the options' wait without holding a
+		 * thread), subscribes to {@code criticalSection}, releases, and emits true; or emits false when the lock could
+		 * not be had within the wait.
+		 */
+		Mono<Boolean> lockedReactive(String key, Mono<?> criticalSection);
 
 	}
 

@@ -32,16 +32,33 @@ final class DistlockContestant implements Contestant {
 	 */
 	private final boolean ownSubscription;
 
+	/**
+	 * No hand-over of a released lease to a waiting thread of the same process ({@code localHandOvers(0)},
+	 * {@code --no-hand-over}): how the blocking row fares without what an asynchronous waiter never gets.
+	 */
+	private final boolean noHandOver;
+
 	DistlockContestant() {
 		this(0, List.of(), false, false);
 	}
 
 	private DistlockContestant(int replicaAcks, List<String> clusterNodes, boolean templateOnly,
 			boolean ownSubscription) {
+		this(replicaAcks, clusterNodes, templateOnly, ownSubscription, false);
+	}
+
+	private DistlockContestant(int replicaAcks, List<String> clusterNodes, boolean templateOnly,
+			boolean ownSubscription, boolean noHandOver) {
 		this.replicaAcks = replicaAcks;
 		this.clusterNodes = clusterNodes;
 		this.templateOnly = templateOnly;
 		this.ownSubscription = ownSubscription;
+		this.noHandOver = noHandOver;
+	}
+
+	/** This starter without local hand-overs ({@code --no-hand-over}), scenario 2 only. */
+	static DistlockContestant withoutLocalHandOvers() {
+		return new DistlockContestant(0, List.of(), false, false, true);
 	}
 
 	/** This starter with its scripts and renewals through the template only ({@code --paths}). */
@@ -75,6 +92,9 @@ final class DistlockContestant implements Contestant {
 		if (this.ownSubscription) {
 			return "distlock, own pub/sub connection";
 		}
+		if (this.noHandOver) {
+			return "distlock, no local hand-over";
+		}
 		return (this.replicaAcks > 0) ? "distlock, replica-acks=" + this.replicaAcks : "distlock";
 	}
 
@@ -85,6 +105,9 @@ final class DistlockContestant implements Contestant {
 
 	@Override
 	public Set<Scenario> scenarios() {
+		if (this.noHandOver) {
+			return EnumSet.of(Scenario.HOT_KEY);
+		}
 		return this.clusterNodes.isEmpty() ? EnumSet.allOf(Scenario.class) : EnumSet.of(Scenario.MANY_KEYS);
 	}
 
@@ -95,9 +118,12 @@ final class DistlockContestant implements Contestant {
 		RedisLockServiceBuilder builder = RedisLockService.builder(factory)
 			.keyPrefix((this.replicaAcks > 0) ? "bench-distlock-acks"
 					: this.templateOnly ? "bench-distlock-template" : this.ownSubscription ? "bench-distlock-own"
-							: "bench-distlock");
+							: this.noHandOver ? "bench-distlock-no-hand-over" : "bench-distlock");
 		if (this.templateOnly || this.ownSubscription) {
 			EnginePathsAccess.paths(builder, !this.templateOnly, !this.ownSubscription);
+		}
+		if (this.noHandOver) {
+			builder.localHandOvers(0);
 		}
 		if (this.replicaAcks > 0) {
 			builder.replicaAcks(this.replicaAcks, Duration.ofSeconds(1));

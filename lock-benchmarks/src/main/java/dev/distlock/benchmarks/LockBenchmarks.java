@@ -35,6 +35,7 @@ public final class LockBenchmarks {
 		boolean cluster = false;
 		boolean paths = false;
 		boolean redlock = false;
+		boolean noHandOver = false;
 		for (String arg : args) {
 			if (arg.equals("--smoke")) {
 				settings = Settings.smoke();
@@ -88,11 +89,18 @@ public final class LockBenchmarks {
 				redlock = true;
 				write = false;
 			}
+			else if (arg.equals("--no-hand-over")) {
+				// issue 13: a distlock contestant without local hand-overs (localHandOvers(0)) in scenario 2, beside the
+				// default, to see what the reactive contestant's asynchronous waiters, which are never handed a lease,
+				// go without; never writes the docs
+				noHandOver = true;
+				write = false;
+			}
 			else if (arg.startsWith("--docs=")) {
 				docs = Path.of(arg.substring("--docs=".length()));
 			}
 			else {
-				System.err.println("Usage: LockBenchmarks [--full | --smoke] [--no-write] [--docs=DIR] [--only=SCENARIO,..] [--contestants=word,..] [--replica] [--cluster] [--paths] [--redlock]");
+				System.err.println("Usage: LockBenchmarks [--full | --smoke] [--no-write] [--docs=DIR] [--only=SCENARIO,..] [--contestants=word,..] [--replica] [--cluster] [--paths] [--redlock] [--no-hand-over]");
 				System.exit(2);
 			}
 		}
@@ -101,6 +109,11 @@ public final class LockBenchmarks {
 			withPaths.add(DistlockContestant.templateOnly());
 			withPaths.add(DistlockContestant.ownSubscription());
 			contestants = withPaths;
+		}
+		if (noHandOver) {
+			List<Contestant> withoutHandOver = new ArrayList<>(contestants);
+			withoutHandOver.add(DistlockContestant.withoutLocalHandOvers());
+			contestants = withoutHandOver;
 		}
 		if (replica) {
 			List<Contestant> withAcks = new ArrayList<>(contestants);
@@ -181,7 +194,7 @@ public final class LockBenchmarks {
 
 	/** The contestants, in the order they run within each round. */
 	static List<Contestant> contestants() {
-		return List.of(new DistlockContestant(), new AnnotatedContestant(), new RedissonContestant(), IntegrationContestant.pubSub(),
+		return List.of(new DistlockContestant(), new AnnotatedContestant(), new ReactiveContestant(), new RedissonContestant(), IntegrationContestant.pubSub(),
 				IntegrationContestant.spin(), IntegrationContestant.renewing(), FloorContestant.setNx(),
 				FloorContestant.ping());
 	}

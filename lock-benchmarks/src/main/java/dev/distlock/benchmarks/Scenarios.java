@@ -10,18 +10,22 @@ import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 
 import dev.distlock.benchmarks.Contestant.Client;
 import dev.distlock.benchmarks.Contestant.Hold;
 import dev.distlock.benchmarks.Contestant.Options;
+import dev.distlock.benchmarks.Contestant.ReactiveClient;
 import dev.distlock.benchmarks.Contestant.Target;
 
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.RedisURI;
 import io.lettuce.core.api.StatefulRedisConnection;
+import io.lettuce.core.api.reactive.RedisReactiveCommands;
 import io.lettuce.core.api.sync.RedisCommands;
 import org.jspecify.annotations.Nullable;
+import reactor.core.publisher.Mono;
 
 /** One measured run (a "turn") of one scenario for one contestant; each returns that turn's figures. */
 final class Scenarios {
@@ -331,6 +335,9 @@ final class Scenarios {
 
 	private Run runHotKey(List<Client> clients, List<StatefulRedisConnection<String, String>> data, String counter,
 			Duration duration) throws Exception {
+		if (clients.stream().allMatch(ReactiveClient.class::isInstance)) {
+			return runHotKeyReactive(clients, data, counter, duration);
+		}
 		int threads = clients.size() * Settings.HOT_KEY_THREADS;
 		return runThreads(threads, duration, (thread, end, state) -> {
 			Client client = clients.get(thread % clients.size());
@@ -357,6 +364,73 @@ final class Scenarios {
 				}
 			}
 		});
+	}
+
+	/**
+	 * Scenario 2 for a client that locks without blocking: as many in-flight subscriptions per client as the others
+	 * have threads, each taking turns on the key until the end, with the GET and the SET of the critical section on
+	 * the client's data connection through Lettuce's reactive API. The figures per subscription are those of a
+	 * thread; no subscription runs two operations at once, so each one's state needs no more than the happens-before
+	 * edges of its own stream.
+	 */
+	private static Run runHotKeyReactive(List<Client> clients, List<StatefulRedisConnection<String, String>> data,
+			String counter, Duration duration) throws InterruptedException {
+		int slots = clients.size() * Settings.HOT_KEY_THREADS;
+		List<ThreadState> states = new ArrayList<>();
+		List<Mono<Void>> loops = new ArrayList<>();
+		long[] end = new long[1];
+		for (int slot = 0; slot < slots; slot++) {
+			ThreadState state = new ThreadState();
+			states.add(state);
+			ReactiveClient client = (ReactiveClient) clients.get(slot % clients.size());
+			RedisReactiveCommands<String, String> commands = data.get(slot % clients.size()).reactive();
+			long[] started = new long[1];
+			long[] entered = new long[1];
+			Mono<String> increment = Mono.defer(() -> {
+				entered[0] = System.nanoTime();
+				return commands.get(counter)
+					.map(Long::parseLong)
+					.defaultIfEmpty(0L)
+					.flatMap((value) -> commands.set(counter, Long.toString(value + 1)));
+			});
+			Mono<Boolean> operation = Mono.defer(() -> {
+				started[0] = System.nanoTime();
+				return client.lockedReactive("hot", increment);
+			}).doOnNext((locked) -> {
+				if (!locked) {
+					state.timeouts++;
+					return;
+				}
+				state.latencies.add(entered[0] - started[0]);
+				state.operations++;
+				if (entered[0] - end[0] < 0) {
+					state.inWindow++;
+				}
+			});
+			loops.add(operation.repeat(() -> System.nanoTime() - end[0] < 0).then());
+		}
+		Map<Long, Long> allocatedBefore = allocatedBytesByThread();
+		long cpu = OS.getProcessCpuTime();
+		end[0] = System.nanoTime() + duration.toNanos();
+		AtomicReference<Throwable> failure = new AtomicReference<>();
+		CountDownLatch done = new CountDownLatch(1);
+		// subscribed together; each loop checks the end itself, and an acquisition waits at most Settings.WAIT
+		Mono.when(loops).subscribe(null, (ex) -> {
+			failure.set(ex);
+			done.countDown();
+		}, done::countDown);
+		if (!done.await(duration.toNanos() + Settings.WAIT.multipliedBy(2).toNanos(), TimeUnit.NANOSECONDS)) {
+			throw new IllegalStateException("The reactive hot-key run did not end within " + duration.plus(Settings.WAIT.multipliedBy(2)));
+		}
+		long cpuUsed = OS.getProcessCpuTime() - cpu;
+		long allocated = 0;
+		for (Map.Entry<Long, Long> entry : allocatedBytesByThread().entrySet()) {
+			allocated += entry.getValue() - allocatedBefore.getOrDefault(entry.getKey(), 0L);
+		}
+		if (failure.get() != null) {
+			throw new IllegalStateException("A reactive benchmark subscription failed: " + failure.get(), failure.get());
+		}
+		return new Run(states, duration.toNanos(), cpuUsed, allocated);
 	}
 
 	private static long lostUpdates(Run run, RedisCommands<String, String> commands, String counter) {

@@ -47,6 +47,30 @@ class BenchmarkSmokeTests {
 	}
 
 	/**
+	 * The reactive contestant beside the blocking one, scenario 2 only (the only one it takes part in): no error, no
+	 * lost update, critical sections run. The first test runs it too, among all; this one is the short check.
+	 */
+	@Test
+	void reactiveContestantRunsTheHotKeyBesideTheBlockingOneWithoutErrorsOrLostUpdates() throws Exception {
+		List<Contestant> contestants = LockBenchmarks.contestants()
+			.stream()
+			.filter((contestant) -> contestant.name().equals("distlock") || contestant instanceof ReactiveContestant)
+			.toList();
+		assertThat(contestants).extracting(Contestant::name).containsExactly("distlock", "distlock reactive");
+		Results results;
+		try (RedisServer server = RedisServer.start()) {
+			results = LockBenchmarks.run(Settings.smoke(), new Contestant.Target(server.host(), server.port()),
+					contestants, EnumSet.of(Scenario.HOT_KEY), System.out);
+		}
+		assertThat(results.errors()).isEmpty();
+		assertThat(results.lostUpdates()).isEmpty();
+		for (Contestant contestant : results.contestants) {
+			assertThat(results.combined(Scenario.HOT_KEY, contestant).get(Metric.CS_PER_SEC))
+				.as("critical sections of " + contestant.name()).isPositive();
+		}
+	}
+
+	/**
 	 * {@code --redlock}'s contestants, over 3 nodes only: scenarios 1 and 2, no errors, no lost update. Ours with a 1 s
 	 * node timeout rather than the default 50 ms, which a loaded 2-core machine exceeds now and then (a release then
 	 * fails for want of a quorum's confirmation): this test is about working, not speed.
