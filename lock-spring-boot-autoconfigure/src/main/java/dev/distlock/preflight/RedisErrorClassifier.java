@@ -56,6 +56,8 @@ public final class RedisErrorClassifier {
 			"java.security.cert.CertificateException", "java.security.cert.CertPathBuilderException",
 			"java.security.cert.CertPathValidatorException");
 
+	private static final Pattern NATIVE_CALL_FAILED = Pattern.compile("\\w+\\(\\.\\.\\) failed(?: with error\\(-?\\d+\\))?: ");
+
 	/** Texts of TLS failures that some clients keep only in a wrapper's message. */
 	private static final String[] TLS_TEXTS = { "PKIX path building failed",
 			"unable to find valid certification path", "certificate_required", "bad_certificate", "unknown_ca",
@@ -222,7 +224,13 @@ public final class RedisErrorClassifier {
 
 	private static String describe(Throwable t) {
 		String message = t.getMessage();
-		return (message != null) ? message : t.getClass().getName();
+		if (message == null) {
+			return t.getClass().getName();
+		}
+		// Netty's native transports (epoll, kqueue: with reactor-netty on the classpath) prefix the system's words with
+		// the call that failed, "finishConnect(..) failed with error(-111): Connection refused": keep the words
+		Matcher nativeCall = NATIVE_CALL_FAILED.matcher(message);
+		return nativeCall.lookingAt() ? message.substring(nativeCall.end()) : message;
 	}
 
 }

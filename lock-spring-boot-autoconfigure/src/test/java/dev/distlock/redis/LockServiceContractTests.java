@@ -518,13 +518,15 @@ abstract class LockServiceContractTests {
 		RedisLockService waiter = this.support.service();
 		Lease held = holder.acquire("deadline", LONG_TTL, Duration.ZERO);
 
+		// The bounds tell "ends at its deadline" from "waits for the holder's lease" (LONG_TTL) with room for a loaded
+		// 2-core machine, where one round trip has taken 150 ms and a wake-up 190 ms late.
 		long start = System.nanoTime();
 		assertThat(waiter.tryAcquire("deadline", LONG_TTL, Duration.ofMillis(300))).isEmpty();
-		assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start)).isBetween(300L, 400L);
+		assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start)).isBetween(300L, 1_300L);
 
 		start = System.nanoTime();
 		assertThat(waiter.tryAcquire("deadline", LONG_TTL, Duration.ZERO)).isEmpty();
-		assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start)).isLessThan(100L);
+		assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start)).isLessThan(1_000L);
 		held.release();
 	}
 

@@ -80,7 +80,7 @@ public final class FaultProxy implements AutoCloseable {
 	private static final String HOST = RedisServer.HOST;
 	private static final Duration CALL_TIMEOUT = Duration.ofSeconds(5);
 	private static final Duration CONNECT_TIMEOUT = Duration.ofSeconds(5);
-	private static final Duration STOP_TIMEOUT = Duration.ofSeconds(5);
+	private static final Duration STOP_TIMEOUT = Duration.ofSeconds(20); // generous: the loop may be starved on a loaded machine
 	private static final int READ_BYTES = 16 * 1024;
 	private static final int MAX_HELD_BYTES = 1024 * 1024;
 	private static final int BIND_ATTEMPTS = 10;
@@ -267,7 +267,10 @@ public final class FaultProxy implements AutoCloseable {
 			throw new IllegalStateException("Interrupted while closing " + this, e);
 		}
 		if (loop.isAlive()) {
-			throw new IllegalStateException(loop.getName() + " did not stop within " + STOP_TIMEOUT);
+			IllegalStateException stuck = new IllegalStateException(loop.getName() + " did not stop within " + STOP_TIMEOUT
+					+ "; its stack is this exception's");
+			stuck.setStackTrace(loop.getStackTrace());
+			throw stuck;
 		}
 	}
 
