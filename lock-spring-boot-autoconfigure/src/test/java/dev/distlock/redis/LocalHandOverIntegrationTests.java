@@ -16,14 +16,8 @@ import java.util.concurrent.atomic.AtomicInteger;
 import dev.distlock.core.Lease;
 import dev.distlock.core.LockListener;
 import dev.distlock.core.LockLostEvent;
-import dev.distlock.test.redis.RedisServer;
-import dev.distlock.test.redis.RedisServerExtension;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
-import org.junit.jupiter.api.extension.ExtendWith;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
@@ -32,31 +26,10 @@ import static org.awaitility.Awaitility.await;
  * Hand-overs: a released lease goes straight to a thread of the same process that waits for it, at most a bounded
  * number of times in a row, and never leaves a lease without a thread that holds it.
  */
-@ExtendWith(RedisServerExtension.class)
 @Timeout(value = 120, unit = TimeUnit.SECONDS)
-class LocalHandOverIntegrationTests {
+class LocalHandOverIntegrationTests extends OneServerFixture {
 
 	private static final Duration TTL = Duration.ofSeconds(30);
-
-	private static RedisServer server;
-
-	private LockTestSupport support;
-
-	@BeforeAll
-	static void server(RedisServer redis) {
-		server = redis;
-	}
-
-	@BeforeEach
-	void open() {
-		server.execute("FLUSHALL");
-		this.support = LockTestSupport.forServer(server);
-	}
-
-	@AfterEach
-	void close() {
-		this.support.close();
-	}
 
 	@Test
 	void aReleasedLeaseGoesStraightToAWaitingThreadOfTheSameProcess() throws Exception {
