@@ -10,13 +10,8 @@ import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 
 import dev.distlock.annotation.DistributedLock;
-import dev.distlock.test.redis.RedisServer;
-import dev.distlock.test.redis.RedisServerExtension;
-import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
-import org.junit.jupiter.api.extension.ExtendWith;
 
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.context.ApplicationContext;
@@ -28,25 +23,12 @@ import static org.assertj.core.api.Assertions.assertThat;
  * Two application contexts, as two instances of an application, call one annotated read-modify-write method
  * concurrently against one Redis: with the annotation no update is lost; without it (the same code) updates are lost.
  */
-@ExtendWith(RedisServerExtension.class)
 @Timeout(value = 180, unit = TimeUnit.SECONDS)
-class TwoInstancesIntegrationTests {
+class TwoInstancesIntegrationTests extends RedisContextFixture {
 
 	private static final int THREADS_PER_INSTANCE = 8;
 
 	private static final int CALLS_PER_THREAD = 70;
-
-	private static RedisServer redis;
-
-	@BeforeAll
-	static void server(RedisServer server) {
-		redis = server;
-	}
-
-	@BeforeEach
-	void flush() {
-		redis.execute("FLUSHALL");
-	}
 
 	@Test
 	void theAnnotatedMethodLosesNoUpdateAcrossInstances() throws Exception {
