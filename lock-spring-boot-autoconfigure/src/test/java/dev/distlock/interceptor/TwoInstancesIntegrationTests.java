@@ -1,15 +1,12 @@
 package dev.distlock.interceptor;
 
-import java.util.ArrayList;
+import java.time.Duration;
 import java.util.List;
-import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 
 import dev.distlock.annotation.DistributedLock;
+import dev.distlock.test.redis.ConcurrentCalls;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -49,30 +46,9 @@ class TwoInstancesIntegrationTests extends RedisContextFixture {
 			.withBean(LockedCounter.class).withBean(UnlockedCounter.class);
 		int[] total = new int[1];
 		runner.run(first -> runner.run(second -> {
-			ExecutorService pool = Executors.newFixedThreadPool(2 * THREADS_PER_INSTANCE);
-			try {
-				CountDownLatch start = new CountDownLatch(1);
-				List<Future<?>> futures = new ArrayList<>();
-				for (ApplicationContext instance : List.of(first, second)) {
-					for (int t = 0; t < THREADS_PER_INSTANCE; t++) {
-						futures.add(pool.submit(() -> {
-							start.await();
-							for (int i = 0; i < CALLS_PER_THREAD; i++) {
-								call.accept(instance);
-							}
-							return null;
-						}));
-					}
-				}
-				start.countDown();
-				for (Future<?> future : futures) {
-					future.get(150, TimeUnit.SECONDS);
-				}
-				total[0] = 2 * THREADS_PER_INSTANCE * CALLS_PER_THREAD;
-			}
-			finally {
-				pool.shutdownNow();
-			}
+			List<ApplicationContext> instances = List.of(first, second);
+			total[0] = ConcurrentCalls.run(2 * THREADS_PER_INSTANCE, CALLS_PER_THREAD, Duration.ofSeconds(150),
+					(thread) -> call.accept(instances.get(thread / THREADS_PER_INSTANCE)));
 		}));
 		return total[0];
 	}
