@@ -5,7 +5,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
@@ -16,6 +15,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 import dev.distlock.core.Lease;
 import dev.distlock.core.LockListener;
 import dev.distlock.core.LockLostEvent;
+import dev.distlock.test.redis.ConcurrentCalls;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -172,33 +172,9 @@ class LocalHandOverIntegrationTests extends OneServerFixture {
 		next.release();
 	}
 
-	interface ThreadBody {
-
-		void run(int thread) throws Exception;
-
-	}
-
-	private static void runThreads(int threads, ThreadBody body) throws Exception {
-		ExecutorService pool = Executors.newFixedThreadPool(threads);
-		try {
-			CountDownLatch start = new CountDownLatch(1);
-			List<Future<?>> futures = new ArrayList<>();
-			for (int t = 0; t < threads; t++) {
-				int thread = t;
-				futures.add(pool.submit(() -> {
-					start.await();
-					body.run(thread);
-					return null;
-				}));
-			}
-			start.countDown();
-			for (Future<?> future : futures) {
-				future.get(100, TimeUnit.SECONDS);
-			}
-		}
-		finally {
-			pool.shutdownNow();
-		}
+	/** {@code body} once on each of {@code threads} threads started together. */
+	private static void runThreads(int threads, ConcurrentCalls.Call body) throws Exception {
+		ConcurrentCalls.run(threads, 1, Duration.ofSeconds(100), body);
 	}
 
 }
