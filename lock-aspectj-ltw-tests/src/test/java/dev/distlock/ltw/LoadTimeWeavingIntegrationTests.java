@@ -1,11 +1,6 @@
 package dev.distlock.ltw;
 
-import java.util.ArrayList;
-import java.util.List;
-import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
+import java.time.Duration;
 import java.util.concurrent.TimeUnit;
 
 import dev.distlock.annotation.DistributedLock;
@@ -16,6 +11,7 @@ import dev.distlock.autoconfigure.DistributedLockAutoConfiguration;
 import dev.distlock.autoconfigure.RedisLockServiceAutoConfiguration;
 import dev.distlock.core.LockService;
 import dev.distlock.interceptor.DistributedLockBeanPostProcessor;
+import dev.distlock.test.redis.ConcurrentCalls;
 import dev.distlock.test.redis.RedisServer;
 import dev.distlock.test.redis.RedisServerExtension;
 import dev.distlock.unwoven.UnwovenShop;
@@ -64,27 +60,7 @@ class LoadTimeWeavingIntegrationTests {
 
 				int threads = 4;
 				int callsPerThread = 40;
-				ExecutorService pool = Executors.newFixedThreadPool(threads);
-				try {
-					CountDownLatch start = new CountDownLatch(1);
-					List<Future<?>> futures = new ArrayList<>();
-					for (int t = 0; t < threads; t++) {
-						futures.add(pool.submit(() -> {
-							start.await();
-							for (int i = 0; i < callsPerThread; i++) {
-								shop.buy("sku-2");
-							}
-							return null;
-						}));
-					}
-					start.countDown();
-					for (Future<?> future : futures) {
-						future.get(100, TimeUnit.SECONDS);
-					}
-				}
-				finally {
-					pool.shutdownNow();
-				}
+				ConcurrentCalls.run(threads, callsPerThread, Duration.ofSeconds(100), (thread) -> shop.buy("sku-2"));
 				assertThat(redis.execute("GET", "stock:sku-2")).isEqualTo(Integer.toString(threads * callsPerThread));
 			});
 		assertThat(Aspects.aspectOf(DistributedLockAspect.class).isConfigured()).isFalse();

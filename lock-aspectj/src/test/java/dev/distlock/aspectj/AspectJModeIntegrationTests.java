@@ -1,15 +1,11 @@
 package dev.distlock.aspectj;
 
+import java.time.Duration;
 import java.lang.annotation.ElementType;
 import java.lang.annotation.Retention;
 import java.lang.annotation.RetentionPolicy;
 import java.lang.annotation.Target;
-import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 
 import dev.distlock.annotation.DistributedLock;
@@ -21,6 +17,7 @@ import dev.distlock.core.LockService;
 import dev.distlock.interceptor.DistributedLockBeanPostProcessor;
 import dev.distlock.interceptor.DistributedLockInterceptor;
 import dev.distlock.interceptor.InvalidLockDeclarationException;
+import dev.distlock.test.redis.ConcurrentCalls;
 import dev.distlock.test.redis.RedisServer;
 import dev.distlock.test.redis.RedisServerExtension;
 import org.aspectj.lang.Aspects;
@@ -177,28 +174,7 @@ class AspectJModeIntegrationTests {
 	}
 
 	private static int callConcurrently(Shop shop) throws Exception {
-		ExecutorService pool = Executors.newFixedThreadPool(THREADS);
-		try {
-			CountDownLatch start = new CountDownLatch(1);
-			List<Future<?>> futures = new ArrayList<>();
-			for (int t = 0; t < THREADS; t++) {
-				futures.add(pool.submit(() -> {
-					start.await();
-					for (int i = 0; i < CALLS_PER_THREAD; i++) {
-						shop.buy("sku-2");
-					}
-					return null;
-				}));
-			}
-			start.countDown();
-			for (Future<?> future : futures) {
-				future.get(100, TimeUnit.SECONDS);
-			}
-			return THREADS * CALLS_PER_THREAD;
-		}
-		finally {
-			pool.shutdownNow();
-		}
+		return ConcurrentCalls.run(THREADS, CALLS_PER_THREAD, Duration.ofSeconds(100), (thread) -> shop.buy("sku-2"));
 	}
 
 	@Configuration(proxyBeanMethods = false)

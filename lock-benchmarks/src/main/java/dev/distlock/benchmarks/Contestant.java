@@ -2,6 +2,12 @@ package dev.distlock.benchmarks;
 
 import java.time.Duration;
 import java.util.Set;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.Lock;
+
+import dev.distlock.core.Lease;
+import dev.distlock.core.LockAcquisitionTimeoutException;
+import dev.distlock.core.LockService;
 
 import reactor.core.publisher.Mono;
 
@@ -76,6 +82,32 @@ interface Contestant {
 
 		@Override
 		void close() throws Exception;
+
+		/** {@link #locked} through this starter's blocking API, the same for every engine it has. */
+		static boolean lockedWith(LockService service, String key, Duration ttl, Duration waitTime,
+				Runnable criticalSection) {
+			try (Lease lease = service.acquire(key, ttl, waitTime)) {
+				criticalSection.run();
+				return true;
+			}
+			catch (LockAcquisitionTimeoutException ex) {
+				return false;
+			}
+		}
+
+		/** {@link #locked} through a {@link Lock}, as the peer libraries offer theirs. */
+		static boolean lockedWith(Lock lock, long waitMillis, Runnable criticalSection) throws InterruptedException {
+			if (!lock.tryLock(waitMillis, TimeUnit.MILLISECONDS)) {
+				return false;
+			}
+			try {
+				criticalSection.run();
+				return true;
+			}
+			finally {
+				lock.unlock();
+			}
+		}
 
 	}
 

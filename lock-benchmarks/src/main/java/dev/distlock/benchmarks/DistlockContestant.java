@@ -6,7 +6,6 @@ import java.util.List;
 import java.util.Set;
 
 import dev.distlock.core.Lease;
-import dev.distlock.core.LockAcquisitionTimeoutException;
 import dev.distlock.redis.EnginePathsAccess;
 import dev.distlock.redis.RedisLockService;
 import dev.distlock.redis.RedisLockServiceBuilder;
@@ -158,13 +157,7 @@ final class DistlockContestant implements Contestant {
 
 		@Override
 		public boolean locked(String key, Runnable criticalSection) {
-			try (Lease lease = this.service.acquire(key, this.ttl, this.waitTime)) {
-				criticalSection.run();
-				return true;
-			}
-			catch (LockAcquisitionTimeoutException ex) {
-				return false;
-			}
+			return Client.lockedWith(this.service, key, this.ttl, this.waitTime, criticalSection);
 		}
 
 		@Override

@@ -2,7 +2,6 @@ package dev.distlock.benchmarks;
 
 import java.util.EnumSet;
 import java.util.Set;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.Lock;
 
 import org.jspecify.annotations.Nullable;
@@ -82,16 +81,7 @@ final class IntegrationContestant implements Contestant {
 		@Override
 		public boolean locked(String key, Runnable criticalSection) throws InterruptedException {
 			Lock lock = this.registry.obtain(key);
-			if (!lock.tryLock(this.waitMillis, TimeUnit.MILLISECONDS)) {
-				return false;
-			}
-			try {
-				criticalSection.run();
-				return true;
-			}
-			finally {
-				lock.unlock();
-			}
+			return Client.lockedWith(lock, this.waitMillis, criticalSection);
 		}
 
 		@Override

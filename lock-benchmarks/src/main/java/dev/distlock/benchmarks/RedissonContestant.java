@@ -44,16 +44,7 @@ final class RedissonContestant implements Contestant {
 		@Override
 		public boolean locked(String key, Runnable criticalSection) throws InterruptedException {
 			RLock lock = this.redisson.getLock("bench-redisson:" + key);
-			if (!lock.tryLock(this.waitMillis, TimeUnit.MILLISECONDS)) {
-				return false;
-			}
-			try {
-				criticalSection.run();
-				return true;
-			}
-			finally {
-				lock.unlock();
-			}
+			return Client.lockedWith(lock, this.waitMillis, criticalSection);
 		}
 
 		@Override

@@ -70,16 +70,7 @@ final class RedissonRedLockContestant implements Contestant {
 				locks[i] = this.clients.get(i).getLock(this.prefix + key);
 			}
 			RedissonRedLock lock = new RedissonRedLock(locks);
-			if (!lock.tryLock(this.waitMillis, TimeUnit.MILLISECONDS)) {
-				return false;
-			}
-			try {
-				criticalSection.run();
-				return true;
-			}
-			finally {
-				lock.unlock();
-			}
+			return Client.lockedWith(lock, this.waitMillis, criticalSection);
 		}
 
 		@Override

@@ -6,8 +6,6 @@ import java.util.EnumSet;
 import java.util.List;
 import java.util.Set;
 
-import dev.distlock.core.Lease;
-import dev.distlock.core.LockAcquisitionTimeoutException;
 import dev.distlock.redis.RedlockLockService;
 import io.lettuce.core.ClientOptions;
 
@@ -87,13 +85,7 @@ final class RedlockContestant implements Contestant {
 
 		@Override
 		public boolean locked(String key, Runnable criticalSection) {
-			try (Lease lease = this.service.acquire(key, this.ttl, this.waitTime)) {
-				criticalSection.run();
-				return true;
-			}
-			catch (LockAcquisitionTimeoutException ex) {
-				return false;
-			}
+			return Client.lockedWith(this.service, key, this.ttl, this.waitTime, criticalSection);
 		}
 
 		@Override

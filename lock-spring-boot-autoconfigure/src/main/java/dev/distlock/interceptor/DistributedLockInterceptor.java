@@ -1,7 +1,6 @@
 package dev.distlock.interceptor;
 
 import java.lang.reflect.Method;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -19,7 +18,6 @@ import dev.distlock.core.Lease;
 import dev.distlock.core.LockAcquisitionTimeoutException;
 import dev.distlock.core.LockException;
 import dev.distlock.core.LockLostException;
-import dev.distlock.core.LockRequest;
 import dev.distlock.core.LockService;
 import dev.distlock.core.LockUnavailableException;
 import dev.distlock.observability.DefaultLockCallObservationConvention;
@@ -172,21 +170,9 @@ public class DistributedLockInterceptor implements MethodInterceptor {
 
 	private List<Lease> acquireAll(LockOperation operation, List<String> keys) {
 		LockService service = this.lockService.get();
-		long deadline = System.nanoTime() + operation.waitTime().toNanos();
 		List<Lease> leases = new ArrayList<>(keys.size());
 		try {
-			for (String key : keys) {
-				Duration remaining = Duration.ofNanos(Math.max(0, deadline - System.nanoTime()));
-				LockRequest request = new LockRequest(key, operation.ttl(),
-						(leases.isEmpty()) ? operation.waitTime() : remaining, !operation.fixedLease(), operation.name());
-				Optional<Lease> lease = service.tryAcquire(request);
-				if (lease.isEmpty()) {
-					throw new LockAcquisitionTimeoutException(key, operation.waitTime(), "Could not acquire lock '" + key
-							+ "' for " + operation.description() + " within " + operation.waitTime().toMillis()
-							+ "ms: it is held by another owner");
-				}
-				leases.add(lease.get());
-			}
+			OrderedAcquisition.acquire(operation, keys, service::tryAcquire, leases);
 			return leases;
 		}
 		catch (RuntimeException ex) {

@@ -1,19 +1,13 @@
 package dev.distlock.interceptor;
 
 import java.lang.reflect.Method;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ExecutionException;
-import java.util.concurrent.Executor;
-import java.util.concurrent.Future;
-import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Function;
 
 import dev.distlock.annotation.LockContext;
@@ -25,12 +19,10 @@ import dev.distlock.core.Lease;
 import dev.distlock.core.LockAcquisitionTimeoutException;
 import dev.distlock.core.LockException;
 import dev.distlock.core.LockInterruptedException;
-import dev.distlock.core.LockLostEvent;
 import dev.distlock.core.LockLostException;
 import dev.distlock.core.LockOwner;
 import dev.distlock.core.LockRequest;
 import dev.distlock.core.LockService;
-import dev.distlock.core.LockUnavailableException;
 import dev.distlock.observability.DefaultLockCallObservationConvention;
 import dev.distlock.observability.LockCallContext;
 import dev.distlock.observability.LockCallObservationConvention;
@@ -69,12 +61,6 @@ import org.springframework.util.Assert;
 final class FutureLockInvocation {
 
 	private static final Log logger = LogFactory.getLog(DistributedLockInterceptor.class);
-
-	/**
-	 * Where the caller's future is completed when the engine completed the release or told of a loss on a thread of its
-	 * own: {@code CompletableFuture}'s default asynchronous executor, as for its {@code *Async} methods.
-	 */
-	private static final Executor CALLER_STAGES = new CompletableFuture<Void>().defaultExecutor();
 
 	private final @Nullable BeanFactory beanFactory;
 
@@ -119,7 +105,7 @@ final class FutureLockInvocation {
 		if (result instanceof CompletionStage<?> stage) {
 			stage.whenComplete((value, failure) -> {
 				if (failure != null && !(failure instanceof CancellationException)) {
-					observation.error(unwrap(failure));
+					observation.error(HeldLeases.unwrap(failure));
 				}
 				observation.stop();
 			});
@@ -145,7 +131,7 @@ final class FutureLockInvocation {
 		catch (RuntimeException ex) {
 			return CompletableFuture.failedFuture(ex);
 		}
-		Held held = new Held(operation, leases);
+		HeldLeases held = new HeldLeases(operation, leases, this.lostLeasePolicy);
 		HoldAtLeastWindows.Nesting windows;
 		try {
 			windows = HoldAtLeastWindows.open(service, operation, keys);
@@ -190,25 +176,13 @@ final class FutureLockInvocation {
 						return service.tryAcquire(request);
 					}
 				};
-		long deadline = System.nanoTime() + operation.waitTime().toNanos();
 		List<Lease> leases = new ArrayList<>(keys.size());
 		try {
-			for (String key : keys) {
-				Duration remaining = Duration.ofNanos(Math.max(0, deadline - System.nanoTime()));
-				LockRequest request = new LockRequest(key, operation.ttl(),
-						(leases.isEmpty()) ? operation.waitTime() : remaining, !operation.fixedLease(), operation.name());
-				Optional<Lease> lease = acquirer.apply(request);
-				if (lease.isEmpty()) {
-					throw new LockAcquisitionTimeoutException(key, operation.waitTime(), "Could not acquire lock '" + key
-							+ "' for " + operation.description() + " within " + operation.waitTime().toMillis()
-							+ "ms: it is held by another owner");
-				}
-				leases.add(lease.get());
-			}
+			OrderedAcquisition.acquire(operation, keys, acquirer, leases);
 			return leases;
 		}
 		catch (RuntimeException | Error ex) {
-			new Held(operation, leases).releaseNow(ex);
+			new HeldLeases(operation, leases, this.lostLeasePolicy).releaseNow(ex);
 			throw ex;
 		}
 	}
@@ -227,14 +201,7 @@ final class FutureLockInvocation {
 			throw new LockInterruptedException(key, ex);
 		}
 		catch (ExecutionException ex) {
-			Throwable cause = ex.getCause();
-			if (cause instanceof RuntimeException runtime) {
-				throw runtime;
-			}
-			if (cause instanceof Error error) {
-				throw error;
-			}
-			throw new IllegalStateException(cause);
+			throw OrderedAcquisition.causeOf(ex);
 		}
 	}
 
@@ -266,257 +233,6 @@ final class FutureLockInvocation {
 		Class<?> valueType = ResolvableType.forMethodReturnType(method).as(CompletionStage.class).getGeneric(0).resolve();
 		return (valueType != null && !valueType.isPrimitive())
 				? DistributedLockInterceptor.emptyValue(valueType) : null;
-	}
-
-	private static Throwable unwrap(Throwable failure) {
-		return (failure instanceof CompletionException && failure.getCause() != null) ? failure.getCause() : failure;
-	}
-
-	/**
-	 * The leases of one call, from acquisition to release: released at most once, then the returned future
-	 * completes.
-	 */
-	private final class Held {
-
-		private final LockOperation operation;
-
-		private final List<Lease> leases;
-
-		private final AtomicBoolean released = new AtomicBoolean();
-
-		/** The loss that failed the returned future early, if one did. */
-		private final AtomicReference<@Nullable LockLostException> lost = new AtomicReference<>();
-
-		/** Completed once the leases are released; the future the call returns. */
-		private final CompletableFuture<Object> returned;
-
-		private volatile @Nullable CompletionStage<?> source;
-
-		Held(LockOperation operation, List<Lease> leases) {
-			this.operation = operation;
-			this.leases = leases;
-			this.returned = new CompletableFuture<>() {
-
-				@Override
-				public boolean cancel(boolean mayInterruptIfRunning) {
-					boolean cancelled = super.cancel(mayInterruptIfRunning);
-					if (cancelled) {
-						cancelSource(mayInterruptIfRunning);
-					}
-					return cancelled;
-				}
-
-			};
-		}
-
-		/**
-		 * Fail the returned future with {@link LockLostException} as soon as a lease is found lost, when the policy is
-		 * to throw; engines that cannot tell a holder of a loss report it at release instead.
-		 */
-		void watchForLoss() {
-			if (FutureLockInvocation.this.lostLeasePolicy != LostLeasePolicy.THROW) {
-				return;
-			}
-			for (Lease lease : this.leases) {
-				try {
-					lease.onLost(this::lost);
-				}
-				catch (UnsupportedOperationException ex) {
-					// reported by the release, which throws LockLostException for a lease found lost
-				}
-			}
-		}
-
-		private void lost(LockLostEvent event) {
-			LockLostException failure = new LockLostException(event);
-			if (this.lost.compareAndSet(null, failure) && !this.returned.isDone()) {
-				logger.warn(this.operation.description() + " lost its lock while its future was running: "
-						+ failure.getMessage());
-				// not on the engine's thread that tells of the loss: the caller's dependent stages run where it completes
-				CALLER_STAGES.execute(() -> this.returned.completeExceptionally(failure));
-			}
-		}
-
-		/** The method's future now owns the leases: release them when it completes. */
-		CompletableFuture<Object> handOver(CompletionStage<?> stage) {
-			this.source = stage;
-			if (this.returned.isCancelled()) {
-				cancelSource(true);
-			}
-			stage.whenComplete(this::finish);
-			return this.returned;
-		}
-
-		private void cancelSource(boolean mayInterruptIfRunning) {
-			CompletionStage<?> stage = this.source;
-			if (stage instanceof Future<?> future) {
-				future.cancel(mayInterruptIfRunning);
-			}
-			else if (stage != null) {
-				try {
-					stage.toCompletableFuture().cancel(mayInterruptIfRunning);
-				}
-				catch (UnsupportedOperationException ex) {
-					// a stage that cannot be cancelled: the caller gave up on it, so the lock is released now
-					finish(null, new CancellationException());
-				}
-			}
-		}
-
-		/** Release without blocking, then complete the returned future with the method's outcome. */
-		private void finish(@Nullable Object value, @Nullable Throwable failure) {
-			if (!this.released.compareAndSet(false, true)) {
-				return;
-			}
-			List<Throwable> problems = new ArrayList<>();
-			CompletableFuture<Void> chain = CompletableFuture.completedFuture(null);
-			for (int i = this.leases.size() - 1; i >= 0; i--) {
-				Lease lease = this.leases.get(i);
-				chain = chain.thenCompose((ignored) -> releaseOne(lease, problems));
-			}
-			Thread finishing = Thread.currentThread();
-			chain.whenComplete((ignored, unexpected) -> {
-				if (unexpected != null) {
-					problems.add(unwrap(unexpected));
-				}
-				if (Thread.currentThread() == finishing) {
-					complete(value, failure, problems);
-				}
-				else {
-					// the caller's dependent stages would run on the engine's release thread: not there
-					CALLER_STAGES.execute(() -> complete(value, failure, problems));
-				}
-			});
-		}
-
-		/**
-		 * One release, its failure collected rather than propagated, so the next lease is released as well. The
-		 * releases run one after the other, so {@code problems} is never added to concurrently.
-		 */
-		private CompletableFuture<Void> releaseOne(Lease lease, List<Throwable> problems) {
-			CompletableFuture<Void> release;
-			try {
-				release = lease.releaseAsync();
-			}
-			catch (RuntimeException ex) {
-				release = CompletableFuture.failedFuture(ex);
-			}
-			return release.handle((ignored, ex) -> {
-				if (ex != null) {
-					Throwable cause = unwrap(ex);
-					problems.add(cause);
-					if (cause instanceof LockUnavailableException unavailable) {
-						logger.warn(this.operation.description() + ": could not release lock '" + unavailable.getKey()
-								+ "'; it expires at the end of its lease time", unavailable);
-					}
-				}
-				return null;
-			});
-		}
-
-		/**
-		 * As the synchronous path does: problems are attached to the method's failure; otherwise a lost lease fails
-		 * the call or is logged, by the {@link LostLeasePolicy}, and an unreachable store is logged only.
-		 */
-		private void complete(@Nullable Object value, @Nullable Throwable failure, List<Throwable> problems) {
-			if (failure != null) {
-				Throwable cause = unwrap(failure);
-				LockLostException early = this.lost.get();
-				if (early != null && early != cause) {
-					cause.addSuppressed(early);
-				}
-				for (Throwable problem : problems) {
-					if (problem != cause && problem != early) {
-						cause.addSuppressed(problem);
-					}
-				}
-				this.returned.completeExceptionally(cause);
-				return;
-			}
-			LockLostException early = this.lost.get();
-			if (early != null) {
-				// told of while the future ran (the policy is THROW then): it wins over the outcome of the lost run
-				problems.stream().filter((problem) -> problem != early).forEach(early::addSuppressed);
-				this.returned.completeExceptionally(early);
-				return;
-			}
-			LockLostException lostAtRelease = null;
-			Throwable other = null;
-			for (Throwable problem : problems) {
-				if (problem instanceof LockLostException ex) {
-					if (lostAtRelease == null) {
-						lostAtRelease = ex;
-					}
-					else {
-						lostAtRelease.addSuppressed(ex);
-					}
-				}
-				else if (!(problem instanceof LockUnavailableException)) {
-					// a lease no longer ours without a known loss, or a bug: it fails the call, as it would throw
-					if (other == null) {
-						other = problem;
-					}
-					else {
-						other.addSuppressed(problem);
-					}
-				}
-			}
-			if (other != null) {
-				if (lostAtRelease != null) {
-					other.addSuppressed(lostAtRelease);
-				}
-				this.returned.completeExceptionally(other);
-				return;
-			}
-			if (lostAtRelease != null) {
-				if (FutureLockInvocation.this.lostLeasePolicy == LostLeasePolicy.THROW) {
-					this.returned.completeExceptionally(lostAtRelease);
-					return;
-				}
-				logger.warn(this.operation.description() + " ran without exclusive access: " + lostAtRelease.getMessage());
-			}
-			this.returned.complete(value);
-		}
-
-		/**
-		 * Release on the calling thread, before the method ran or because its body threw: problems are attached to
-		 * {@code failure}; without one (the body returned no future) as {@link #complete} would report them.
-		 */
-		void releaseNow(@Nullable Throwable failure) {
-			if (!this.released.compareAndSet(false, true)) {
-				return;
-			}
-			List<Throwable> problems = new ArrayList<>();
-			for (int i = this.leases.size() - 1; i >= 0; i--) {
-				try {
-					this.leases.get(i).release();
-				}
-				catch (RuntimeException ex) {
-					problems.add(ex);
-					if (ex instanceof LockUnavailableException unavailable) {
-						logger.warn(this.operation.description() + ": could not release lock '" + unavailable.getKey()
-								+ "'; it expires at the end of its lease time", unavailable);
-					}
-				}
-			}
-			if (failure != null) {
-				problems.forEach(failure::addSuppressed);
-				return;
-			}
-			complete(null, null, problems);
-			if (this.returned.isCompletedExceptionally()) {
-				try {
-					this.returned.join();
-				}
-				catch (CompletionException ex) {
-					if (ex.getCause() instanceof RuntimeException runtime) {
-						throw runtime;
-					}
-					throw ex;
-				}
-			}
-		}
-
 	}
 
 }

@@ -119,14 +119,7 @@ final class HoldAtLeastWindows {
 					interrupted = true;
 				}
 				catch (ExecutionException ex) {
-					Throwable cause = ex.getCause();
-					if (cause instanceof RuntimeException runtime) {
-						throw runtime;
-					}
-					if (cause instanceof Error error) {
-						throw error;
-					}
-					throw new IllegalStateException(cause);
+					throw OrderedAcquisition.causeOf(ex);
 				}
 			}
 		}

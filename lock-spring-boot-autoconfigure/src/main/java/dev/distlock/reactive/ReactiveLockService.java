@@ -1,8 +1,6 @@
 package dev.distlock.reactive;
 
 import java.time.Duration;
-import java.util.ArrayList;
-import java.util.Collections;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
@@ -20,8 +18,6 @@ import dev.distlock.core.LockOwner;
 import dev.distlock.core.LockRequest;
 import dev.distlock.core.LockService;
 import dev.distlock.core.LockUnavailableException;
-import org.apache.commons.logging.Log;
-import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
 import org.reactivestreams.Publisher;
 import reactor.core.publisher.Flux;
@@ -50,8 +46,6 @@ public class ReactiveLockService implements AutoCloseable {
 	/** How many blocking acquisitions {@link #of(LockService)} lets wait at once. */
 	public static final int DEFAULT_MAX_BLOCKING_CALLS = 256;
 
-	private static final Log logger = LogFactory.getLog(ReactiveLockService.class);
-
 	private static final String OWNER = ReactiveLockService.class.getName() + ".OWNER";
 
 	private static final String LEASES = ReactiveLockService.class.getName() + ".LEASES";
@@ -59,6 +53,9 @@ public class ReactiveLockService implements AutoCloseable {
 	private final AsyncLockService service;
 
 	private final @Nullable BlockingCallThreads threads;
+
+	/** What a locked stream does with its leases: watch for their loss, release them. */
+	private final ReactiveLeases releases = new ReactiveLeases(this::release);
 
 	/**
 	 * Reactive locks on an engine that acquires without blocking (or on one adapted with
@@ -186,9 +183,9 @@ public class ReactiveLockService implements AutoCloseable {
 			LockOwner owner = ownerOf(context);
 			return Mono.usingWhen(acquireAll(copy, owner),
 					(leases) -> Mono.defer(() -> work.apply(leases))
-						.takeUntilOther(lossOf(leases))
+						.takeUntilOther(ReactiveLeases.lossOf(leases))
 						.contextWrite((inner) -> inner.put(OWNER, owner).put(LEASES, leases)),
-					this::releaseOnComplete, this::releaseOnError, this::releaseOnCancel);
+					this.releases::onComplete, this.releases::onError, this.releases::onCancel);
 		});
 		return (whenNotAcquired != null) ? locked.onErrorResume(NotAcquired.class,
 				(ex) -> whenNotAcquired.apply(ex.failure)) : locked.onErrorMap(NotAcquired.class, (ex) -> ex.failure);
@@ -210,9 +207,9 @@ public class ReactiveLockService implements AutoCloseable {
 			LockOwner owner = ownerOf(context);
 			return Flux.usingWhen(acquireAll(copy, owner),
 					(leases) -> Flux.defer(() -> work.apply(leases))
-						.takeUntilOther(lossOf(leases))
+						.takeUntilOther(ReactiveLeases.lossOf(leases))
 						.contextWrite((inner) -> inner.put(OWNER, owner).put(LEASES, leases)),
-					this::releaseOnComplete, this::releaseOnError, this::releaseOnCancel);
+					this.releases::onComplete, this.releases::onError, this.releases::onCancel);
 		});
 		return (whenNotAcquired != null) ? locked.onErrorResume(NotAcquired.class,
 				(ex) -> whenNotAcquired.apply(ex.failure)) : locked.onErrorMap(NotAcquired.class, (ex) -> ex.failure);
@@ -287,8 +284,8 @@ public class ReactiveLockService implements AutoCloseable {
 			}, 0)
 				.doOnNext(acquired::add)
 				.then(Mono.fromSupplier(() -> List.copyOf(acquired)))
-				.onErrorResume((ex) -> releaseQuietly(acquired, ex).then(Mono.error(ex)))
-				.doOnCancel(() -> releaseQuietly(acquired, null).subscribe())
+				.onErrorResume((ex) -> this.releases.quietly(acquired, ex).then(Mono.error(ex)))
+				.doOnCancel(() -> this.releases.quietly(acquired, null).subscribe())
 				.onErrorMap(LockException.class, NotAcquired::new);
 		});
 	}
@@ -304,7 +301,7 @@ public class ReactiveLockService implements AutoCloseable {
 			sink.onCancel(() -> {
 				if (settled.compareAndSet(false, true)) {
 					future.cancel(true);
-					future.thenAccept((lease) -> lease.ifPresent(this::releaseDetached));
+					future.thenAccept((lease) -> lease.ifPresent(ReactiveLeases::detached));
 				}
 			});
 			future.whenComplete((lease, failure) -> {
@@ -321,100 +318,6 @@ public class ReactiveLockService implements AutoCloseable {
 					sink.error(new LockAcquisitionTimeoutException(request.key(), request.waitTime()));
 				}
 			});
-		});
-	}
-
-	/** Fails when one of the leases is found lost; never completes otherwise. */
-	private static Mono<Void> lossOf(List<Lease> leases) {
-		return Mono.create((sink) -> {
-			AtomicBoolean open = new AtomicBoolean(true);
-			sink.onDispose(() -> open.set(false));
-			for (Lease lease : leases) {
-				try {
-					lease.onLost((event) -> {
-						if (open.compareAndSet(true, false)) {
-							sink.error(new LockLostException(event));
-						}
-					});
-				}
-				catch (UnsupportedOperationException ex) {
-					// the engine cannot tell: a loss shows at the release instead
-					if (logger.isDebugEnabled()) {
-						logger.debug("A loss of lock '" + lease.key() + "' shows only at its release: " + ex.getMessage());
-					}
-				}
-			}
-		});
-	}
-
-	/** On completion: a lost lease fails the stream; an unreachable store is logged (the lease expires). */
-	private Mono<Void> releaseOnComplete(List<Lease> leases) {
-		return Mono.defer(() -> {
-			List<Throwable> failures = new ArrayList<>();
-			return releaseEach(leases, failures).then(Mono.defer(() -> {
-				Throwable first = null;
-				for (Throwable failure : failures) {
-					if (failure instanceof LockUnavailableException unavailable) {
-						logger.warn("Could not release lock '" + unavailable.getKey()
-								+ "'; it expires at the end of its lease time", unavailable);
-					}
-					else if (first == null) {
-						first = failure;
-					}
-					else {
-						first.addSuppressed(failure);
-					}
-				}
-				return (first != null) ? Mono.error(first) : Mono.empty();
-			}));
-		});
-	}
-
-	private Mono<Void> releaseOnError(List<Lease> leases, Throwable error) {
-		return releaseQuietly(leases, error);
-	}
-
-	private Mono<Void> releaseOnCancel(List<Lease> leases) {
-		return releaseQuietly(leases, null);
-	}
-
-	/** Release all, attaching failures to {@code error} (or logging them when there is none). */
-	private Mono<Void> releaseQuietly(List<Lease> leases, @Nullable Throwable error) {
-		return Mono.defer(() -> {
-			List<Throwable> failures = new ArrayList<>();
-			return releaseEach(List.copyOf(leases), failures).then(Mono.fromRunnable(() -> {
-				for (Throwable failure : failures) {
-					if (error != null) {
-						if (failure != error) {
-							error.addSuppressed(failure);
-						}
-					}
-					else if (logger.isDebugEnabled()) {
-						logger.debug("Release after a cancellation failed: " + failure.getMessage());
-					}
-				}
-			}));
-		});
-	}
-
-	/** Release in reverse order, each once, collecting failures instead of stopping at the first. */
-	private Mono<Void> releaseEach(List<Lease> leases, List<Throwable> failures) {
-		List<Lease> reversed = new ArrayList<>(leases);
-		Collections.reverse(reversed);
-		return Flux.fromIterable(reversed).concatMap((lease) -> release(lease).onErrorResume((ex) -> {
-			synchronized (failures) {
-				failures.add(ex);
-			}
-			return Mono.empty();
-		}), 0).then();
-	}
-
-	/** A lease nobody holds anymore (its acquisition was cancelled): released in the background. */
-	private void releaseDetached(Lease lease) {
-		lease.releaseAsync().whenComplete((ignored, failure) -> {
-			if (failure != null && logger.isDebugEnabled()) {
-				logger.debug("Release of lock '" + lease.key() + "' after a cancelled acquisition failed", failure);
-			}
 		});
 	}
 

@@ -102,7 +102,7 @@ final class AsyncAcquisition {
 
 	CompletableFuture<Optional<Lease>> start() {
 		LeaseEntry held = this.engine.registry().heldBy(this.redisKey, this.owner);
-		call(() -> (held != null) ? this.engine.reenter(this.request, held, this.start) : null, this::started);
+		call(() -> (held != null) ? this.engine.reentry().reenterOnce(this.request, held, this.start) : null, this::started);
 		return this.result;
 	}
 

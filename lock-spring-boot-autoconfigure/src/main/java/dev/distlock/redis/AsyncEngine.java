@@ -5,20 +5,18 @@ import java.util.concurrent.Executor;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 
-import dev.distlock.core.Lease;
 import dev.distlock.core.LockListener;
-import dev.distlock.core.LockRequest;
 
 import org.jspecify.annotations.Nullable;
 
 /**
  * What asynchronous acquisitions ({@link AsyncAcquisition}) work with: the acquirer (entries, leases, owner ids), the
- * acquire call, the engine's roles, the small bounded pool that makes blocking calls and applies replies, and the
- * scheduler of their timers (one thread that never waits on Redis).
+ * re-entry of a held lease, the acquire call, the engine's roles, the small bounded pool that makes blocking calls and
+ * applies replies, and the scheduler of their timers (one thread that never waits on Redis).
  */
-record AsyncEngine(LeaseAcquirer acquirer, AcquireCall acquireCall, LeaseStore store, ReleaseSubscriber subscriber,
-		LeaseWatchdog watchdog, LeaseRegistry registry, HoldReconciler reconciler, List<LockListener> listeners,
-		Executor calls, ScheduledExecutorService timers) {
+record AsyncEngine(LeaseAcquirer acquirer, LeaseReentry reentry, AcquireCall acquireCall, LeaseStore store,
+		ReleaseSubscriber subscriber, LeaseWatchdog watchdog, LeaseRegistry registry, HoldReconciler reconciler,
+		List<LockListener> listeners, Executor calls, ScheduledExecutorService timers) {
 
 	/**
 	 * Run {@code work} on the call pool, then {@code then} with its result or failure, on the same thread; false when
@@ -42,35 +40,6 @@ record AsyncEngine(LeaseAcquirer acquirer, AcquireCall acquireCall, LeaseStore s
 		catch (RejectedExecutionException ex) {
 			return false;
 		}
-	}
-
-	/**
-	 * The owner's lease re-entered (one call): the new hold, or null when the lease is gone or ended (a new acquisition
-	 * follows, as for a thread). A re-entry that goes unanswered fails the acquisition (it is not retried).
-	 */
-	@Nullable Lease reenter(LockRequest request, LeaseEntry entry, long start) {
-		long ttlMillis = request.ttl().toMillis();
-		long sent = System.nanoTime();
-		long[] reply;
-		try {
-			reply = this.store.acquire(entry.redisKey, entry.owner, ttlMillis, "", entry.token);
-		}
-		catch (RuntimeException ex) {
-			throw AcquireCall.failure(request, entry.redisKey, ex);
-		}
-		if (reply[0] < 0) {
-			this.registry.lostOnHolderCheck(entry);
-			this.watchdog.unregister(entry);
-			return null;
-		}
-		if (!entry.reenter(ttlMillis, request.autoRenew(), sent)) {
-			this.reconciler.discard(entry.key, entry.redisKey, entry.owner, entry.channel);
-			return null;
-		}
-		if (request.autoRenew()) {
-			this.watchdog.wakeUp();
-		}
-		return this.acquirer.newLease(request, entry, sent, start);
 	}
 
 	/** Work that one call makes, on a pool thread. */

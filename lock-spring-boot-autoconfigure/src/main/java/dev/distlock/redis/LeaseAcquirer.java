@@ -58,6 +58,9 @@ final class LeaseAcquirer {
 
 	private final AcquireCall acquireCall;
 
+	/** One more hold of a lease already held. */
+	private final LeaseReentry reentry;
+
 	/** What an asynchronous acquisition works with. */
 	private final AsyncEngine async;
 
@@ -65,7 +68,8 @@ final class LeaseAcquirer {
 			HoldReconciler reconciler, LeaseReleaser releaser, List<LockListener> listeners, String clientId,
 			int replicaAcks, long replicaAckTimeoutMillis, Executor calls, ScheduledExecutorService timers) {
 		this.acquireCall = new AcquireCall(store, clientId, replicaAcks, replicaAckTimeoutMillis);
-		this.async = new AsyncEngine(this, this.acquireCall, store, subscriber, watchdog, registry,
+		this.reentry = new LeaseReentry(this, store, watchdog, registry, reconciler);
+		this.async = new AsyncEngine(this, this.reentry, this.acquireCall, store, subscriber, watchdog, registry,
 				reconciler, listeners, calls, timers);
 		this.store = store;
 		this.subscriber = subscriber;
@@ -85,7 +89,7 @@ final class LeaseAcquirer {
 		try {
 			LeaseEntry held = this.registry.heldBy(redisKey, owner);
 			if (held != null) {
-				Lease reentered = reenter(request, held, start, deadline);
+				Lease reentered = this.reentry.reenter(request, held, start, deadline);
 				if (reentered != null) {
 					return Optional.of(reentered);
 				}
@@ -110,51 +114,6 @@ final class LeaseAcquirer {
 	 */
 	CompletableFuture<Optional<Lease>> tryAcquireAsync(LockRequest request, String redisKey, LockOwner owner) {
 		return new AsyncAcquisition(this.async, request, redisKey, owner).start();
-	}
-
-	/**
-	 * Count one more hold of the lease the owner holds on the key. Returns null when Redis no longer has that lease
-	 * (it is then reported lost) or this process ended it meanwhile; the caller then acquires the lock anew.
-	 */
-	private @Nullable Lease reenter(LockRequest request, LeaseEntry entry, long start, long deadline)
-			throws InterruptedException {
-		long ttlMillis = request.ttl().toMillis();
-		Backoff backoff = new Backoff();
-		for (;;) {
-			long sent = System.nanoTime();
-			long[] reply;
-			try {
-				reply = this.store.acquire(entry.redisKey, entry.owner, ttlMillis, "", entry.token);
-			}
-			catch (RuntimeException ex) {
-				// A re-entry that runs unanswered counts a hold in Redis that this process does not count: the release
-				// of the last hold this process knows ends the lease all the same (see release).
-				LockUnavailableException failure = AcquireCall.failure(request, entry.redisKey, ex);
-				if (request.waitTime().isZero() || failure instanceof LockAccessDeniedException) {
-					throw failure;
-				}
-				if (System.nanoTime() - deadline >= 0) {
-					throw AcquireCall.unansweredWithin(request, failure);
-				}
-				TimeUnit.NANOSECONDS.sleep(Math.min(backoff.nextNanos(), Math.max(0, deadline - System.nanoTime())));
-				continue;
-			}
-			if (reply[0] < 0) {
-				this.registry.lostOnHolderCheck(entry);
-				this.watchdog.unregister(entry);
-				return null;
-			}
-			if (!entry.reenter(ttlMillis, request.autoRenew(), sent)) {
-				// Ended here meanwhile (released from another thread, or found lost): the hold just counted is one that
-				// nothing in this process knows. Its owner id is not used again, so it can go.
-				this.reconciler.discard(entry.key, entry.redisKey, entry.owner, entry.channel);
-				return null;
-			}
-			if (request.autoRenew()) {
-				this.watchdog.wakeUp();
-			}
-			return newLease(request, entry, sent, start);
-		}
 	}
 
 	/**

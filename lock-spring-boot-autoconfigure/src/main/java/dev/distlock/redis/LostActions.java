@@ -4,6 +4,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.Executor;
 import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Consumer;
 
 import dev.distlock.core.Lease;
@@ -39,6 +40,26 @@ final class LostActions {
 		}
 		this.actions.add(new Registered(hold, action));
 		return null;
+	}
+
+	/**
+	 * {@link Lease#onLost} of {@code hold}, which counts as released once {@code released} is set: {@code action} is
+	 * kept, or run at once when the loss was announced already, and not kept past the hold's release.
+	 */
+	void register(Object hold, AtomicBoolean released, String key, Consumer<LockLostEvent> action) {
+		if (action == null) {
+			throw new IllegalArgumentException("The lost-lease action of lock '" + key + "' must not be null");
+		}
+		if (released.get()) {
+			return; // released first: it never runs
+		}
+		LockLostEvent lost = add(hold, action);
+		if (lost != null) {
+			runOne(action, lost);
+		}
+		else if (released.get()) {
+			drop(hold); // released while registering
+		}
 	}
 
 	/** {@code hold} was released: its actions never run. */

@@ -128,19 +128,7 @@ final class RedlockLease implements Lease {
 	 */
 	@Override
 	public void onLost(Consumer<LockLostEvent> action) {
-		if (action == null) {
-			throw new IllegalArgumentException("The lost-lease action of lock '" + key() + "' must not be null");
-		}
-		if (this.released.get()) {
-			return; // released first: it never runs
-		}
-		LockLostEvent lost = this.entry.lostActions.add(this, action);
-		if (lost != null) {
-			LostActions.runOne(action, lost);
-		}
-		else if (this.released.get()) {
-			this.entry.lostActions.drop(this); // released while registering
-		}
+		this.entry.lostActions.register(this, this.released, key(), action);
 	}
 
 	private void checkNotReleased(String operation) {

@@ -14,15 +14,10 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.locks.Lock;
 
-import dev.distlock.redis.LockTestSupport;
-import dev.distlock.test.redis.RedisServer;
-import dev.distlock.test.redis.RedisServerExtension;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeAll;
+import dev.distlock.redis.OneServerFixture;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
-import org.junit.jupiter.api.extension.ExtendWith;
 
 import org.springframework.data.redis.core.StringRedisTemplate;
 
@@ -31,33 +26,16 @@ import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
 import static org.awaitility.Awaitility.await;
 
 /** {@link LockServiceLock} against a real {@code redis-server}: each service is one simulated application instance. */
-@ExtendWith(RedisServerExtension.class)
 @Timeout(value = 120, unit = TimeUnit.SECONDS)
-class LockServiceLockIntegrationTests {
+class LockServiceLockIntegrationTests extends OneServerFixture {
 
 	private static final Duration TTL = Duration.ofSeconds(10);
 
-	private static RedisServer server;
-
-	private LockTestSupport support;
-
 	private StringRedisTemplate redis;
 
-	@BeforeAll
-	static void server(RedisServer redis) {
-		server = redis;
-	}
-
 	@BeforeEach
-	void open() {
-		server.execute("FLUSHALL");
-		this.support = LockTestSupport.forServer(server);
+	void template() {
 		this.redis = this.support.template();
-	}
-
-	@AfterEach
-	void close() {
-		this.support.close();
 	}
 
 	@Test

@@ -10,14 +10,10 @@ import java.util.concurrent.atomic.AtomicInteger;
 
 import dev.distlock.autoconfigure.LockRegistryAutoConfiguration;
 import dev.distlock.autoconfigure.RedisLockServiceAutoConfiguration;
-import dev.distlock.test.redis.RedisServer;
-import dev.distlock.test.redis.RedisServerExtension;
+import dev.distlock.interceptor.RedisContextFixture;
 import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
-import org.junit.jupiter.api.extension.ExtendWith;
 
 import org.springframework.boot.WebApplicationType;
 import org.springframework.boot.autoconfigure.ImportAutoConfiguration;
@@ -41,14 +37,11 @@ import static org.awaitility.Awaitility.await;
  * auto-configured {@link LockServiceLockRegistry}. Exactly one is leader at a time, and when the leader stops, another
  * takes over.
  */
-@ExtendWith(RedisServerExtension.class)
 @Timeout(value = 120, unit = TimeUnit.SECONDS)
-class LeaderElectionIntegrationTests {
+class LeaderElectionIntegrationTests extends RedisContextFixture {
 
 	/** Far longer than any re-election must take, so that a re-election does not merely wait for the lease to expire. */
 	private static final String TTL = "20s";
-
-	private static RedisServer redis;
 
 	/** Granted minus revoked, per instance: the instances that think they lead. */
 	private final Map<String, AtomicInteger> leading = new ConcurrentHashMap<>();
@@ -57,16 +50,6 @@ class LeaderElectionIntegrationTests {
 	private final AtomicInteger overlappingGrants = new AtomicInteger();
 
 	private final List<ConfigurableApplicationContext> instances = new ArrayList<>();
-
-	@BeforeAll
-	static void server(RedisServer server) {
-		redis = server;
-	}
-
-	@BeforeEach
-	void flush() {
-		redis.execute("FLUSHALL");
-	}
 
 	@AfterEach
 	void closeInstances() {

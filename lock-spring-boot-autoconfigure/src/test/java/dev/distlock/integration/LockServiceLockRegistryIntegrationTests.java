@@ -8,15 +8,9 @@ import java.util.concurrent.atomic.AtomicBoolean;
 
 import dev.distlock.core.LockService;
 import dev.distlock.core.LockServiceLock;
-import dev.distlock.redis.LockTestSupport;
-import dev.distlock.test.redis.RedisServer;
-import dev.distlock.test.redis.RedisServerExtension;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.BeforeEach;
+import dev.distlock.redis.OneServerFixture;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
-import org.junit.jupiter.api.extension.ExtendWith;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
@@ -24,29 +18,8 @@ import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException
 import static org.assertj.core.api.Assertions.assertThatIllegalStateException;
 
 /** {@link LockServiceLockRegistry} on a real {@code redis-server}. */
-@ExtendWith(RedisServerExtension.class)
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
-class LockServiceLockRegistryIntegrationTests {
-
-	private static RedisServer server;
-
-	private LockTestSupport support;
-
-	@BeforeAll
-	static void server(RedisServer redis) {
-		server = redis;
-	}
-
-	@BeforeEach
-	void open() {
-		server.execute("FLUSHALL");
-		this.support = LockTestSupport.forServer(server);
-	}
-
-	@AfterEach
-	void close() {
-		this.support.close();
-	}
+class LockServiceLockRegistryIntegrationTests extends OneServerFixture {
 
 	@Test
 	void obtainCachesOneLockPerKeyUnderThePrefix() {

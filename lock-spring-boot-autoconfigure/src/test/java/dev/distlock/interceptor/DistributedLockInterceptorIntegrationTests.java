@@ -28,13 +28,9 @@ import dev.distlock.interceptor.LockedBeans.Order;
 import dev.distlock.interceptor.LockedBeans.Outer;
 import dev.distlock.interceptor.LockedBeans.Regions;
 import dev.distlock.test.redis.RedisServer;
-import dev.distlock.test.redis.RedisServerExtension;
 import org.jspecify.annotations.Nullable;
-import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
-import org.junit.jupiter.api.extension.ExtendWith;
 
 import org.springframework.aop.support.AopUtils;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
@@ -52,21 +48,8 @@ import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
 import static org.awaitility.Awaitility.await;
 
 /** {@code @DistributedLock} on real beans in a real context, against a real Redis. */
-@ExtendWith(RedisServerExtension.class)
 @Timeout(value = 120, unit = TimeUnit.SECONDS)
-class DistributedLockInterceptorIntegrationTests {
-
-	private static RedisServer redis;
-
-	@BeforeAll
-	static void server(RedisServer server) {
-		redis = server;
-	}
-
-	@BeforeEach
-	void flush() {
-		redis.execute("FLUSHALL");
-	}
+class DistributedLockInterceptorIntegrationTests extends RedisContextFixture {
 
 	static ApplicationContextRunner runner(RedisServer redis) {
 		return new ApplicationContextRunner()
@@ -298,7 +281,7 @@ class DistributedLockInterceptorIntegrationTests {
 	}
 
 	/** Starts a locked call, deletes its lease in Redis while it runs, then lets it return. */
-	private static CompletableFuture<Object> callThatLosesItsLease(AssertableApplicationContext context) {
+	private CompletableFuture<Object> callThatLosesItsLease(AssertableApplicationContext context) {
 		Inventory inventory = context.getBean(Inventory.class);
 		CountDownLatch gone = new CountDownLatch(1);
 		CompletableFuture<Object> call = CompletableFuture.supplyAsync(() -> {

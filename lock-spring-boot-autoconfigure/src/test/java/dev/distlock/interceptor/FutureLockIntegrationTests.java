@@ -23,14 +23,9 @@ import dev.distlock.core.LockAcquisitionTimeoutException;
 import dev.distlock.core.LockHolder;
 import dev.distlock.core.LockLostException;
 import dev.distlock.core.LockService;
-import dev.distlock.test.redis.RedisServer;
-import dev.distlock.test.redis.RedisServerExtension;
 import org.jspecify.annotations.Nullable;
-import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
-import org.junit.jupiter.api.extension.ExtendWith;
 
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.context.ApplicationContext;
@@ -50,23 +45,10 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
  * {@code @DistributedLock} on methods returning {@code CompletableFuture}/{@code CompletionStage}, {@code @Async} ones
  * included, in real contexts against a real Redis: the lock is held until the returned future completes.
  */
-@ExtendWith(RedisServerExtension.class)
 @Timeout(value = 180, unit = TimeUnit.SECONDS)
-class FutureLockIntegrationTests {
+class FutureLockIntegrationTests extends RedisContextFixture {
 
 	private static final Duration DEADLINE = Duration.ofSeconds(10);
-
-	private static RedisServer redis;
-
-	@BeforeAll
-	static void server(RedisServer server) {
-		redis = server;
-	}
-
-	@BeforeEach
-	void flush() {
-		redis.execute("FLUSHALL");
-	}
 
 	/** A context with the beans below, against the Redis server; subclasses change how the service acquires. */
 	ApplicationContextRunner runner() {

@@ -12,13 +12,9 @@ import dev.distlock.annotation.DistributedLock;
 import dev.distlock.annotation.OnLockFailure;
 import dev.distlock.core.LockOperatorView;
 import dev.distlock.core.LockService;
-import dev.distlock.test.redis.RedisServer;
-import dev.distlock.test.redis.RedisServerExtension;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
-import org.junit.jupiter.api.extension.ExtendWith;
 
 import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
@@ -38,24 +34,15 @@ import static org.awaitility.Awaitility.await;
  * 20 ms on their scheduler's one thread (Boot's auto-configured scheduler, which stops before the lock service); the job takes about a millisecond. With {@code holdAtLeast = "1s"} it runs at
  * most once a second across both; without it, dozens of times a second.
  */
-@ExtendWith(RedisServerExtension.class)
 @Timeout(value = 120, unit = TimeUnit.SECONDS)
-class ScheduledJobIntegrationTests {
+class ScheduledJobIntegrationTests extends RedisContextFixture {
 
 	private static final Duration HOLD_AT_LEAST = Duration.ofSeconds(1);
 
-	private static RedisServer redis;
-
 	static final List<Run> runs = new CopyOnWriteArrayList<>();
-
-	@BeforeAll
-	static void server(RedisServer server) {
-		redis = server;
-	}
 
 	@BeforeEach
 	void reset() {
-		redis.execute("FLUSHALL");
 		runs.clear();
 	}
 

@@ -1,11 +1,6 @@
 package dev.distlock.interceptor;
 
-import java.util.ArrayList;
-import java.util.List;
-import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
+import java.time.Duration;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.LockSupport;
@@ -13,6 +8,7 @@ import java.util.concurrent.locks.LockSupport;
 import dev.distlock.annotation.DistributedLock;
 import dev.distlock.annotation.LockContext;
 import dev.distlock.core.Lease;
+import dev.distlock.test.redis.ConcurrentCalls;
 import dev.distlock.test.redis.RedisServer;
 import dev.distlock.test.redis.RedisServerExtension;
 import org.junit.jupiter.api.BeforeAll;
@@ -106,27 +102,7 @@ class TransactionOrderingIntegrationTests {
 				JdbcTemplate jdbc = context.getBean(JdbcTemplate.class);
 				jdbc.execute("create table account (id int primary key, balance int not null)");
 				jdbc.update("insert into account values (1, 0)");
-				ExecutorService pool = Executors.newFixedThreadPool(THREADS);
-				try {
-					CountDownLatch start = new CountDownLatch(1);
-					List<Future<?>> futures = new ArrayList<>();
-					for (int t = 0; t < THREADS; t++) {
-						futures.add(pool.submit(() -> {
-							start.await();
-							for (int i = 0; i < CALLS_PER_THREAD; i++) {
-								depositor.deposit(1);
-							}
-							return null;
-						}));
-					}
-					start.countDown();
-					for (Future<?> future : futures) {
-						future.get(100, TimeUnit.SECONDS);
-					}
-				}
-				finally {
-					pool.shutdownNow();
-				}
+				ConcurrentCalls.run(THREADS, CALLS_PER_THREAD, Duration.ofSeconds(100), (thread) -> depositor.deposit(1));
 				Commits commits = context.getBean(Commits.class);
 				deposits[0] = new Deposits(jdbc.queryForObject("select balance from account where id = 1", Integer.class),
 						commits.total.get(), commits.underLock.get());

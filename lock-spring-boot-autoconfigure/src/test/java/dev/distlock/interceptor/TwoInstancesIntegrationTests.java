@@ -1,22 +1,14 @@
 package dev.distlock.interceptor;
 
-import java.util.ArrayList;
+import java.time.Duration;
 import java.util.List;
-import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 
 import dev.distlock.annotation.DistributedLock;
-import dev.distlock.test.redis.RedisServer;
-import dev.distlock.test.redis.RedisServerExtension;
-import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.BeforeEach;
+import dev.distlock.test.redis.ConcurrentCalls;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
-import org.junit.jupiter.api.extension.ExtendWith;
 
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.context.ApplicationContext;
@@ -28,25 +20,12 @@ import static org.assertj.core.api.Assertions.assertThat;
  * Two application contexts, as two instances of an application, call one annotated read-modify-write method
  * concurrently against one Redis: with the annotation no update is lost; without it (the same code) updates are lost.
  */
-@ExtendWith(RedisServerExtension.class)
 @Timeout(value = 180, unit = TimeUnit.SECONDS)
-class TwoInstancesIntegrationTests {
+class TwoInstancesIntegrationTests extends RedisContextFixture {
 
 	private static final int THREADS_PER_INSTANCE = 8;
 
 	private static final int CALLS_PER_THREAD = 70;
-
-	private static RedisServer redis;
-
-	@BeforeAll
-	static void server(RedisServer server) {
-		redis = server;
-	}
-
-	@BeforeEach
-	void flush() {
-		redis.execute("FLUSHALL");
-	}
 
 	@Test
 	void theAnnotatedMethodLosesNoUpdateAcrossInstances() throws Exception {
@@ -67,30 +46,9 @@ class TwoInstancesIntegrationTests {
 			.withBean(LockedCounter.class).withBean(UnlockedCounter.class);
 		int[] total = new int[1];
 		runner.run(first -> runner.run(second -> {
-			ExecutorService pool = Executors.newFixedThreadPool(2 * THREADS_PER_INSTANCE);
-			try {
-				CountDownLatch start = new CountDownLatch(1);
-				List<Future<?>> futures = new ArrayList<>();
-				for (ApplicationContext instance : List.of(first, second)) {
-					for (int t = 0; t < THREADS_PER_INSTANCE; t++) {
-						futures.add(pool.submit(() -> {
-							start.await();
-							for (int i = 0; i < CALLS_PER_THREAD; i++) {
-								call.accept(instance);
-							}
-							return null;
-						}));
-					}
-				}
-				start.countDown();
-				for (Future<?> future : futures) {
-					future.get(150, TimeUnit.SECONDS);
-				}
-				total[0] = 2 * THREADS_PER_INSTANCE * CALLS_PER_THREAD;
-			}
-			finally {
-				pool.shutdownNow();
-			}
+			List<ApplicationContext> instances = List.of(first, second);
+			total[0] = ConcurrentCalls.run(2 * THREADS_PER_INSTANCE, CALLS_PER_THREAD, Duration.ofSeconds(150),
+					(thread) -> call.accept(instances.get(thread / THREADS_PER_INSTANCE)));
 		}));
 		return total[0];
 	}

@@ -12,14 +12,10 @@ import dev.distlock.annotation.DistributedLock;
 import dev.distlock.annotation.LockContext;
 import dev.distlock.core.Lease;
 import dev.distlock.core.LockService;
-import dev.distlock.test.redis.RedisServer;
-import dev.distlock.test.redis.RedisServerExtension;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.condition.EnabledForJreRange;
 import org.junit.jupiter.api.condition.JRE;
-import org.junit.jupiter.api.extension.ExtendWith;
 
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.autoconfigure.task.TaskExecutionAutoConfiguration;
@@ -33,17 +29,9 @@ import static org.assertj.core.api.Assertions.assertThat;
  * own owner, so they exclude each other, and each sees its own lease. Runs on Java 21 and later (the build runs it on
  * the Temurin 25 JDK when it is installed).
  */
-@ExtendWith(RedisServerExtension.class)
 @EnabledForJreRange(min = JRE.JAVA_21)
 @Timeout(value = 120, unit = TimeUnit.SECONDS)
-class VirtualThreadsIntegrationTests {
-
-	private static RedisServer redis;
-
-	@BeforeAll
-	static void server(RedisServer server) {
-		redis = server;
-	}
+class VirtualThreadsIntegrationTests extends RedisContextFixture {
 
 	@Test
 	void theEngineRenewsOnAVirtualThreadNamedByItsRole() {
@@ -71,7 +59,6 @@ class VirtualThreadsIntegrationTests {
 
 	@Test
 	void annotatedCallsOnVirtualThreadsExcludeEachOther() {
-		redis.execute("FLUSHALL");
 		DistributedLockInterceptorIntegrationTests.runner(redis)
 			.withConfiguration(AutoConfigurations.of(TaskExecutionAutoConfiguration.class))
 			.withPropertyValues("spring.threads.virtual.enabled=true")

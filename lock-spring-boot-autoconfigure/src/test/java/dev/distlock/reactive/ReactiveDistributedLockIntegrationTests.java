@@ -20,13 +20,10 @@ import dev.distlock.core.LockLostException;
 import dev.distlock.core.LockRequest;
 import dev.distlock.core.LockService;
 import dev.distlock.interceptor.InvalidLockDeclarationException;
-import dev.distlock.test.redis.RedisServer;
-import dev.distlock.test.redis.RedisServerExtension;
-import org.junit.jupiter.api.BeforeAll;
+import dev.distlock.interceptor.RedisContextFixture;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
-import org.junit.jupiter.api.extension.ExtendWith;
 import org.reactivestreams.Publisher;
 import reactor.core.Disposable;
 import reactor.core.publisher.Flux;
@@ -48,22 +45,13 @@ import static org.awaitility.Awaitility.await;
  * {@code @DistributedLock} on methods returning {@code Mono}, {@code Flux} and {@code Publisher}: keys evaluated at the
  * call, the lock taken per subscription and held until the stream ends, the failure outcomes as stream outcomes.
  */
-@ExtendWith(RedisServerExtension.class)
 @Timeout(value = 120, unit = TimeUnit.SECONDS)
-class ReactiveDistributedLockIntegrationTests {
+class ReactiveDistributedLockIntegrationTests extends RedisContextFixture {
 
 	private static final Duration DEADLINE = Duration.ofSeconds(10);
 
-	private static RedisServer redis;
-
-	@BeforeAll
-	static void server(RedisServer server) {
-		redis = server;
-	}
-
 	@BeforeEach
 	void flush() {
-		redis.execute("FLUSHALL");
 		Orders.calls.set(0);
 		Orders.linesLockedWhileEmitted.clear();
 		Orders.lastKeyLocked.set(null);

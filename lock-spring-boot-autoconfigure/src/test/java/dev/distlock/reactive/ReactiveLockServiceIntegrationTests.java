@@ -15,13 +15,10 @@ import dev.distlock.core.LockOperatorView;
 import dev.distlock.core.LockOwner;
 import dev.distlock.core.LockRequest;
 import dev.distlock.core.LockService;
+import dev.distlock.interceptor.RedisContextFixture;
 import dev.distlock.test.redis.RedisServer;
-import dev.distlock.test.redis.RedisServerExtension;
-import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
-import org.junit.jupiter.api.extension.ExtendWith;
 import reactor.core.Disposable;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
@@ -41,23 +38,10 @@ import static org.awaitility.Awaitility.await;
  * redis-server: per subscription acquisition, release on cancellation (holding or waiting), re-entry by the owner in
  * Reactor's context, and a lost lease failing the stream.
  */
-@ExtendWith(RedisServerExtension.class)
 @Timeout(value = 120, unit = TimeUnit.SECONDS)
-class ReactiveLockServiceIntegrationTests {
+class ReactiveLockServiceIntegrationTests extends RedisContextFixture {
 
 	private static final Duration DEADLINE = Duration.ofSeconds(10);
-
-	private static RedisServer redis;
-
-	@BeforeAll
-	static void server(RedisServer server) {
-		redis = server;
-	}
-
-	@BeforeEach
-	void flush() {
-		redis.execute("FLUSHALL");
-	}
 
 	static ApplicationContextRunner runner(RedisServer redis) {
 		return new ApplicationContextRunner()

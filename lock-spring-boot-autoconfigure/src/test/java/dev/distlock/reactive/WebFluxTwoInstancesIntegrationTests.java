@@ -9,13 +9,10 @@ import java.util.stream.Collectors;
 import java.util.stream.LongStream;
 
 import dev.distlock.annotation.DistributedLock;
-import dev.distlock.test.redis.RedisServer;
-import dev.distlock.test.redis.RedisServerExtension;
-import org.junit.jupiter.api.BeforeAll;
+import dev.distlock.interceptor.RedisContextFixture;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
-import org.junit.jupiter.api.extension.ExtendWith;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 
@@ -39,24 +36,15 @@ import static org.assertj.core.api.Assertions.assertThat;
  * {@code Mono} method no update is lost (every request sees a distinct remaining count, the stock ends at zero);
  * the same code without the annotation loses updates.
  */
-@ExtendWith(RedisServerExtension.class)
 @Timeout(value = 180, unit = TimeUnit.SECONDS)
-class WebFluxTwoInstancesIntegrationTests {
+class WebFluxTwoInstancesIntegrationTests extends RedisContextFixture {
 
 	private static final int STOCK = 200;
 
 	private static final int CONCURRENT_REQUESTS = 16;
 
-	private static RedisServer redis;
-
-	@BeforeAll
-	static void server(RedisServer server) {
-		redis = server;
-	}
-
 	@BeforeEach
 	void flush() {
-		redis.execute("FLUSHALL");
 		redis.execute("SET", "stock:apple", Integer.toString(STOCK));
 	}
 
@@ -89,7 +77,7 @@ class WebFluxTwoInstancesIntegrationTests {
 		}
 	}
 
-	private static ConfigurableApplicationContext start() {
+	private ConfigurableApplicationContext start() {
 		return new SpringApplicationBuilder(StockApplication.class).web(WebApplicationType.REACTIVE)
 			.properties("server.port=0", "server.address=127.0.0.1", "spring.main.banner-mode=off",
 					"spring.data.redis.host=" + redis.host(), "spring.data.redis.port=" + redis.port(),

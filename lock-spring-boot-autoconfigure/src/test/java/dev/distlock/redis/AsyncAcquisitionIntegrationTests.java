@@ -15,14 +15,8 @@ import dev.distlock.core.LockOwner;
 import dev.distlock.core.LockRequest;
 import dev.distlock.core.LockUnavailableException;
 import dev.distlock.test.redis.FaultProxy;
-import dev.distlock.test.redis.RedisServer;
-import dev.distlock.test.redis.RedisServerExtension;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
-import org.junit.jupiter.api.extension.ExtendWith;
 
 import org.springframework.data.redis.core.StringRedisTemplate;
 
@@ -35,33 +29,12 @@ import static org.awaitility.Awaitility.await;
  * redis-servers: woken by another instance's release, ended by its deadline or its cancellation, exclusive under
  * contention, and leaving nothing held when Redis's reply is lost.
  */
-@ExtendWith(RedisServerExtension.class)
 @Timeout(value = 180, unit = TimeUnit.SECONDS)
-class AsyncAcquisitionIntegrationTests {
+class AsyncAcquisitionIntegrationTests extends OneServerFixture {
 
 	private static final Duration TTL = Duration.ofSeconds(30);
 
 	private static final Duration DEADLINE = Duration.ofSeconds(20);
-
-	private static RedisServer server;
-
-	private LockTestSupport support;
-
-	@BeforeAll
-	static void server(RedisServer redis) {
-		server = redis;
-	}
-
-	@BeforeEach
-	void open() {
-		server.execute("FLUSHALL");
-		this.support = LockTestSupport.forServer(server);
-	}
-
-	@AfterEach
-	void close() {
-		this.support.close();
-	}
 
 	@Test
 	void aWaiterGetsTheLeaseWhenAHolderInAnotherInstanceReleasesIt() throws Exception {

@@ -14,14 +14,8 @@ import dev.distlock.core.LockLostException;
 import dev.distlock.core.LockNotOwnedException;
 import dev.distlock.core.LockUnavailableException;
 import dev.distlock.test.redis.FaultProxy;
-import dev.distlock.test.redis.RedisServer;
-import dev.distlock.test.redis.RedisServerExtension;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
-import org.junit.jupiter.api.extension.ExtendWith;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
@@ -32,35 +26,14 @@ import static org.awaitility.Awaitility.await;
  * a loss runs each hold's action exactly once on an engine thread, a released hold's action never; an asynchronous
  * release runs on an engine thread with the outcome of a blocking one.
  */
-@ExtendWith(RedisServerExtension.class)
 @Timeout(value = 120, unit = TimeUnit.SECONDS)
-class LeaseLossAndAsyncReleaseIntegrationTests {
+class LeaseLossAndAsyncReleaseIntegrationTests extends OneServerFixture {
 
 	private static final Duration TTL = Duration.ofSeconds(30);
 
 	private static final Duration DEADLINE = Duration.ofSeconds(10);
 
-	private static RedisServer server;
-
-	private LockTestSupport support;
-
 	private final List<String> releasedOn = new CopyOnWriteArrayList<>();
-
-	@BeforeAll
-	static void server(RedisServer redis) {
-		server = redis;
-	}
-
-	@BeforeEach
-	void open() {
-		server.execute("FLUSHALL");
-		this.support = LockTestSupport.forServer(server);
-	}
-
-	@AfterEach
-	void close() {
-		this.support.close();
-	}
 
 	private RedisLockService service() {
 		return this.support.service(RedisLockService.builder(this.support.connectionFactory()).listener(new LockListener() {

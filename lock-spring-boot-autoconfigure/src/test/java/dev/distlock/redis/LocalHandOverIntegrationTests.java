@@ -5,7 +5,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
@@ -16,14 +15,9 @@ import java.util.concurrent.atomic.AtomicInteger;
 import dev.distlock.core.Lease;
 import dev.distlock.core.LockListener;
 import dev.distlock.core.LockLostEvent;
-import dev.distlock.test.redis.RedisServer;
-import dev.distlock.test.redis.RedisServerExtension;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.BeforeEach;
+import dev.distlock.test.redis.ConcurrentCalls;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
-import org.junit.jupiter.api.extension.ExtendWith;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
@@ -32,31 +26,10 @@ import static org.awaitility.Awaitility.await;
  * Hand-overs: a released lease goes straight to a thread of the same process that waits for it, at most a bounded
  * number of times in a row, and never leaves a lease without a thread that holds it.
  */
-@ExtendWith(RedisServerExtension.class)
 @Timeout(value = 120, unit = TimeUnit.SECONDS)
-class LocalHandOverIntegrationTests {
+class LocalHandOverIntegrationTests extends OneServerFixture {
 
 	private static final Duration TTL = Duration.ofSeconds(30);
-
-	private static RedisServer server;
-
-	private LockTestSupport support;
-
-	@BeforeAll
-	static void server(RedisServer redis) {
-		server = redis;
-	}
-
-	@BeforeEach
-	void open() {
-		server.execute("FLUSHALL");
-		this.support = LockTestSupport.forServer(server);
-	}
-
-	@AfterEach
-	void close() {
-		this.support.close();
-	}
 
 	@Test
 	void aReleasedLeaseGoesStraightToAWaitingThreadOfTheSameProcess() throws Exception {
@@ -199,33 +172,9 @@ class LocalHandOverIntegrationTests {
 		next.release();
 	}
 
-	interface ThreadBody {
-
-		void run(int thread) throws Exception;
-
-	}
-
-	private static void runThreads(int threads, ThreadBody body) throws Exception {
-		ExecutorService pool = Executors.newFixedThreadPool(threads);
-		try {
-			CountDownLatch start = new CountDownLatch(1);
-			List<Future<?>> futures = new ArrayList<>();
-			for (int t = 0; t < threads; t++) {
-				int thread = t;
-				futures.add(pool.submit(() -> {
-					start.await();
-					body.run(thread);
-					return null;
-				}));
-			}
-			start.countDown();
-			for (Future<?> future : futures) {
-				future.get(100, TimeUnit.SECONDS);
-			}
-		}
-		finally {
-			pool.shutdownNow();
-		}
+	/** {@code body} once on each of {@code threads} threads started together. */
+	private static void runThreads(int threads, ConcurrentCalls.Call body) throws Exception {
+		ConcurrentCalls.run(threads, 1, Duration.ofSeconds(100), body);
 	}
 
 }

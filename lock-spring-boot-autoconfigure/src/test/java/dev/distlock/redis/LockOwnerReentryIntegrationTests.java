@@ -14,14 +14,8 @@ import dev.distlock.core.LockLostException;
 import dev.distlock.core.LockOperatorView;
 import dev.distlock.core.LockOwner;
 import dev.distlock.core.LockService;
-import dev.distlock.test.redis.RedisServer;
-import dev.distlock.test.redis.RedisServerExtension;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
-import org.junit.jupiter.api.extension.ExtendWith;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
@@ -32,31 +26,10 @@ import static org.awaitility.Awaitility.await;
  * other, one owner bound on two threads re-enters, and a thread's own owner behaves as before. On one Redis, and on a
  * Redlock of three.
  */
-@ExtendWith(RedisServerExtension.class)
 @Timeout(value = 120, unit = TimeUnit.SECONDS)
-class LockOwnerReentryIntegrationTests {
+class LockOwnerReentryIntegrationTests extends OneServerFixture {
 
 	private static final Duration TTL = Duration.ofSeconds(30);
-
-	private static RedisServer server;
-
-	private LockTestSupport support;
-
-	@BeforeAll
-	static void server(RedisServer redis) {
-		server = redis;
-	}
-
-	@BeforeEach
-	void open() {
-		server.execute("FLUSHALL");
-		this.support = LockTestSupport.forServer(server);
-	}
-
-	@AfterEach
-	void close() {
-		this.support.close();
-	}
 
 	@Test
 	void ownersBoundInTurnOnOneThreadExcludeEachOther() {
