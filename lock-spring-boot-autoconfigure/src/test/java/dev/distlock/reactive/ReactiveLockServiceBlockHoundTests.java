@@ -86,12 +86,12 @@ class ReactiveLockServiceBlockHoundTests {
 
 		// contended: most subscriptions wait for the key, each takes it and releases it
 		LockRequest request = LockRequest.of(key, Duration.ofSeconds(30), Duration.ofSeconds(30));
-		List<Integer> done = Flux.range(0, 120)
+		List<Integer> done = Flux.range(0, 40)
 			.flatMap((i) -> Mono.defer(() -> locks.withLock(request, (lease) -> Mono.just(i).delayElement(
-					Duration.ofMillis(1)))).subscribeOn(Schedulers.parallel()), 24)
+					Duration.ofMillis(1)))).subscribeOn(Schedulers.parallel()), 8)
 			.collectList()
 			.block(DEADLINE);
-		assertThat(done).hasSize(120);
+		assertThat(done).hasSize(40);
 		assertThat(service.isLocked(key)).isFalse();
 
 		// cancelled while holding and while waiting, on a parallel thread
