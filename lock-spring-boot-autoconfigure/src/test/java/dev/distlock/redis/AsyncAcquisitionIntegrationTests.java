@@ -216,4 +216,32 @@ class AsyncAcquisitionIntegrationTests extends OneServerFixture {
 		}
 	}
 
+	@Test
+	void aReentryWhoseReplyIsLostFailsAndTheLastKnownHoldStillEndsTheLease() throws Exception {
+		try (FaultProxy proxy = FaultProxy.to(server);
+				LockTestSupport viaProxy = new LockTestSupport(proxy.host(), proxy.port())) {
+			RedisLockService service = viaProxy
+				.service(RedisLockService.builder(viaProxy.connectionFactory(Duration.ofMillis(500))));
+			LockOwner owner = LockOwner.newOwner();
+			LockRequest request = LockRequest.of("reentered", TTL, Duration.ofSeconds(5));
+			Lease outer = service.acquireAsync(request, owner).get(10, TimeUnit.SECONDS);
+			proxy.dropReplies();
+			CompletableFuture<Optional<Lease>> reentry = service.tryAcquireAsync(request, owner);
+			// not retried until the wait's deadline, unlike a thread's re-entry: the call may have run
+			assertThatExceptionOfType(ExecutionException.class).isThrownBy(() -> reentry.get(10, TimeUnit.SECONDS))
+				.withCauseInstanceOf(LockUnavailableException.class);
+			// the script ran: Redis counts a second hold that this process does not know
+			assertThat(server.execute("HGET", service.redisKey("reentered"), outer.owner())).isEqualTo("2");
+			proxy.heal();
+			// releasing the one hold this process knows ends the lease, whatever Redis counts
+			await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> {
+				if (outer.isHeld()) {
+					outer.releaseAsync().exceptionally((failure) -> null).get(10, TimeUnit.SECONDS);
+				}
+				assertThat(server.execute("EXISTS", service.redisKey("reentered"))).isEqualTo(0L);
+			});
+			assertThat(service.activeLeases()).isEmpty();
+		}
+	}
+
 }

@@ -1,17 +1,10 @@
 package dev.distlock.sample.inventory.demo;
 
-import java.io.BufferedReader;
 import java.io.IOException;
-import java.io.InputStreamReader;
 import java.io.PrintStream;
 import java.io.UncheckedIOException;
-import java.net.InetSocketAddress;
-import java.net.Socket;
 import java.net.URI;
 import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -28,7 +21,6 @@ import dev.distlock.sample.inventory.stock.LockMode;
 import dev.distlock.test.redis.RedisServer;
 import org.jspecify.annotations.Nullable;
 import tools.jackson.databind.JsonNode;
-import tools.jackson.databind.json.JsonMapper;
 
 /**
  * The one-command demo: an inventory service behind a load balancer, selling the same stock from several instances.
@@ -52,8 +44,6 @@ public final class InventoryDemo implements AutoCloseable {
 
 	private static final List<LockMode> MODES = List.of(LockMode.NONE, LockMode.LOCAL, LockMode.DISTRIBUTED);
 
-	private static final Duration REQUEST_TIMEOUT = Duration.ofSeconds(30);
-
 	private static final int WARM_UP_ATTEMPTS_PER_INSTANCE = 25;
 
 	/**
@@ -71,7 +61,7 @@ public final class InventoryDemo implements AutoCloseable {
 	private final HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1)
 		.connectTimeout(Duration.ofSeconds(5)).build();
 
-	private final JsonMapper json = JsonMapper.builder().build();
+	private final StockApi stock = new StockApi(this.http);
 
 	private final String runId = String.format(Locale.ROOT, "%06x", ThreadLocalRandom.current().nextInt(0x1000000));
 
@@ -155,9 +145,9 @@ public final class InventoryDemo implements AutoCloseable {
 		Path dir = createWorkDir();
 		AppInstance.Launcher launcher = AppInstance.Launcher.detect(this.options.appJar());
 		this.out.printf(Locale.ROOT, "distlock inventory demo: %d instances sell the same stock%n", this.options.instances());
-		this.out.println("  Redis:      " + describeRedis(redis));
+		this.out.println("  Redis:      " + DemoRedis.describe(redis, this.redisServer, this.runId));
 		if (!redlockNodes.isEmpty()) {
-			this.out.println("  Redlock:    " + describeRedlock());
+			this.out.println("  Redlock:    " + DemoRedis.describeRedlock(this.redlockServers));
 		}
 		this.out.println("  instances:  " + this.options.instances() + " JVMs from " + launcher.description()
 				+ (redlockNodes.isEmpty() ? ""
@@ -200,9 +190,9 @@ public final class InventoryDemo implements AutoCloseable {
 
 	private ModeResult runMode(String row, LockMode mode, List<URI> targets, LoadDriver driver, Progress progress) {
 		String sku = sku(row);
-		setStock(targets.get(0), sku, this.options.stock());
+		this.stock.setStock(targets.get(0), sku, this.options.stock());
 		Load load = driver.drive(row, mode, sku, targets, this.options.attempts(), this.options.clients(), progress);
-		JsonNode level = level(targets.get(0), sku);
+		JsonNode level = this.stock.level(targets.get(0), sku);
 		return new ModeResult(row, mode, load.attempts(), load.purchased(), load.soldOut(), load.busy(), load.errors(),
 				load.firstError(), level.get("initialStock").asLong(), level.get("stock").asLong(),
 				level.get("sold").asLong(), level.get("orders").asLong(), load.elapsed(), load.percentile(50),
@@ -212,7 +202,7 @@ public final class InventoryDemo implements AutoCloseable {
 	/** A few purchases in each mode first, so that the first mode measured does not pay for class loading and JIT. */
 	private void warmUp(List<URI> targets, List<URI> redlockTargets) {
 		String sku = sku("warmup");
-		setStock(targets.get(0), sku, 1_000_000);
+		this.stock.setStock(targets.get(0), sku, 1_000_000);
 		LoadDriver driver = new LoadDriver(this.http);
 		int attempts = WARM_UP_ATTEMPTS_PER_INSTANCE * targets.size();
 		for (LockMode mode : MODES) {
@@ -244,7 +234,7 @@ public final class InventoryDemo implements AutoCloseable {
 	private RedisAddress startRedis() {
 		RedisAddress given = this.options.redis();
 		if (given != null) {
-			ping(given);
+			DemoRedis.ping(given);
 			return given;
 		}
 		this.redisServer = RedisServer.start();
@@ -269,47 +259,6 @@ public final class InventoryDemo implements AutoCloseable {
 			nodes.add(new RedisAddress(server.host(), server.port()));
 		}
 		return nodes;
-	}
-
-	private String describeRedlock() {
-		RedisServer first = this.redlockServers.get(0);
-		return this.redlockServers.size() + " more private redis-server " + first.version() + " processes, independent "
-				+ "masters started for this run: " + String.join(", ", this.redlockServers.stream()
-					.map((server) -> new RedisAddress(server.host(), server.port()) + " (pid " + server.pid() + ")")
-					.toList());
-	}
-
-	/** Fail fast, rather than let the instances wait for a Redis that is not there until the start timeout. */
-	private static void ping(RedisAddress redis) {
-		try (Socket socket = new Socket()) {
-			socket.connect(new InetSocketAddress(redis.host(), redis.port()), 5000);
-			socket.setSoTimeout(5000);
-			socket.getOutputStream().write("PING\r\n".getBytes(StandardCharsets.US_ASCII));
-			String reply = new BufferedReader(new InputStreamReader(socket.getInputStream(), StandardCharsets.US_ASCII))
-				.readLine();
-			if (!"+PONG".equals(reply)) {
-				throw new IllegalStateException("Redis at " + redis + " answered PING with '" + reply
-						+ "' (the demo does not pass a password)");
-			}
-		}
-		catch (IOException ex) {
-			throw new IllegalStateException("No Redis answers at " + redis + ": " + ex.getMessage(), ex);
-		}
-	}
-
-	private String describeRedis(RedisAddress redis) {
-		RedisServer server = this.redisServer;
-		if (server != null) {
-			String binary = switch (server.binary().source()) {
-				case PATH -> "from PATH";
-				case EMBEDDED -> "shipped in the embedded-redis jar";
-				case EXPLICIT -> "at " + server.binary().path();
-			};
-			return redis + ", a private redis-server " + server.version() + " (" + binary + ", pid " + server.pid()
-					+ ") started for this run";
-		}
-		return redis + " (given with --redis; the demo writes only keys of SKUs named demo-" + this.runId
-				+ "-*, and deletes them afterwards)";
 	}
 
 	/**
@@ -365,51 +314,16 @@ public final class InventoryDemo implements AutoCloseable {
 		return sku;
 	}
 
-	private void setStock(URI instance, String sku, long stock) {
-		HttpResponse<String> response = send(HttpRequest.newBuilder(skuUri(instance, sku))
-			.header("Content-Type", "application/json")
-			.PUT(HttpRequest.BodyPublishers.ofString("{\"stock\": " + stock + "}")));
-		if (response.statusCode() != 200) {
-			throw new IllegalStateException("Setting the stock of " + sku + " failed: " + response.statusCode() + " "
-					+ response.body());
-		}
-	}
-
-	private JsonNode level(URI instance, String sku) {
-		HttpResponse<String> response = send(HttpRequest.newBuilder(skuUri(instance, sku)).GET());
-		if (response.statusCode() != 200) {
-			throw new IllegalStateException("Reading " + sku + " failed: " + response.statusCode() + " " + response.body());
-		}
-		return this.json.readTree(response.body());
-	}
-
 	/** The demo's SKUs matter only on a Redis given with --redis, but leave no trace either way. */
 	private void deleteSkus(URI instance) {
 		for (String sku : this.skus) {
 			try {
-				send(HttpRequest.newBuilder(skuUri(instance, sku)).DELETE());
+				this.stock.delete(instance, sku);
 			}
 			catch (RuntimeException ex) {
 				this.err.println("Could not delete " + sku + ": " + ex.getMessage());
 			}
 		}
-	}
-
-	private HttpResponse<String> send(HttpRequest.Builder request) {
-		try {
-			return this.http.send(request.timeout(REQUEST_TIMEOUT).build(), HttpResponse.BodyHandlers.ofString());
-		}
-		catch (IOException ex) {
-			throw new UncheckedIOException(ex.toString(), ex);
-		}
-		catch (InterruptedException ex) {
-			Thread.currentThread().interrupt();
-			throw new IllegalStateException("Interrupted", ex);
-		}
-	}
-
-	private static URI skuUri(URI instance, String sku) {
-		return instance.resolve("/api/inventory/" + sku);
 	}
 
 	/** The shutdown hook: Ctrl-C or a SIGTERM before the demo finished. */
