@@ -88,27 +88,40 @@ final class LockScripts {
 	 * KEYS[1] lease; ARGV[1] owner, ARGV[2] token, ARGV[3] release channel, ARGV[4] the owner's client id, ARGV[5]
 	 * {@value #SHARDED} to announce the release with {@code SPUBLISH} on its shard (Redis Cluster), else absent or empty
 	 * (see {@link #SHARDED} for Redis before 7.0). Returns
-	 * {-1, 0} when the lease is not ours, otherwise {holds left, 0}; at zero holds the key is deleted and the release
-	 * published, and the second element is 1 when another process had noted that it waits for the lock. One HGETALL
-	 * reads token, hold count and waiter notes at once: a lease hash has a handful of fields.
+	 * {-1, 0} when the lease is not ours, otherwise {holds left, 0}; at zero holds the key is deleted, and the second
+	 * element is 1 when another process had noted that it waits for the lock. One HGETALL reads token, hold count and
+	 * waiter notes at once: a lease hash has a handful of fields.
+	 * <p>
+	 * The release is published only when the lease holds a waiter note ({@value #WAITER_PREFIX}&lt;client id&gt;, of
+	 * any process, this one's included: its asynchronous waiters hear of the release by the message). Every caller that
+	 * will wait for a release message notes itself with every failed attempt (ACQUIRE's ARGV[3]), and only an attempt
+	 * made once its channel is subscribed counts on the message; the notes live as long as the lease (a hand-over keeps
+	 * them), so a release that finds none has nobody to wake, and skips the publish (about a microsecond of the
+	 * server's time per uncontended release, see docs/benchmarks.md). A waiter whose note went with an expired lease
+	 * retries when that lease would have run out, as its last attempt told it; only a lease shortened by
+	 * {@code Lease.extend} below what a waiter was told, which then expires and is taken and released by a new holder
+	 * before that time, leaves that waiter asleep until then. DISCARD and FORCE_RELEASE always publish.
 	 * <p>
 	 * The delete comes first and the publish cannot undo it: when Redis refuses the publish (an ACL without the
 	 * channel), the release has happened all the same, and the reply says so with a third element, Redis's error text
 	 * ({0, others, error}), rather than failing a script whose write stays (see "Release notifications" in the fault
-	 * model).
+	 * model). A release that publishes nothing has nothing to be refused.
 	 */
 	@SuppressWarnings("rawtypes")
 	static final RedisScript<List> RELEASE = RedisScript.of("""
 			local fields = redis.call('hgetall', KEYS[1])
-			local token, count, others = nil, 0, 0
+			local token, count, noted, others = nil, 0, false, 0
 			for i = 1, #fields, 2 do
 			  local field = fields[i]
 			  if field == '~t' then
 			    token = fields[i + 1]
 			  elseif field == ARGV[1] then
 			    count = tonumber(fields[i + 1])
-			  elseif string.sub(field, 1, 3) == '~w:' and string.sub(field, 4) ~= ARGV[4] then
-			    others = 1
+			  elseif string.sub(field, 1, 3) == '~w:' then
+			    noted = true
+			    if string.sub(field, 4) ~= ARGV[4] then
+			      others = 1
+			    end
 			  end
 			end
 			if token ~= ARGV[2] or count < 1 then
@@ -118,6 +131,9 @@ final class LockScripts {
 			  return {redis.call('hincrby', KEYS[1], ARGV[1], -1), 0}
 			end
 			redis.call('del', KEYS[1])
+			if not noted then
+			  return {0, 0}
+			end
 			local sent
 			if ARGV[5] == 's' then
 			  sent = redis.pcall('spublish', ARGV[3], ARGV[2])
