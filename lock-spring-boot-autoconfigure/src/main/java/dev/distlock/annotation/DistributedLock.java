@@ -6,6 +6,8 @@ import java.lang.annotation.Retention;
 import java.lang.annotation.RetentionPolicy;
 import java.lang.annotation.Target;
 
+import dev.distlock.core.LockMode;
+
 import org.springframework.core.annotation.AliasFor;
 
 /**
@@ -102,6 +104,26 @@ public @interface DistributedLock {
 	 * @return whether the lease is fixed
 	 */
 	boolean fixedLease() default false;
+
+	/**
+	 * Whether the lock is fair: callers of every instance queue in Redis and get the lock in the order they asked for
+	 * it; a release hands the lease straight to the longest waiter. Costs a little more per uncontended acquisition
+	 * than the default, where the waiter that asks first after a release wins. Exclusive with a {@link #mode()} of
+	 * {@code READ} or {@code WRITE}: a declaration that sets both fails the start.
+	 * @return whether the lock is fair
+	 * @since 0.4.0
+	 */
+	boolean fair() default false;
+
+	/**
+	 * How the lock admits holders: {@code EXCLUSIVE} (the default: one caller at a time), or {@code READ} and
+	 * {@code WRITE}, the two sides of a read-write lock on the key (many readers or one writer). A method holding the
+	 * write lock may call one that takes the read lock of the same key; the other way round fails at once with a
+	 * {@link IllegalStateException} rather than deadlocking. {@code FAIR} is the same as {@link #fair()}.
+	 * @return the lock mode
+	 * @since 0.4.0
+	 */
+	LockMode mode() default LockMode.EXCLUSIVE;
 
 	/**
 	 * What to do when the lock is not acquired within the wait. Leave it at {@code THROW} when a

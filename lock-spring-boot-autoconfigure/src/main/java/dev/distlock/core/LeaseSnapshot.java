@@ -20,9 +20,33 @@ import org.jspecify.annotations.Nullable;
  * @param fencingToken the fencing token
  * @param autoRenewed whether the watchdog renews it
  * @param lost whether it was found lost (its holder has not released it yet)
+ * @param mode how the lock admits holders: exclusive, fair, read or write
  * @since 0.1.0
  */
 public record LeaseSnapshot(String key, String name, String owner, String ownerThread, Instant heldSince, int holdCount,
 		Duration ttl, Duration ttlRemaining, @Nullable Instant lastRenewal, long fencingToken, boolean autoRenewed,
-		boolean lost) {
+		boolean lost, LockMode mode) {
+
+	/**
+	 * A snapshot of an exclusive lease (the form before lock modes existed).
+	 * @param key the lock key
+	 * @param name the lock's name
+	 * @param owner the owner id in the store
+	 * @param ownerThread the name of the thread that acquired it, or of its {@link LockOwner}
+	 * @param heldSince when it was acquired
+	 * @param holdCount how many holds are open
+	 * @param ttl the lease time
+	 * @param ttlRemaining the remaining lease time as this process last confirmed it
+	 * @param lastRenewal when the watchdog last renewed it, or {@code null} if never
+	 * @param fencingToken the fencing token
+	 * @param autoRenewed whether the watchdog renews it
+	 * @param lost whether it was found lost
+	 */
+	public LeaseSnapshot(String key, String name, String owner, String ownerThread, Instant heldSince, int holdCount,
+			Duration ttl, Duration ttlRemaining, @Nullable Instant lastRenewal, long fencingToken, boolean autoRenewed,
+			boolean lost) {
+		this(key, name, owner, ownerThread, heldSince, holdCount, ttl, ttlRemaining, lastRenewal, fencingToken,
+				autoRenewed, lost, LockMode.EXCLUSIVE);
+	}
+
 }

@@ -13,9 +13,11 @@ import org.jspecify.annotations.Nullable;
  * @param waitTime how long to wait for a held key; zero tries once; never negative
  * @param autoRenew whether the watchdog renews the lease until it is released (otherwise it expires at {@code ttl})
  * @param name the name used to group this lock in metrics and logs, or {@code null} for {@link #DEFAULT_NAME}
+ * @param mode how the lock admits holders: exclusive (the default), fair, read or write
  * @since 0.1.0
  */
-public record LockRequest(String key, Duration ttl, Duration waitTime, boolean autoRenew, @Nullable String name) {
+public record LockRequest(String key, Duration ttl, Duration waitTime, boolean autoRenew, @Nullable String name,
+		LockMode mode) {
 
 	/** The name of locks that were not given one. */
 	public static final String DEFAULT_NAME = "default";
@@ -27,6 +29,7 @@ public record LockRequest(String key, Duration ttl, Duration waitTime, boolean a
 	 * @param waitTime the longest time to wait for the key; zero tries once, never negative
 	 * @param autoRenew whether the watchdog renews the lease while it is held
 	 * @param name the name used to group this lock in metrics and logs, or {@code null} for {@link #DEFAULT_NAME}
+	 * @param mode how the lock admits holders
 	 * @throws IllegalArgumentException naming the argument that is out of range
 	 */
 	public LockRequest {
@@ -34,6 +37,21 @@ public record LockRequest(String key, Duration ttl, Duration waitTime, boolean a
 		LockSettings.checkTtl(ttl, "'ttl' of lock '" + key + "'");
 		LockSettings.checkWaitTime(waitTime, "'waitTime' of lock '" + key + "'");
 		LockSettings.checkName(name, "'name' of lock '" + key + "'");
+		if (mode == null) {
+			throw new IllegalArgumentException("'mode' of lock '" + key + "' must not be null");
+		}
+	}
+
+	/**
+	 * An exclusive lock request (the form before lock modes existed).
+	 * @param key the lock key; not blank
+	 * @param ttl the lease time; at least 1ms
+	 * @param waitTime the longest time to wait for the key; zero tries once, never negative
+	 * @param autoRenew whether the watchdog renews the lease while it is held
+	 * @param name the name used to group this lock in metrics and logs, or {@code null} for {@link #DEFAULT_NAME}
+	 */
+	public LockRequest(String key, Duration ttl, Duration waitTime, boolean autoRenew, @Nullable String name) {
+		this(key, ttl, waitTime, autoRenew, name, LockMode.EXCLUSIVE);
 	}
 
 	/**
@@ -52,7 +70,7 @@ public record LockRequest(String key, Duration ttl, Duration waitTime, boolean a
 	 * latest}
 	 */
 	public LockRequest withFixedLease() {
-		return new LockRequest(this.key, this.ttl, this.waitTime, false, this.name);
+		return new LockRequest(this.key, this.ttl, this.waitTime, false, this.name, this.mode);
 	}
 
 	/**
@@ -60,7 +78,35 @@ public record LockRequest(String key, Duration ttl, Duration waitTime, boolean a
 	 * @param name the name used to group this lock in metrics and logs
 	 */
 	public LockRequest withName(String name) {
-		return new LockRequest(this.key, this.ttl, this.waitTime, this.autoRenew, name);
+		return new LockRequest(this.key, this.ttl, this.waitTime, this.autoRenew, name, this.mode);
+	}
+
+	/**
+	 * {@return this request with the given mode}
+	 * @param mode how the lock admits holders
+	 */
+	public LockRequest withMode(LockMode mode) {
+		return new LockRequest(this.key, this.ttl, this.waitTime, this.autoRenew, this.name, mode);
+	}
+
+	/** {@return this request as a fair lock: waiters of every process get it in the order they queued} */
+	public LockRequest fair() {
+		return withMode(LockMode.FAIR);
+	}
+
+	/** {@return this request for the read lock of the key: shared with other readers, excluding writers} */
+	public LockRequest read() {
+		return withMode(LockMode.READ);
+	}
+
+	/** {@return this request for the write lock of the key: one writer, no readers} */
+	public LockRequest write() {
+		return withMode(LockMode.WRITE);
+	}
+
+	/** {@return whether this request is for a fair lock} */
+	public boolean isFair() {
+		return this.mode == LockMode.FAIR;
 	}
 
 	/** {@return the name, or {@link #DEFAULT_NAME} when none was given} */

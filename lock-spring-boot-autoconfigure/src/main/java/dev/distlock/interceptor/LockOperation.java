@@ -4,6 +4,7 @@ import java.lang.reflect.Method;
 import java.time.Duration;
 
 import dev.distlock.annotation.OnLockFailure;
+import dev.distlock.core.LockMode;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.expression.Expression;
@@ -23,9 +24,10 @@ import org.springframework.expression.Expression;
  * @param failureHandler the name of the {@code LockFailureHandler} bean, if any
  * @param holdAtLeast the shortest time between two acquisitions of the key by {@code holdAtLeast} calls, or null for
  * none
+ * @param mode how the lock admits holders (exclusive, fair, read or write)
  * @since 0.1.0
  */
 public record LockOperation(Method method, String description, Expression keyExpression, String keySource, String name,
 		Duration ttl, Duration waitTime, boolean fixedLease, OnLockFailure onFailure, @Nullable String failureHandler,
-		@Nullable Duration holdAtLeast) {
+		@Nullable Duration holdAtLeast, LockMode mode) {
 }

@@ -16,6 +16,7 @@ import java.util.function.Predicate;
 import dev.distlock.annotation.DistributedLock;
 import dev.distlock.annotation.LockFailureHandler;
 import dev.distlock.annotation.OnLockFailure;
+import dev.distlock.core.LockMode;
 import dev.distlock.core.LockSettings;
 import org.jspecify.annotations.Nullable;
 
@@ -230,8 +231,16 @@ public class LockOperationSource {
 					"@DistributedLock sets both 'failureHandler' (\"" + failureHandler + "\") and 'onFailure' ("
 							+ annotation.onFailure() + "): choose one, the handler or onFailure", null);
 		}
+		LockMode mode = annotation.mode();
+		if (annotation.fair()) {
+			if (mode.isReadWrite()) {
+				throw new InvalidLockDeclarationException(description, "fair", "@DistributedLock sets 'fair' = true "
+						+ "and 'mode' = " + mode + ": fair read-write locks are not supported; choose one", null);
+			}
+			mode = LockMode.FAIR;
+		}
 		LockOperation operation = new LockOperation(method, description, key, keySource, name, ttl, waitTime,
-				annotation.fixedLease(), annotation.onFailure(), failureHandler, holdAtLeast);
+				annotation.fixedLease(), annotation.onFailure(), failureHandler, holdAtLeast, mode);
 		if (failureHandler != null) {
 			// queued first, then checked if the check is due: a concurrent validateFailureHandlers() cannot miss it
 			this.uncheckedFailureHandlers.add(operation);

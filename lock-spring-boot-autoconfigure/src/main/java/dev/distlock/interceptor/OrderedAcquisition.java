@@ -31,7 +31,8 @@ final class OrderedAcquisition {
 		for (String key : keys) {
 			Duration remaining = Duration.ofNanos(Math.max(0, deadline - System.nanoTime()));
 			LockRequest request = new LockRequest(key, operation.ttl(),
-					(leases.isEmpty()) ? operation.waitTime() : remaining, !operation.fixedLease(), operation.name());
+					(leases.isEmpty()) ? operation.waitTime() : remaining, !operation.fixedLease(), operation.name(),
+					operation.mode());
 			Optional<Lease> lease = acquirer.apply(request);
 			if (lease.isEmpty()) {
 				throw new LockAcquisitionTimeoutException(key, operation.waitTime(), "Could not acquire lock '" + key

@@ -77,7 +77,7 @@ final class ReactiveLockInvocation {
 		List<LockRequest> requests = new ArrayList<>(keys.size());
 		for (String key : keys) {
 			requests.add(new LockRequest(key, operation.ttl(), operation.waitTime(), !operation.fixedLease(),
-					operation.name()));
+					operation.name(), operation.mode()));
 		}
 		Supplier<Object> proceed = proceedPerSubscription(invocation);
 		Object[] arguments = invocation.getArguments();

@@ -24,6 +24,7 @@ import dev.distlock.core.LockListener;
 import dev.distlock.core.LockLostEvent;
 import dev.distlock.core.LockOperatorView;
 import dev.distlock.core.LockOwner;
+import dev.distlock.core.LockMode;
 import dev.distlock.core.LockRequest;
 import dev.distlock.core.LockService;
 import dev.distlock.core.LockSettings;
@@ -163,6 +164,9 @@ public class RedisLockService
 		if (this.closed) {
 			throw new IllegalStateException("Lock service is closed; cannot acquire '" + request.key() + "'");
 		}
+		if (request.mode() != LockMode.EXCLUSIVE) {
+			throw request.mode().unsupported(request.key(), "this engine yet");
+		}
 		this.view.noteName(request.effectiveName());
 		return this.acquirer.tryAcquire(request, redisKey(request.key()));
 	}
@@ -180,6 +184,9 @@ public class RedisLockService
 		if (this.closed) {
 			return CompletableFuture.failedFuture(
 					new IllegalStateException("Lock service is closed; cannot acquire '" + request.key() + "'"));
+		}
+		if (request.mode() != LockMode.EXCLUSIVE) {
+			return CompletableFuture.failedFuture(request.mode().unsupported(request.key(), "this engine yet"));
 		}
 		this.view.noteName(request.effectiveName());
 		return this.acquirer.tryAcquireAsync(request, redisKey(request.key()), owner);

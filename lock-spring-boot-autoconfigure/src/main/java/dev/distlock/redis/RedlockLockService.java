@@ -22,6 +22,7 @@ import dev.distlock.core.LockHolder;
 import dev.distlock.core.LockForceReleaser;
 import dev.distlock.core.LockListener;
 import dev.distlock.core.LockOperatorView;
+import dev.distlock.core.LockMode;
 import dev.distlock.core.LockRequest;
 import dev.distlock.core.LockService;
 import dev.distlock.core.LockSettings;
@@ -115,12 +116,16 @@ public class RedlockLockService
 	/**
 	 * {@inheritDoc}
 	 * @throws IllegalArgumentException if the lease time is shorter than three per-node timeouts
+	 * @throws UnsupportedOperationException for a fair, read or write lock: Redlock takes exclusive locks only
 	 */
 	@Override
 	public Optional<Lease> tryAcquire(LockRequest request) {
 		Assert.notNull(request, "'request' must not be null");
 		if (this.closed) {
 			throw new IllegalStateException("Lock service is closed; cannot acquire '" + request.key() + "'");
+		}
+		if (request.mode() != LockMode.EXCLUSIVE) {
+			throw request.mode().unsupported(request.key(), "the Redlock engine");
 		}
 		long minTtlNanos = 3 * this.nodes.timeoutNanos();
 		if (request.ttl().toNanos() < minTtlNanos) {

@@ -125,6 +125,12 @@ class StartupValidationTests {
 	}
 
 	@Test
+	void fairReadWriteLock() {
+		assertStartFailsWithMessage(FairRead.class, NO_PROPERTIES, "buy(String)", "@DistributedLock sets 'fair' = true "
+				+ "and 'mode' = READ: fair read-write locks are not supported; choose one");
+	}
+
+	@Test
 	void outOfRangeLiteralsAreQuoted() {
 		assertStartFailsWithMessage(ZeroTtl.class, NO_PROPERTIES, "buy(String)",
 				"@DistributedLock attribute 'ttl' must be at least 1ms, but was \"0s\"");
@@ -342,6 +348,14 @@ class StartupValidationTests {
 	public static class ZeroTtl {
 
 		@DistributedLock(key = "#sku", ttl = "0s")
+		public void buy(String sku) {
+		}
+
+	}
+
+	public static class FairRead {
+
+		@DistributedLock(key = "#sku", fair = true, mode = dev.distlock.core.LockMode.READ)
 		public void buy(String sku) {
 		}
 

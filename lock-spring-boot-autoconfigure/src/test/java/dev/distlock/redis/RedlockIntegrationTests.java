@@ -15,6 +15,7 @@ import java.util.concurrent.TimeUnit;
 import dev.distlock.core.ExtendMode;
 import dev.distlock.core.Lease;
 import dev.distlock.core.LockListener;
+import dev.distlock.core.LockMode;
 import dev.distlock.core.LockLostEvent;
 import dev.distlock.core.LockLostException;
 import dev.distlock.core.LockRequest;
@@ -126,6 +127,19 @@ class RedlockIntegrationTests {
 		try (Lease next = second.acquire("two-down", Duration.ofSeconds(3), Duration.ofSeconds(5))) {
 			assertThat(next.fencingToken()).isGreaterThan(lease.fencingToken());
 		}
+	}
+
+	@Test
+	void fairAndReadWriteLocksAreRefusedNamingTheKey() {
+		RedlockLockService service = service();
+		for (LockMode mode : List.of(LockMode.FAIR, LockMode.READ, LockMode.WRITE)) {
+			LockRequest request = LockRequest.of("modes", Duration.ofSeconds(3), Duration.ZERO).withMode(mode);
+			assertThatExceptionOfType(UnsupportedOperationException.class)
+					.isThrownBy(() -> service.tryAcquire(request))
+					.withMessage("Lock 'modes': " + mode.name().toLowerCase(java.util.Locale.ROOT)
+							+ " locks are not supported by the Redlock engine");
+		}
+		assertThat(service.activeLeaseCount()).isZero();
 	}
 
 	@Test
