@@ -34,7 +34,7 @@ final class AnnotatedContestant implements Contestant {
 
 	@Override
 	public Set<Scenario> scenarios() {
-		return EnumSet.of(Scenario.UNCONTENDED, Scenario.HOT_KEY, Scenario.MANY_KEYS, Scenario.MEMORY);
+		return EnumSet.of(Scenario.UNCONTENDED, Scenario.HOT_KEY, Scenario.HOT_KEY_8X1, Scenario.MANY_KEYS, Scenario.MEMORY);
 	}
 
 	@Override

@@ -28,6 +28,14 @@ interface Contestant {
 	/** Open one client (one simulated application instance). */
 	Client open(Target target, Options options) throws Exception;
 
+	/**
+	 * Whether this contestant's lock is fair (grants the lock in the order it was asked for): the goals compare fair
+	 * contestants with each other.
+	 */
+	default boolean fair() {
+		return false;
+	}
+
 	/** What a contestant is, which decides the ratios it appears in. */
 	enum Kind {
 
@@ -69,6 +77,22 @@ interface Contestant {
 		 * the lock could not be had within the wait.
 		 */
 		boolean locked(String key, Runnable criticalSection) throws Exception;
+
+		/**
+		 * {@link #locked} with the read lock of {@code key}'s read-write lock: shared with other readers, excluded by a
+		 * writer. Only contestants that take part in {@link Scenario#READ_WRITE} support it.
+		 */
+		default boolean readLocked(String key, Runnable criticalSection) throws Exception {
+			throw new UnsupportedOperationException(getClass().getSimpleName() + " has no read-write lock");
+		}
+
+		/**
+		 * {@link #locked} with the write lock of {@code key}'s read-write lock: excludes every reader and writer. Only
+		 * contestants that take part in {@link Scenario#READ_WRITE} support it.
+		 */
+		default boolean writeLocked(String key, Runnable criticalSection) throws Exception {
+			throw new UnsupportedOperationException(getClass().getSimpleName() + " has no read-write lock");
+		}
 
 		/** Acquire {@code key} without waiting, kept alive by the library's watchdog until the returned hold is released. */
 		default Hold hold(String key) throws Exception {

@@ -59,7 +59,7 @@ final class FloorContestant implements Contestant {
 	@Override
 	public Set<Scenario> scenarios() {
 		return this.ping ? EnumSet.of(Scenario.UNCONTENDED)
-				: EnumSet.of(Scenario.UNCONTENDED, Scenario.HOT_KEY, Scenario.MANY_KEYS);
+				: EnumSet.of(Scenario.UNCONTENDED, Scenario.HOT_KEY, Scenario.HOT_KEY_8X1, Scenario.MANY_KEYS);
 	}
 
 	@Override

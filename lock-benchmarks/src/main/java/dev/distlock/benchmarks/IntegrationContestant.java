@@ -57,7 +57,7 @@ final class IntegrationContestant implements Contestant {
 	@Override
 	public Set<Scenario> scenarios() {
 		return this.renew ? EnumSet.of(Scenario.WATCHDOG)
-				: EnumSet.of(Scenario.UNCONTENDED, Scenario.HOT_KEY, Scenario.MANY_KEYS);
+				: EnumSet.of(Scenario.UNCONTENDED, Scenario.HOT_KEY, Scenario.HOT_KEY_8X1, Scenario.MANY_KEYS);
 	}
 
 	@Override

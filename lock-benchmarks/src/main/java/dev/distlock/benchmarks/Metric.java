@@ -7,6 +7,10 @@ enum Metric {
 
 	CS_PER_SEC("critical sections/s", "%,.0f", Combine.MEDIAN),
 
+	READ_OPS_PER_SEC("read ops/s", "%,.0f", Combine.MEDIAN),
+
+	WRITE_OPS_PER_SEC("write ops/s", "%,.0f", Combine.MEDIAN),
+
 	P50_MICROS("p50 µs", "%,.0f", Combine.MEDIAN),
 
 	P99_MICROS("p99 µs", "%,.0f", Combine.MEDIAN),
@@ -26,6 +30,10 @@ enum Metric {
 	WAIT_P99_MILLIS("wait p99 ms", "%,.2f", Combine.MEDIAN),
 
 	WAIT_MAX_MILLIS("wait max ms", "%,.0f", Combine.MEDIAN),
+
+	READ_WAIT_P99_MILLIS("read wait p99 ms", "%,.2f", Combine.MEDIAN),
+
+	WRITE_WAIT_P99_MILLIS("write wait p99 ms", "%,.2f", Combine.MEDIAN),
 
 	LOCK_ROUND_TRIPS_PER_SECTION("lock round trips / critical section", "%,.1f", Combine.MEDIAN),
 

@@ -32,7 +32,7 @@ final class ReactiveContestant implements Contestant {
 
 	@Override
 	public Set<Scenario> scenarios() {
-		return EnumSet.of(Scenario.HOT_KEY);
+		return EnumSet.of(Scenario.HOT_KEY, Scenario.HOT_KEY_8X1);
 	}
 
 	@Override

@@ -6,18 +6,52 @@ import java.util.concurrent.TimeUnit;
 
 import org.redisson.Redisson;
 import org.redisson.api.RLock;
+import org.redisson.api.RReadWriteLock;
 import org.redisson.api.RedissonClient;
 import org.redisson.config.Config;
 
 /**
- * Redisson's {@link RLock} in watchdog mode ({@code tryLock(wait)} without a lease time), default client settings
- * except the watchdog timeout, which is set to the scenario's lease time (30 s, Redisson's default, in scenarios 1-3).
+ * Redisson's locks in watchdog mode ({@code tryLock(wait)} without a lease time), default client settings except the
+ * watchdog timeout, which is set to the scenario's lease time (30 s, Redisson's default, in scenarios 1-3): its
+ * {@link RLock} (the default), its fair lock ({@link #fairLock()}, {@code RFairLock}, in the hot-key scenarios) and its
+ * {@link RReadWriteLock} ({@link #readWrite()}, in the read-write scenario).
  */
 final class RedissonContestant implements Contestant {
 
+	/** Which of Redisson's locks. */
+	private enum Variant {
+
+		PLAIN, FAIR, READ_WRITE
+
+	}
+
+	private final Variant variant;
+
+	RedissonContestant() {
+		this(Variant.PLAIN);
+	}
+
+	private RedissonContestant(Variant variant) {
+		this.variant = variant;
+	}
+
+	/** {@code RFairLock}: grants the lock in the order it was asked for. */
+	static RedissonContestant fairLock() {
+		return new RedissonContestant(Variant.FAIR);
+	}
+
+	/** {@code RReadWriteLock}: the read-write scenario only. */
+	static RedissonContestant readWrite() {
+		return new RedissonContestant(Variant.READ_WRITE);
+	}
+
 	@Override
 	public String name() {
-		return "Redisson";
+		return switch (this.variant) {
+			case PLAIN -> "Redisson";
+			case FAIR -> "Redisson fair";
+			case READ_WRITE -> "Redisson RReadWriteLock";
+		};
 	}
 
 	@Override
@@ -26,8 +60,18 @@ final class RedissonContestant implements Contestant {
 	}
 
 	@Override
+	public boolean fair() {
+		return this.variant == Variant.FAIR;
+	}
+
+	@Override
 	public Set<Scenario> scenarios() {
-		return EnumSet.of(Scenario.UNCONTENDED, Scenario.HOT_KEY, Scenario.MANY_KEYS, Scenario.WATCHDOG);
+		return switch (this.variant) {
+			case PLAIN -> EnumSet.of(Scenario.UNCONTENDED, Scenario.HOT_KEY, Scenario.HOT_KEY_8X1, Scenario.MANY_KEYS,
+					Scenario.WATCHDOG);
+			case FAIR -> EnumSet.copyOf(Scenario.HOT_KEYS);
+			case READ_WRITE -> EnumSet.of(Scenario.READ_WRITE);
+		};
 	}
 
 	@Override
@@ -36,24 +80,49 @@ final class RedissonContestant implements Contestant {
 		config.useSingleServer().setAddress(target.uri());
 		config.setLockWatchdogTimeout(options.ttl().toMillis());
 		RedissonClient redisson = Redisson.create(config);
-		return new RedissonLockClient(redisson, options.waitTime().toMillis());
+		return new RedissonLockClient(redisson, options.waitTime().toMillis(), this.variant);
 	}
 
-	private record RedissonLockClient(RedissonClient redisson, long waitMillis) implements Client {
+	private record RedissonLockClient(RedissonClient redisson, long waitMillis, Variant variant) implements Client {
 
 		@Override
 		public boolean locked(String key, Runnable criticalSection) throws InterruptedException {
-			RLock lock = this.redisson.getLock("bench-redisson:" + key);
-			return Client.lockedWith(lock, this.waitMillis, criticalSection);
+			return Client.lockedWith(lock(key), this.waitMillis, criticalSection);
+		}
+
+		@Override
+		public boolean readLocked(String key, Runnable criticalSection) throws InterruptedException {
+			return Client.lockedWith(readWriteLock(key).readLock(), this.waitMillis, criticalSection);
+		}
+
+		@Override
+		public boolean writeLocked(String key, Runnable criticalSection) throws InterruptedException {
+			return Client.lockedWith(readWriteLock(key).writeLock(), this.waitMillis, criticalSection);
 		}
 
 		@Override
 		public Hold hold(String key) {
-			RLock lock = this.redisson.getLock("bench-redisson:" + key);
+			RLock lock = lock(key);
 			if (!lock.tryLock()) {
 				throw new IllegalStateException("Key " + key + " is held elsewhere");
 			}
 			return lock::unlock;
+		}
+
+		private RLock lock(String key) {
+			return switch (this.variant) {
+				case PLAIN -> this.redisson.getLock("bench-redisson:" + key);
+				case FAIR -> this.redisson.getFairLock("bench-redisson-fair:" + key);
+				case READ_WRITE -> throw new UnsupportedOperationException("Redisson RReadWriteLock has read and "
+						+ "write locks only");
+			};
+		}
+
+		private RReadWriteLock readWriteLock(String key) {
+			if (this.variant != Variant.READ_WRITE) {
+				throw new UnsupportedOperationException("Redisson " + this.variant + " has no read-write lock");
+			}
+			return this.redisson.getReadWriteLock("bench-redisson-rw:" + key);
 		}
 
 		@Override

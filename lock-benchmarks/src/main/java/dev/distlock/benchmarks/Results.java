@@ -95,6 +95,15 @@ final class Results {
 		return this.contestants.stream().filter(c -> c.kind() == kind).findFirst().orElse(null);
 	}
 
+	/**
+	 * The first contestant of a kind that takes part in {@code scenario} (the reference of its "× ours" column), or
+	 * null.
+	 */
+	@Nullable Contestant first(Contestant.Kind kind, Scenario scenario) {
+		return this.contestants.stream().filter(c -> c.kind() == kind && c.scenarios().contains(scenario)).findFirst()
+			.orElse(null);
+	}
+
 	synchronized List<String> errors() {
 		return this.turns.stream().filter(t -> t.error() != null)
 			.map(t -> t.scenario().name() + " round " + t.round() + " " + t.contestant().name() + ": " + t.error())

@@ -65,10 +65,12 @@ final class Scenarios {
 		this.probe.flushAll();
 		return switch (scenario) {
 			case UNCONTENDED -> uncontended(contestant);
-			case HOT_KEY -> hotKey(contestant);
+			case HOT_KEY -> hotKey(contestant, Settings.HOT_KEY_CLIENTS, Settings.HOT_KEY_THREADS);
+			case HOT_KEY_8X1 -> hotKey(contestant, Settings.HOT_KEY_8X1_CLIENTS, 1);
 			case MANY_KEYS -> manyKeys(contestant);
 			case WATCHDOG -> watchdog(contestant);
 			case MEMORY -> memory(contestant);
+			case READ_WRITE -> readWrite(contestant);
 		};
 	}
 
@@ -267,12 +269,11 @@ final class Scenarios {
 	}
 
 	/**
-	 * Scenario 2: 4 clients (as 4 application instances would have) with 2 threads each take turns on one key; the
-	 * critical section is a GET then a SET of a counter on the client's own data connection, which loses updates
-	 * unless the lock excludes every other holder.
+	 * Scenarios 2 and 2b: {@code clientCount} clients (as that many application instances would have) with
+	 * {@code threadsPerClient} threads each take turns on one key; the critical section is a GET then a SET of a counter
+	 * on the client's own data connection, which loses updates unless the lock excludes every other holder.
 	 */
-	private Map<Metric, Double> hotKey(Contestant contestant) throws Exception {
-		int clientCount = Settings.HOT_KEY_CLIENTS;
+	private Map<Metric, Double> hotKey(Contestant contestant, int clientCount, int threadsPerClient) throws Exception {
 		List<Client> clients = new ArrayList<>();
 		RedisClient dataClient = RedisClient.create(RedisURI.create(this.target.host(), this.target.port()));
 		List<StatefulRedisConnection<String, String>> dataConnections = new ArrayList<>();
@@ -286,7 +287,7 @@ final class Scenarios {
 			RedisProbe.Recording recording;
 			Run warm;
 			try (RedisProbe.Monitor monitor = this.probe.monitor()) {
-				warm = runHotKey(clients, dataConnections, "counter:warmup", this.settings.warmup());
+				warm = runHotKey(clients, threadsPerClient, dataConnections, "counter:warmup", this.settings.warmup());
 				Thread.sleep(200);
 				recording = monitor.stop();
 			}
@@ -296,7 +297,7 @@ final class Scenarios {
 			}
 			double lockCommands = (recording.timestampsMicros().length - 2.0 * warmSections) / Math.max(1, warmSections);
 			lost += lostUpdates(warm, dataConnections.get(0).sync(), "counter:warmup");
-			Run run = runHotKey(clients, dataConnections, "counter", this.settings.hotKey());
+			Run run = runHotKey(clients, threadsPerClient, dataConnections, "counter", this.settings.hotKey());
 			lost += lostUpdates(run, dataConnections.get(0).sync(), "counter");
 			Samples waits = new Samples();
 			long inWindow = 0;
@@ -333,12 +334,12 @@ final class Scenarios {
 		}
 	}
 
-	private Run runHotKey(List<Client> clients, List<StatefulRedisConnection<String, String>> data, String counter,
-			Duration duration) throws Exception {
+	private Run runHotKey(List<Client> clients, int threadsPerClient, List<StatefulRedisConnection<String, String>> data,
+			String counter, Duration duration) throws Exception {
 		if (clients.stream().allMatch(ReactiveClient.class::isInstance)) {
-			return runHotKeyReactive(clients, data, counter, duration);
+			return runHotKeyReactive(clients, threadsPerClient, data, counter, duration);
 		}
-		int threads = clients.size() * Settings.HOT_KEY_THREADS;
+		int threads = clients.size() * threadsPerClient;
 		return runThreads(threads, duration, (thread, end, state) -> {
 			Client client = clients.get(thread % clients.size());
 			RedisCommands<String, String> commands = data.get(thread % clients.size()).sync();
@@ -373,9 +374,10 @@ final class Scenarios {
 	 * thread; no subscription runs two operations at once, so each one's state needs no more than the happens-before
 	 * edges of its own stream.
 	 */
-	private static Run runHotKeyReactive(List<Client> clients, List<StatefulRedisConnection<String, String>> data,
-			String counter, Duration duration) throws InterruptedException {
-		int slots = clients.size() * Settings.HOT_KEY_THREADS;
+	private static Run runHotKeyReactive(List<Client> clients, int slotsPerClient,
+			List<StatefulRedisConnection<String, String>> data, String counter, Duration duration)
+			throws InterruptedException {
+		int slots = clients.size() * slotsPerClient;
 		List<ThreadState> states = new ArrayList<>();
 		List<Mono<Void>> loops = new ArrayList<>();
 		long[] end = new long[1];
@@ -431,6 +433,113 @@ final class Scenarios {
 			throw new IllegalStateException("A reactive benchmark subscription failed: " + failure.get(), failure.get());
 		}
 		return new Run(states, duration.toNanos(), cpuUsed, allocated);
+	}
+
+	/**
+	 * Scenario 6: 4 clients with 2 threads each on one key's read-write lock. Each operation reads (90 %, at random:
+	 * the read lock held while GETting the counter) or writes (the write lock held while the counter is incremented
+	 * with a GET then a SET, which loses updates unless the write lock excludes every other writer). Reads are
+	 * counted in a thread's {@code operations} and {@code latencies}, writes in its {@code writes} and
+	 * {@code writeLatencies}; lost updates = writes run - the counter's final value.
+	 */
+	private Map<Metric, Double> readWrite(Contestant contestant) throws Exception {
+		int clientCount = Settings.HOT_KEY_CLIENTS;
+		List<Client> clients = new ArrayList<>();
+		RedisClient dataClient = RedisClient.create(RedisURI.create(this.target.host(), this.target.port()));
+		List<StatefulRedisConnection<String, String>> dataConnections = new ArrayList<>();
+		try {
+			for (int i = 0; i < clientCount; i++) {
+				clients.add(contestant.open(this.target, new Options(Settings.LEASE, Settings.WAIT)));
+				dataConnections.add(dataClient.connect());
+			}
+			Run warm = runReadWrite(clients, dataConnections, "rw-counter:warmup", this.settings.warmup());
+			long lost = lostWrites(warm, dataConnections.get(0).sync(), "rw-counter:warmup");
+			Run run = runReadWrite(clients, dataConnections, "rw-counter", this.settings.hotKey());
+			lost += lostWrites(run, dataConnections.get(0).sync(), "rw-counter");
+			Samples readWaits = new Samples();
+			Samples writeWaits = new Samples();
+			long reads = 0;
+			long writes = 0;
+			long operations = 0;
+			long timeouts = 0;
+			for (ThreadState state : run.states()) {
+				readWaits.addAll(state.latencies);
+				writeWaits.addAll(state.writeLatencies);
+				reads += state.inWindow;
+				writes += state.writesInWindow;
+				operations += state.operations + state.writes;
+				timeouts += state.timeouts;
+			}
+			double seconds = seconds(run.window());
+			Map<Metric, Double> metrics = new EnumMap<>(Metric.class);
+			metrics.put(Metric.OPS_PER_SEC, (reads + writes) / seconds);
+			metrics.put(Metric.READ_OPS_PER_SEC, reads / seconds);
+			metrics.put(Metric.WRITE_OPS_PER_SEC, writes / seconds);
+			metrics.put(Metric.READ_WAIT_P99_MILLIS, readWaits.percentile(99) / 1e6);
+			metrics.put(Metric.WRITE_WAIT_P99_MILLIS, writeWaits.percentile(99) / 1e6);
+			metrics.put(Metric.CPU_MICROS_PER_OP, run.cpuNanos() / 1e3 / Math.max(1, operations));
+			metrics.put(Metric.LOST_UPDATES, (double) lost);
+			metrics.put(Metric.TIMEOUTS, (double) timeouts);
+			return metrics;
+		}
+		finally {
+			for (StatefulRedisConnection<String, String> connection : dataConnections) {
+				connection.close();
+			}
+			dataClient.shutdown();
+			closeAll(clients);
+		}
+	}
+
+	private static Run runReadWrite(List<Client> clients, List<StatefulRedisConnection<String, String>> data,
+			String counter, Duration duration) throws Exception {
+		int threads = clients.size() * Settings.HOT_KEY_THREADS;
+		return runThreads(threads, duration, (thread, end, state) -> {
+			Client client = clients.get(thread % clients.size());
+			RedisCommands<String, String> commands = data.get(thread % clients.size()).sync();
+			long[] entered = new long[1];
+			Runnable read = () -> {
+				entered[0] = System.nanoTime();
+				commands.get(counter);
+			};
+			Runnable write = () -> {
+				entered[0] = System.nanoTime();
+				String value = commands.get(counter);
+				commands.set(counter, Long.toString((value != null) ? Long.parseLong(value) + 1 : 1));
+			};
+			for (;;) {
+				long start = System.nanoTime();
+				if (start - end >= 0) {
+					return;
+				}
+				boolean reading = ThreadLocalRandom.current().nextDouble() < Settings.READ_SHARE;
+				if (!(reading ? client.readLocked("rw", read) : client.writeLocked("rw", write))) {
+					state.timeouts++;
+					continue;
+				}
+				boolean inWindow = entered[0] - end < 0;
+				if (reading) {
+					state.latencies.add(entered[0] - start);
+					state.operations++;
+					state.inWindow += inWindow ? 1 : 0;
+				}
+				else {
+					state.writeLatencies.add(entered[0] - start);
+					state.writes++;
+					state.writesInWindow += inWindow ? 1 : 0;
+				}
+			}
+		});
+	}
+
+	/** Writes run - the counter's final value: the increments a write lock that let two writers in lost. */
+	private static long lostWrites(Run run, RedisCommands<String, String> commands, String counter) {
+		long done = 0;
+		for (ThreadState state : run.states()) {
+			done += state.writes;
+		}
+		String value = commands.get(counter);
+		return done - ((value != null) ? Long.parseLong(value) : 0);
 	}
 
 	private static long lostUpdates(Run run, RedisCommands<String, String> commands, String counter) {
@@ -691,6 +800,13 @@ final class Scenarios {
 		long timeouts;
 
 		long allocated;
+
+		/** The read-write scenario's writes (its reads are {@link #latencies}, {@link #operations}, {@link #inWindow}). */
+		final Samples writeLatencies = new Samples();
+
+		long writes;
+
+		long writesInWindow;
 
 	}
 

@@ -31,6 +31,12 @@ record Settings(String name, int rounds, Duration warmup, Duration uncontended, 
 
 	static final int HOT_KEY_THREADS = 2;
 
+	/** Clients of the second hot-key scenario, one thread each. */
+	static final int HOT_KEY_8X1_CLIENTS = 8;
+
+	/** The share of the read-write scenario's operations that read. */
+	static final double READ_SHARE = 0.9;
+
 	static final int MANY_KEYS_THREADS = 16;
 
 	static final int MANY_KEYS = 1000;

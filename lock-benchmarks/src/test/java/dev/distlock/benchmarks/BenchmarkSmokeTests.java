@@ -36,9 +36,16 @@ class BenchmarkSmokeTests {
 					.singleElement()
 					.satisfies(turn -> assertThat(turn.metrics()).isNotEmpty());
 			}
-			if (contestant.scenarios().contains(Scenario.HOT_KEY)) {
-				assertThat(results.combined(Scenario.HOT_KEY, contestant).get(Metric.CS_PER_SEC))
-					.as("critical sections of " + contestant.name()).isPositive();
+			for (Scenario hotKey : Scenario.HOT_KEYS) {
+				if (contestant.scenarios().contains(hotKey)) {
+					assertThat(results.combined(hotKey, contestant).get(Metric.CS_PER_SEC))
+						.as(hotKey + ": critical sections of " + contestant.name()).isPositive();
+				}
+			}
+			if (contestant.scenarios().contains(Scenario.READ_WRITE)) {
+				assertThat(results.combined(Scenario.READ_WRITE, contestant)).as("reads and writes of " + contestant.name())
+					.hasEntrySatisfying(Metric.READ_OPS_PER_SEC, reads -> assertThat(reads).isPositive())
+					.hasEntrySatisfying(Metric.WRITE_OPS_PER_SEC, writes -> assertThat(writes).isPositive());
 			}
 		}
 		Report.write(results, docs.resolve("benchmarks.md"));
