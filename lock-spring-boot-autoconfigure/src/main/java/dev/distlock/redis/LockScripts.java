@@ -93,14 +93,14 @@ final class LockScripts {
 	 * waiter notes at once: a lease hash has a handful of fields.
 	 * <p>
 	 * The release is published only when the lease holds a waiter note ({@value #WAITER_PREFIX}&lt;client id&gt;, of
-	 * any process, this one's included: its asynchronous waiters hear of the release by the message). Every caller that
-	 * will wait for a release message notes itself with every failed attempt (ACQUIRE's ARGV[3]), and only an attempt
-	 * made once its channel is subscribed counts on the message; the notes live as long as the lease (a hand-over keeps
-	 * them), so a release that finds none has nobody to wake, and skips the publish (about a microsecond of the
-	 * server's time per uncontended release, see docs/benchmarks.md). A waiter whose note went with an expired lease
-	 * retries when that lease would have run out, as its last attempt told it; only a lease shortened by
-	 * {@code Lease.extend} below what a waiter was told, which then expires and is taken and released by a new holder
-	 * before that time, leaves that waiter asleep until then. DISCARD and FORCE_RELEASE always publish.
+	 * any process, this one's included, so that the rule does not depend on how a process wakes its own waiters). Every
+	 * caller that will wait for a release message notes itself with every failed attempt (ACQUIRE's ARGV[3]), and only
+	 * an attempt made once its channel is subscribed counts on the message; the notes live as long as the lease (a
+	 * hand-over keeps them), so a release that finds none has nobody to wake and skips the publish (measured in
+	 * docs/benchmarks.md, "Cheaper scripts"). A waiter whose note went with an expired lease retries when that lease
+	 * would have run out, as its last attempt told it; only a lease shortened by {@code Lease.extend} below what a
+	 * waiter was told, which then expires and is taken and released by a new holder before that time, leaves that
+	 * waiter asleep until then. DISCARD and FORCE_RELEASE always publish.
 	 * <p>
 	 * The delete comes first and the publish cannot undo it: when Redis refuses the publish (an ACL without the
 	 * channel), the release has happened all the same, and the reply says so with a third element, Redis's error text
