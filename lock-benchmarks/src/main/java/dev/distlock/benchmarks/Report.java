@@ -242,7 +242,8 @@ final class Report {
 			return;
 		}
 		boolean met = atLeast ? figure >= bound : figure <= bound;
-		md.append("| ").append(goal).append(" | ").append(String.format(Locale.ROOT, "%,.2f", figure))
+		md.append("| ").append(goal).append(" | ")
+			.append(String.format(Locale.ROOT, (Math.abs(bound) >= 100) ? "%,.0f" : "%,.2f", figure))
 			.append(" | ").append(met ? "yes" : "**no**").append(" |\n");
 	}
 
