@@ -6,6 +6,7 @@ import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Executor;
+import java.util.concurrent.ExecutorService;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
@@ -172,6 +173,12 @@ final class FairAcquisition {
 	}
 
 	private void fire(boolean inline) {
+		if (this.engine.calls() instanceof ExecutorService pool && pool.isShutdown()) {
+			// the service closed: no more keepalives (its timers may still fire); leave the queue
+			giveUp(new IllegalStateException("Lock service is closed; cannot acquire '" + this.request.key() + "'"),
+					false);
+			return;
+		}
 		long sent;
 		synchronized (this) {
 			if (this.state != State.WAITING) {
@@ -182,6 +189,8 @@ final class FairAcquisition {
 				return;
 			}
 			this.inFlight = true;
+			cancel(this.nextAttempt); // each reply schedules the next
+			this.nextAttempt = null;
 			sent = System.nanoTime();
 		}
 		Runnable call = () -> {
