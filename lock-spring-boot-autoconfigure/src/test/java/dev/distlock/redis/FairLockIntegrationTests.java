@@ -4,6 +4,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
@@ -13,6 +14,7 @@ import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 
+import dev.distlock.actuate.LocksEndpoint;
 import dev.distlock.core.Lease;
 import dev.distlock.core.LeaseSnapshot;
 import dev.distlock.core.LockInterruptedException;
@@ -22,6 +24,8 @@ import dev.distlock.core.LockOwner;
 import dev.distlock.core.LockRequest;
 import dev.distlock.test.redis.FaultProxy;
 import org.junit.jupiter.api.AfterEach;
+import org.springframework.boot.actuate.endpoint.SecurityContext;
+import org.springframework.boot.actuate.endpoint.Show;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -89,6 +93,12 @@ class FairLockIntegrationTests extends OneServerFixture {
 			}));
 			awaitQueued(holder, "fifo", i + 1);
 		}
+		assertThat(holder.fairQueueLength("fifo")).isEqualTo(6);
+		LocksEndpoint.LocksDescriptor locks = new LocksEndpoint(holder, Show.ALWAYS, Set.of()).locks(SecurityContext.NONE);
+		assertThat(locks.leases()).singleElement().satisfies(lease -> {
+			assertThat(lease.mode()).isEqualTo(LockMode.FAIR);
+			assertThat(lease.queueLength()).isEqualTo(6L);
+		});
 		first.release();
 		for (Future<?> waiter : waiters) {
 			waiter.get(30, TimeUnit.SECONDS);
