@@ -74,9 +74,6 @@ final class FairAcquisition {
 	/** Send time of the latest call that ran with the caller queued: a hand-over ran after it. 0 before any. */
 	private long queuedSentNanos;
 
-	/** A hand-over that came while the reply of the call that queued the caller was still on its way; else 0. */
-	private long handedToken;
-
 	private @Nullable Waiter waiter;
 
 	private @Nullable ScheduledFuture<?> nextAttempt;
@@ -174,14 +171,8 @@ final class FairAcquisition {
 		boolean deliver = false;
 		boolean again = false;
 		boolean notAcquired = false;
-		long handed = 0;
 		synchronized (this) {
 			this.inFlight = false;
-			if (this.state == State.WAITING && this.handedToken != 0 && (reply == null || reply[0] == 0)) {
-				// the hand-over named this owner, so this call queued it and ran before the hand-over
-				this.state = State.ACQUIRED;
-				handed = this.handedToken;
-			}
 			if (ex != null) {
 				this.attempt.unanswered = true; // it may run yet: queue this owner, or take the lease
 				if (this.state == State.WAITING) {
@@ -226,10 +217,7 @@ final class FairAcquisition {
 				again = true;
 			}
 		}
-		if (handed != 0) {
-			deliver(handed, sent, sent + TimeUnit.MILLISECONDS.toNanos(grantMillis()));
-		}
-		else if (deliver) {
+		if (deliver) {
 			deliver(reply[1], sent, 0);
 		}
 		else if (notAcquired) {
@@ -285,19 +273,19 @@ final class FairAcquisition {
 			if (this.state != State.WAITING) {
 				return; // ended: its leave passes the lease on
 			}
-			if (this.queuedSentNanos == 0) {
-				this.handedToken = token; // queued by the call in flight: its reply delivers
-				return;
-			}
-			this.state = State.ACQUIRED;
 			queuedAt = this.queuedSentNanos;
+			if (queuedAt != 0) {
+				this.state = State.ACQUIRED;
+			}
 		}
-		deliver(token, queuedAt, queuedAt + TimeUnit.MILLISECONDS.toNanos(grantMillis()));
-	}
-
-	/** The shortest grant a hand-over gives (from when the entry's last keepalive ran). */
-	private long grantMillis() {
-		return Math.min(this.engine.entryTtlMillis(), this.attempt.ttlMillis);
+		if (queuedAt == 0) {
+			// no reply said queued yet, so no lower bound of the grant is known: one attempt finds the lease ours and
+			// raises it to the lease time
+			fire(false);
+			return;
+		}
+		long grantMillis = Math.min(this.engine.entryTtlMillis(), this.attempt.ttlMillis);
+		deliver(token, queuedAt, queuedAt + TimeUnit.MILLISECONDS.toNanos(grantMillis));
 	}
 
 	/** The lease is this acquisition's (see {@link FairEngine#newLease}). */
