@@ -296,7 +296,8 @@ final class FairAcquisition {
 			this.result.complete(Optional.of(lease));
 		}
 		else {
-			this.engine.run(() -> this.result.complete(Optional.of(lease))); // not on the messaging thread: callers chain work
+			// not on the messaging thread: callers chain work
+			this.engine.run(() -> this.result.complete(Optional.of(lease)));
 		}
 	}
 

@@ -1,16 +1,22 @@
 package dev.distlock.redis;
 
+import java.time.Duration;
 import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executor;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.function.BooleanSupplier;
 
 import dev.distlock.core.Lease;
 import dev.distlock.core.LockListener;
 import dev.distlock.core.LockMode;
+import dev.distlock.core.LockOwner;
 import dev.distlock.core.LockRequest;
+import dev.distlock.core.LockUnavailableException;
 
 import org.jspecify.annotations.Nullable;
 
@@ -55,6 +61,43 @@ record FairEngine(LeaseAcquirer acquirer, FairStore store, LeaseStore leaseStore
 			run(() -> extendFixed(entry));
 		}
 		return this.acquirer.newLease(request, entry, sent, start);
+	}
+
+	/** A new asynchronous fair acquisition; a failure is reported to the listeners as the blocking path does. */
+	CompletableFuture<Optional<Lease>> acquireAsync(LockRequest request, String redisKey, LockOwner owner) {
+		long start = System.nanoTime();
+		CompletableFuture<Optional<Lease>> result = new FairAcquisition(this, request, redisKey, owner, start, false)
+			.start(false);
+		result.whenComplete((lease, failure) -> {
+			if (failure instanceof LockUnavailableException unavailable) {
+				this.listeners.forEach(listener -> listener.notAcquired(request,
+						Duration.ofNanos(System.nanoTime() - start), unavailable));
+			}
+		});
+		return result;
+	}
+
+	/**
+	 * An asynchronous re-entry of a fair lock found the owner's lease gone: a new fair acquisition completes
+	 * {@code result}, unless {@code claimEnd} says it ended meanwhile (cancelled), and then a lease it got is released
+	 * again. Returns false, doing nothing, for other modes.
+	 */
+	boolean reacquire(LockRequest request, String redisKey, LockOwner owner, CompletableFuture<Optional<Lease>> result,
+			BooleanSupplier claimEnd) {
+		if (!request.isFair()) {
+			return false;
+		}
+		acquireAsync(request, redisKey, owner).whenComplete((lease, failure) -> {
+			if (failure != null) {
+				if (claimEnd.getAsBoolean()) {
+					result.completeExceptionally(failure);
+				}
+			}
+			else if (!claimEnd.getAsBoolean() || !result.complete(lease)) {
+				lease.ifPresent(Lease::close);
+			}
+		});
+		return true;
 	}
 
 	/** The one-shot extension of a handed fixed lease to its lease time; a lease already released is left alone. */

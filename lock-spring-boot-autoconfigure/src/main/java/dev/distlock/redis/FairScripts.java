@@ -16,7 +16,8 @@ import org.springframework.data.redis.core.script.RedisScript;
  * <li>{@code <lease>:t}, a hash: owner id to the waiter's lease time, which caps what a hand-over grants.</li>
  * </ul>
  * The queue keys expire no sooner than one entry ttl after the last keepalive (never shortened, so processes with
- * different entry ttls can share a queue) and vanish with their last entry, so a free lock leaves nothing behind. KEYS are always {lease, queue, deadlines, ttls}. A hand-over grants the head the shorter of
+ * different entry ttls can share a queue) and vanish with their last entry, so a free lock leaves nothing behind.
+ * KEYS are always {lease, queue, deadlines, ttls}. A hand-over grants the head the shorter of
  * its lease time and what is left of its entry's deadline: a waiter that died after its last keepalive holds the lease
  * for at most one entry ttl; a live one raises it to its lease time with its first renewal.
  */

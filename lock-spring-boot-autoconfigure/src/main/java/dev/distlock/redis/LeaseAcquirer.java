@@ -89,6 +89,10 @@ final class LeaseAcquirer {
 		this.clientId = clientId;
 	}
 
+	FairEngine fair() {
+		return this.fair;
+	}
+
 	/** See {@link dev.distlock.core.LockService#tryAcquire(LockRequest)}; {@code redisKey} is the request's key in Redis. */
 	Optional<Lease> tryAcquire(LockRequest request, String redisKey) {
 		LockOwner owner = LockOwner.current();
@@ -127,16 +131,7 @@ final class LeaseAcquirer {
 	 */
 	CompletableFuture<Optional<Lease>> tryAcquireAsync(LockRequest request, String redisKey, LockOwner owner) {
 		if (request.isFair() && this.registry.heldBy(redisKey, owner) == null) {
-			long start = System.nanoTime();
-			CompletableFuture<Optional<Lease>> result = new FairAcquisition(this.fair, request, redisKey, owner, start,
-					false).start(false);
-			result.whenComplete((lease, failure) -> {
-				if (failure instanceof LockUnavailableException unavailable) {
-					this.listeners.forEach(listener -> listener.notAcquired(request,
-							Duration.ofNanos(System.nanoTime() - start), unavailable));
-				}
-			});
-			return result;
+			return this.fair.acquireAsync(request, redisKey, owner);
 		}
 		return new AsyncAcquisition(this.async, request, redisKey, owner).start();
 	}

@@ -322,4 +322,22 @@ class FairLockIntegrationTests extends OneServerFixture {
 		assertNothingLeft();
 	}
 
+	@Test
+	void anAsynchronousOwnerReentersItsFairLeaseAndAcquiresAnewWhenItWasGone() throws Exception {
+		RedisLockService service = service(Duration.ofSeconds(2));
+		LockOwner owner = LockOwner.newOwner();
+		LockRequest request = LockRequest.of("async-reentry", TTL, Duration.ofSeconds(5)).fair();
+		Lease first = service.tryAcquireAsync(request, owner).get(10, TimeUnit.SECONDS).orElseThrow();
+		Lease again = service.tryAcquireAsync(request, owner).get(10, TimeUnit.SECONDS).orElseThrow();
+		assertThat(again.fencingToken()).isEqualTo(first.fencingToken());
+		this.server.execute("DEL", service.redisKey("async-reentry"));
+		Lease fresh = service.tryAcquireAsync(request, owner).get(10, TimeUnit.SECONDS).orElseThrow();
+		assertThat(fresh.fencingToken()).isGreaterThan(first.fencingToken());
+		assertThat(service.activeLeases()).anySatisfy(s -> assertThat(s.mode()).isEqualTo(LockMode.FAIR));
+		fresh.releaseAsync().get(10, TimeUnit.SECONDS);
+		assertThat(org.assertj.core.api.Assertions.catchThrowable(again::release)).isNotNull();
+		assertThat(org.assertj.core.api.Assertions.catchThrowable(first::release)).isNotNull();
+		assertNothingLeft();
+	}
+
 }
