@@ -38,9 +38,13 @@ public final class LockPreflight {
 	/** The commands the engine sends itself: scripts (EVAL when Redis lost its script cache) and subscriptions. */
 	public static final List<String> ENGINE_COMMANDS = List.of("evalsha", "eval", "subscribe", "unsubscribe");
 
-	/** The commands the engine's Lua scripts call; Redis checks each against the ACL as the script runs. */
+	/**
+	 * The commands the engine's Lua scripts call; Redis checks each against the ACL as the script runs. The sorted-set
+	 * commands are the fair locks' queue ({@code LockMode.FAIR}).
+	 */
 	public static final List<String> SCRIPT_COMMANDS = List.of("exists", "time", "hset", "hmget", "hget", "hexists",
-			"hincrby", "hgetall", "hdel", "pttl", "pexpire", "del", "publish");
+			"hincrby", "hgetall", "hdel", "pttl", "pexpire", "del", "publish", "zadd", "zscore", "zrank", "zrange",
+			"zrangebyscore", "zrem");
 
 	/**
 	 * What the engine needs besides on a Redis Cluster through Lettuce, where releases are announced and heard on their
@@ -74,6 +78,14 @@ public final class LockPreflight {
 			try('pttl', KEYS[1])
 			try('hdel', KEYS[1], '~preflight')
 			try('del', KEYS[1])
+			try('zadd', KEYS[1], 1, '~preflight')
+			redis.pcall('pexpire', KEYS[1], 10000)
+			try('zscore', KEYS[1], '~preflight')
+			try('zrank', KEYS[1], '~preflight')
+			try('zrange', KEYS[1], 0, 0)
+			try('zrangebyscore', KEYS[1], '-inf', 0)
+			try('zrem', KEYS[1], '~preflight')
+			redis.pcall('del', KEYS[1])
 			try('publish', ARGV[1], 'preflight')
 			if ARGV[2] == 's' then
 			  try('spublish', ARGV[1], 'preflight')

@@ -120,6 +120,9 @@ final class AsyncAcquisition {
 			}
 			return;
 		}
+		if (this.engine.acquirer().fair().reacquire(this.request, this.redisKey, this.owner, this.result, this::claimEnd)) {
+			return; // the owner's fair lease was gone: a new fair acquisition, queued in Redis, completes it
+		}
 		Attempt fresh = this.engine.acquirer().newAttempt(this.request, this.redisKey, this.owner);
 		boolean join;
 		synchronized (this) {

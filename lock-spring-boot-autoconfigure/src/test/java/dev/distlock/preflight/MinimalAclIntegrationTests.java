@@ -145,6 +145,20 @@ class MinimalAclIntegrationTests {
 		assertThat(forced.fencingToken()).isEqualTo(handedOver.fencingToken());
 		assertThat(this.redis.execute("EXISTS", "orders:{sku-2}")).isEqualTo(0L);
 
+		// a fair lock: queue, hand-over by the release, and a waiter that gives up and leaves the queue
+		Lease fair = this.first.tryAcquire(LockRequest.of("sku-4", Duration.ofSeconds(5), Duration.ZERO).fair())
+			.orElseThrow();
+		assertThat(this.second.tryAcquire(LockRequest.of("sku-4", Duration.ofSeconds(5), Duration.ofMillis(200)).fair()))
+			.isEmpty();
+		CompletableFuture<Optional<Lease>> fairWaiter = CompletableFuture.supplyAsync(() -> this.second
+			.tryAcquire(LockRequest.of("sku-4", Duration.ofSeconds(5), Duration.ofSeconds(10)).fair()), this.threads);
+		await().atMost(DEADLINE).until(() -> Long.valueOf(1).equals(this.redis.execute("ZCARD", "orders:{sku-4}:q")));
+		fair.release();
+		Lease fairNext = fairWaiter.get(10, TimeUnit.SECONDS).orElseThrow();
+		assertThat(fairNext.fencingToken()).isGreaterThan(fair.fencingToken());
+		fairNext.release();
+		assertThat(this.redis.execute("KEYS", "orders:{sku-4}*")).asList().isEmpty();
+
 		// Redis lost its script cache: the engine sends the scripts themselves (EVAL) once
 		this.redis.execute("SCRIPT", "FLUSH");
 		try (Lease afterFlush = this.first.acquire("sku-3", Duration.ofSeconds(5), Duration.ZERO)) {

@@ -7,6 +7,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Arrays;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
@@ -32,12 +33,14 @@ class MinimalAclTests {
 
 	/** Each script of the engine and the commands it calls. */
 	private static Map<String, Set<String>> engineScripts() throws ReflectiveOperationException {
-		Class<?> scripts = Class.forName("dev.distlock.redis.LockScripts");
 		Map<String, Set<String>> commands = new LinkedHashMap<>();
-		for (Field field : scripts.getDeclaredFields()) {
-			if (Modifier.isStatic(field.getModifiers()) && RedisScript.class.isAssignableFrom(field.getType())) {
-				field.setAccessible(true);
-				commands.put(field.getName(), matches(CALL, ((RedisScript<?>) field.get(null)).getScriptAsString()));
+		for (String name : List.of("dev.distlock.redis.LockScripts", "dev.distlock.redis.FairScripts")) {
+			Class<?> scripts = Class.forName(name);
+			for (Field field : scripts.getDeclaredFields()) {
+				if (Modifier.isStatic(field.getModifiers()) && RedisScript.class.isAssignableFrom(field.getType())) {
+					field.setAccessible(true);
+					commands.put(field.getName(), matches(CALL, ((RedisScript<?>) field.get(null)).getScriptAsString()));
+				}
 			}
 		}
 		assertThat(commands).as("scripts found in LockScripts").isNotEmpty();
@@ -79,7 +82,7 @@ class MinimalAclTests {
 	void theMinimalAclForAPrefix() {
 		assertThat(LockPreflight.minimalAcl("orders")).isEqualTo("~orders:* &orders:* -@all +evalsha +eval +subscribe "
 				+ "+unsubscribe +exists +time +hset +hmget +hget +hexists +hincrby +hgetall +hdel +pttl +pexpire +del "
-				+ "+publish");
+				+ "+publish +zadd +zscore +zrank +zrange +zrangebyscore +zrem");
 	}
 
 	@Test

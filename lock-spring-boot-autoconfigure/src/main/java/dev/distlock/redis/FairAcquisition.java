@@ -1,0 +1,387 @@
+package dev.distlock.redis;
+
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
+
+import dev.distlock.core.Lease;
+import dev.distlock.core.LockAccessDeniedException;
+import dev.distlock.core.LockOwner;
+import dev.distlock.core.LockRequest;
+import dev.distlock.core.LockUnavailableException;
+
+import org.jspecify.annotations.Nullable;
+
+/**
+ * One acquisition of a fair lock ({@link FairScripts}), for a waiting thread and an asynchronous owner alike: no
+ * thread waits inside it. Each attempt is one {@code FAIR_ACQUIRE} on the engine's call pool (a blocking caller's first
+ * on its own thread): it takes the lease or queues the caller in Redis. Between attempts it is a fair {@link Waiter} on
+ * the release channel: a fair release hands it the lease in the script and names it in the message (or in the reply to
+ * a holder of this process), and it enters without another round trip. A timer repeats the attempt every third of the
+ * entry ttl (the keepalive, which also notices a lost hand-over message and an expired holder), at the holder's pttl,
+ * while unsubscribed and after failures. At the deadline, on cancellation or a final failure it leaves with
+ * {@code FAIR_LEAVE}, which passes on a lease handed to it meanwhile; a leave without answer, or an unanswered call,
+ * goes to the {@link HoldReconciler}'s fair discard, and an entry nobody keeps alive expires within one entry ttl.
+ * <p>
+ * Invariants (guarded by {@code this}): at most one script call is in flight; the state moves WAITING to ACQUIRED, or
+ * WAITING to LEAVING to DONE, never back; the leave is sent once, after the call in flight returned (so no late attempt
+ * of this acquisition queues it again after it left); a lease is delivered once.
+ */
+final class FairAcquisition {
+
+	private enum State {
+		WAITING, ACQUIRED, LEAVING, DONE
+	}
+
+	private final FairEngine engine;
+
+	private final LockRequest request;
+
+	private final Attempt attempt;
+
+	private final long start;
+
+	private final long deadline;
+
+	private final boolean mayWait;
+
+	/** Whether a thread blocks on the result: it may be completed on the messaging thread (it only wakes the caller). */
+	private final boolean blockingCaller;
+
+	private final Backoff backoff = new Backoff();
+
+	private final CompletableFuture<Optional<Lease>> result = new CompletableFuture<>() {
+
+		@Override
+		public boolean cancel(boolean mayInterruptIfRunning) {
+			return giveUp(null, true) && super.cancel(mayInterruptIfRunning);
+		}
+
+	};
+
+	private State state = State.WAITING;
+
+	private boolean inFlight;
+
+	private boolean wakePending;
+
+	private boolean leaveSent;
+
+	private boolean cancelled;
+
+	/** Send time of the latest call that ran with the caller queued: a hand-over ran after it. 0 before any. */
+	private long queuedSentNanos;
+
+	private @Nullable Waiter waiter;
+
+	private @Nullable ScheduledFuture<?> nextAttempt;
+
+	private @Nullable ScheduledFuture<?> deadlineTimer;
+
+	private @Nullable LockUnavailableException failure;
+
+	/** What the result completes with after the leave: null for "not acquired", else the failure. */
+	private @Nullable RuntimeException outcome;
+
+	FairAcquisition(FairEngine engine, LockRequest request, String redisKey, LockOwner owner, long start,
+			boolean blockingCaller) {
+		this.engine = engine;
+		this.request = request;
+		this.attempt = engine.acquirer().newAttempt(request, redisKey, owner);
+		this.start = start;
+		this.deadline = start + request.waitTime().toNanos();
+		this.mayWait = !request.waitTime().isZero();
+		this.blockingCaller = blockingCaller;
+	}
+
+	/** Start; the first attempt runs on the calling thread when {@code inline}. */
+	CompletableFuture<Optional<Lease>> start(boolean inline) {
+		if (this.mayWait) {
+			synchronized (this) {
+				if (this.engine.subscriber().isSubscribed(this.attempt.channel)) {
+					register(); // as a thread does: join the waiters before the first attempt
+				}
+				this.deadlineTimer = this.engine.schedule(this::deadlineReached, this.deadline - System.nanoTime());
+			}
+		}
+		fire(inline);
+		return this.result;
+	}
+
+	CompletableFuture<Optional<Lease>> result() {
+		return this.result;
+	}
+
+	/** A release message, a timer or the subscription's confirmation: attempt now, or once the one in flight ended. */
+	private void wake() {
+		Waiter current;
+		synchronized (this) {
+			current = this.waiter;
+		}
+		if (current != null) {
+			current.signalled = false;
+		}
+		fire(false);
+	}
+
+	private void fire(boolean inline) {
+		if (this.engine.calls() instanceof ExecutorService pool && pool.isShutdown()) {
+			// the service closed: no more keepalives (its timers may still fire); leave the queue
+			giveUp(new IllegalStateException("Lock service is closed; cannot acquire '" + this.request.key() + "'"),
+					false);
+			return;
+		}
+		long sent;
+		synchronized (this) {
+			if (this.state != State.WAITING) {
+				return;
+			}
+			if (this.inFlight) {
+				this.wakePending = true;
+				return;
+			}
+			this.inFlight = true;
+			FairEngine.cancel(this.nextAttempt); // each reply schedules the next
+			this.nextAttempt = null;
+			sent = System.nanoTime();
+		}
+		Runnable call = () -> {
+			long[] reply;
+			try {
+				reply = this.engine.store().acquire(this.attempt.redisKey, this.attempt.owner, this.attempt.ttlMillis,
+						this.engine.entryTtlMillis(), this.mayWait);
+			}
+			catch (RuntimeException ex) {
+				replied(sent, null, ex);
+				return;
+			}
+			replied(sent, reply, null);
+		};
+		if (inline) {
+			call.run();
+		}
+		else {
+			this.engine.run(call);
+		}
+	}
+
+	private void replied(long sent, long @Nullable [] reply, @Nullable RuntimeException ex) {
+		boolean deliver = false;
+		boolean again = false;
+		boolean notAcquired = false;
+		synchronized (this) {
+			this.inFlight = false;
+			if (ex != null) {
+				this.attempt.unanswered = true; // it may run yet: queue this owner, or take the lease
+				if (this.state == State.WAITING) {
+					LockUnavailableException failed = AcquireCall.failure(this.request, this.attempt.redisKey, ex);
+					if (failed instanceof LockAccessDeniedException || !this.mayWait
+							|| System.nanoTime() - this.deadline >= 0) {
+						this.state = State.LEAVING;
+						this.outcome = (failed instanceof LockAccessDeniedException || !this.mayWait) ? failed
+								: AcquireCall.unansweredWithin(this.request, failed);
+					}
+					else {
+						this.failure = failed;
+						this.nextAttempt = this.engine.schedule(this::wake, this.backoff.nextNanos());
+					}
+				}
+			}
+			else if (reply[0] > 0) {
+				if (this.state == State.WAITING) {
+					this.state = State.ACQUIRED;
+					deliver = true;
+				}
+				// ACQUIRED: the same lease, delivered by its hand-over message; LEAVING: the leave passes it on
+			}
+			else {
+				this.failure = null;
+				this.backoff.reset();
+				if (reply[2] > 0) {
+					this.queuedSentNanos = sent;
+				}
+				if (this.state == State.WAITING) {
+					if (!this.mayWait) {
+						this.state = State.DONE;
+						notAcquired = true;
+					}
+					else {
+						scheduleNext(reply[1]);
+					}
+				}
+			}
+			if (this.wakePending && this.state == State.WAITING) {
+				this.wakePending = false;
+				again = true;
+			}
+		}
+		if (deliver) {
+			deliver(reply[1], sent, 0);
+		}
+		else if (notAcquired) {
+			end(false);
+			if (this.attempt.unanswered) {
+				discardLater();
+			}
+			this.result.complete(this.engine.acquirer().notAcquired(this.request, this.start));
+		}
+		leaveIfDue();
+		if (again) {
+			fire(false);
+		}
+	}
+
+	/** After a reply that queued the caller: register on the channel first, then keep alive and watch the holder. */
+	private void scheduleNext(long holderTtlMillis) {
+		long now = System.nanoTime();
+		if (this.waiter == null) {
+			Waiter registered = register();
+			registered.subscribed().whenComplete((done, failed) -> wake());
+			this.nextAttempt = this.engine.schedule(this::wake, LeaseAcquirer.pollNanos());
+			return;
+		}
+		long delay = TimeUnit.MILLISECONDS.toNanos(this.engine.entryTtlMillis()) / 3;
+		if (holderTtlMillis >= 0) {
+			delay = Math.min(delay, LeaseAcquirer.holderTtlNanos(holderTtlMillis));
+		}
+		if (!this.engine.subscriber().isSubscribed(this.attempt.channel)) {
+			delay = Math.min(delay, LeaseAcquirer.pollNanos()); // no message can come: poll
+		}
+		if (now + delay - this.deadline < 0) {
+			this.nextAttempt = this.engine.schedule(this::wake, delay);
+		}
+	}
+
+	/** Guarded by this. */
+	private Waiter register() {
+		Waiter registered = this.engine.subscriber().registerFair(this.attempt.channel, this.attempt.owner,
+				this.request.effectiveName(), this.attempt.ttlMillis, this::wake, this::handedOver);
+		this.waiter = registered;
+		return registered;
+	}
+
+	/**
+	 * A fair release handed this acquisition the lease with {@code token} (runs under the channel's monitor). The
+	 * grant is short (see {@link FairScripts}): it lasts at least one entry ttl, capped by the lease time, from the
+	 * send time of the latest call that found this owner queued, since the hand-over ran after that call.
+	 */
+	private void handedOver(long token) {
+		long queuedAt;
+		synchronized (this) {
+			if (this.state != State.WAITING) {
+				return; // ended: its leave passes the lease on
+			}
+			queuedAt = this.queuedSentNanos;
+			if (queuedAt != 0) {
+				this.state = State.ACQUIRED;
+			}
+		}
+		if (queuedAt == 0) {
+			// no reply said queued yet, so no lower bound of the grant is known: one attempt finds the lease ours and
+			// raises it to the lease time
+			fire(false);
+			return;
+		}
+		long grantMillis = Math.min(this.engine.entryTtlMillis(), this.attempt.ttlMillis);
+		deliver(token, queuedAt, queuedAt + TimeUnit.MILLISECONDS.toNanos(grantMillis));
+	}
+
+	/** The lease is this acquisition's (see {@link FairEngine#newLease}). */
+	private void deliver(long token, long sent, long grantedUntil) {
+		end(true);
+		Lease lease = this.engine.newLease(this.request, this.attempt, token, sent, grantedUntil, this.start);
+		if (this.blockingCaller) {
+			this.result.complete(Optional.of(lease));
+		}
+		else {
+			// not on the messaging thread: callers chain work
+			this.engine.run(() -> this.result.complete(Optional.of(lease)));
+		}
+	}
+
+	private void deadlineReached() {
+		LockUnavailableException last;
+		synchronized (this) {
+			last = this.failure;
+		}
+		giveUp((last != null) ? AcquireCall.unansweredWithin(this.request, last) : null, false);
+	}
+
+	/**
+	 * End the wait without a lease ({@code failed} or not acquired); {@code cancel} for a cancellation. Returns false
+	 * when the lease was delivered already.
+	 */
+	boolean giveUp(@Nullable RuntimeException failed, boolean cancel) {
+		synchronized (this) {
+			if (this.state == State.ACQUIRED) {
+				return false;
+			}
+			if (this.state == State.WAITING) {
+				this.state = State.LEAVING;
+				this.outcome = failed;
+			}
+			this.cancelled |= cancel;
+		}
+		leaveIfDue();
+		return true;
+	}
+
+	/** Send the leave once no call is in flight, then complete the result. */
+	private void leaveIfDue() {
+		synchronized (this) {
+			if (this.state != State.LEAVING || this.inFlight || this.leaveSent) {
+				return;
+			}
+			this.leaveSent = true;
+		}
+		this.engine.run(this::leave);
+	}
+
+	private void leave() {
+		if (this.mayWait || this.attempt.unanswered) {
+			try {
+				this.engine.store().leave(this.attempt.redisKey, this.attempt.owner, this.attempt.channel);
+			}
+			catch (RuntimeException ex) {
+				this.attempt.unanswered = true;
+			}
+			if (this.attempt.unanswered) {
+				discardLater(); // a late call may queue it (or take the lease) again: the reconciler leaves again
+			}
+		}
+		RuntimeException failed;
+		synchronized (this) {
+			this.state = State.DONE;
+			failed = this.outcome;
+		}
+		end(false);
+		if (failed != null) {
+			this.result.completeExceptionally(failed);
+		}
+		else if (!this.cancelled) {
+			this.result.complete(this.engine.acquirer().notAcquired(this.request, this.start));
+		}
+	}
+
+	private void discardLater() {
+		this.engine.reconciler().discard(this.request.key(), this.attempt.redisKey, this.attempt.owner,
+				this.attempt.channel, true);
+	}
+
+	/** Stop waiting: timers off, the waiter unregistered. */
+	private void end(boolean acquired) {
+		Waiter registered;
+		synchronized (this) {
+			registered = this.waiter;
+			this.waiter = null;
+			FairEngine.cancel(this.nextAttempt);
+			FairEngine.cancel(this.deadlineTimer);
+		}
+		if (registered != null) {
+			this.engine.subscriber().unregister(registered, acquired);
+		}
+	}
+
+}
