@@ -28,6 +28,9 @@ import org.jspecify.annotations.Nullable;
  * Invariants (guarded by {@code this}): at most one script call is in flight; the state moves WAITING to ACQUIRED, or
  * WAITING to LEAVING to DONE, never back; the leave is sent once, after the call in flight returned (so no late attempt
  * of this acquisition queues it again after it left); a lease is delivered once.
+ * <p>
+ * Lock order: a release message wakes it or hands it the lease under the channel's monitor, so code holding this
+ * monitor never calls the {@link ReleaseSubscriber} (which takes the channel's): that would deadlock.
  */
 final class FairAcquisition {
 
@@ -41,9 +44,7 @@ final class FairAcquisition {
 
 	private final Attempt attempt;
 
-	private final long start;
-
-	private final long deadline;
+	private final long start, deadline;
 
 	private final boolean mayWait;
 
@@ -63,22 +64,15 @@ final class FairAcquisition {
 
 	private State state = State.WAITING;
 
-	private boolean inFlight;
-
-	private boolean wakePending;
-
-	private boolean leaveSent;
-
-	private boolean cancelled;
+	/** A script call is in flight; a wake came meanwhile; the leave was sent; the caller cancelled. */
+	private boolean inFlight, wakePending, leaveSent, cancelled;
 
 	/** Send time of the latest call that ran with the caller queued: a hand-over ran after it. 0 before any. */
 	private long queuedSentNanos;
 
 	private @Nullable Waiter waiter;
 
-	private @Nullable ScheduledFuture<?> nextAttempt;
-
-	private @Nullable ScheduledFuture<?> deadlineTimer;
+	private @Nullable ScheduledFuture<?> nextAttempt, deadlineTimer;
 
 	private @Nullable LockUnavailableException failure;
 
@@ -99,10 +93,10 @@ final class FairAcquisition {
 	/** Start; the first attempt runs on the calling thread when {@code inline}. */
 	CompletableFuture<Optional<Lease>> start(boolean inline) {
 		if (this.mayWait) {
+			// as a thread does: join the waiters before the first attempt (outside this monitor: see the lock order)
+			Waiter registered = this.engine.subscriber().isSubscribed(this.attempt.channel) ? register() : null;
 			synchronized (this) {
-				if (this.engine.subscriber().isSubscribed(this.attempt.channel)) {
-					register(); // as a thread does: join the waiters before the first attempt
-				}
+				this.waiter = registered;
 				this.deadlineTimer = this.engine.schedule(this::deadlineReached, this.deadline - System.nanoTime());
 			}
 		}
@@ -171,6 +165,8 @@ final class FairAcquisition {
 		boolean deliver = false;
 		boolean again = false;
 		boolean notAcquired = false;
+		boolean registerNow = false;
+		boolean subscribed = this.engine.subscriber().isSubscribed(this.attempt.channel); // not under this monitor
 		synchronized (this) {
 			this.inFlight = false;
 			if (ex != null) {
@@ -207,8 +203,11 @@ final class FairAcquisition {
 						this.state = State.DONE;
 						notAcquired = true;
 					}
+					else if (this.waiter == null) {
+						registerNow = true; // after this monitor is released: see the lock order
+					}
 					else {
-						scheduleNext(reply[1]);
+						scheduleNext(reply[1], subscribed);
 					}
 				}
 			}
@@ -216,6 +215,9 @@ final class FairAcquisition {
 				this.wakePending = false;
 				again = true;
 			}
+		}
+		if (registerNow) {
+			registerAndPoll();
 		}
 		if (deliver) {
 			deliver(reply[1], sent, 0);
@@ -233,20 +235,33 @@ final class FairAcquisition {
 		}
 	}
 
-	/** After a reply that queued the caller: register on the channel first, then keep alive and watch the holder. */
-	private void scheduleNext(long holderTtlMillis) {
-		long now = System.nanoTime();
-		if (this.waiter == null) {
-			Waiter registered = register();
-			registered.subscribed().whenComplete((done, failed) -> wake());
-			this.nextAttempt = this.engine.schedule(this::wake, LeaseAcquirer.pollNanos());
+	/** After the first reply that queued the caller: register, poll until subscribed; undone if it came too late. */
+	private void registerAndPoll() {
+		Waiter registered = register();
+		boolean stale;
+		synchronized (this) {
+			stale = this.state != State.WAITING || this.waiter != null;
+			if (!stale) {
+				this.waiter = registered;
+				FairEngine.cancel(this.nextAttempt);
+				this.nextAttempt = this.engine.schedule(this::wake, LeaseAcquirer.pollNanos());
+			}
+		}
+		if (stale) {
+			this.engine.subscriber().unregister(registered, false);
 			return;
 		}
+		registered.subscribed().whenComplete((done, failed) -> wake());
+	}
+
+	/** After a reply that queued a registered caller: keep alive and watch the holder. Guarded by this. */
+	private void scheduleNext(long holderTtlMillis, boolean subscribed) {
+		long now = System.nanoTime();
 		long delay = TimeUnit.MILLISECONDS.toNanos(this.engine.entryTtlMillis()) / 3;
 		if (holderTtlMillis >= 0) {
 			delay = Math.min(delay, LeaseAcquirer.holderTtlNanos(holderTtlMillis));
 		}
-		if (!this.engine.subscriber().isSubscribed(this.attempt.channel)) {
+		if (!subscribed) {
 			delay = Math.min(delay, LeaseAcquirer.pollNanos()); // no message can come: poll
 		}
 		if (now + delay - this.deadline < 0) {
@@ -254,12 +269,10 @@ final class FairAcquisition {
 		}
 	}
 
-	/** Guarded by this. */
+	/** Never under this monitor (see the lock order); the caller stores the waiter. */
 	private Waiter register() {
-		Waiter registered = this.engine.subscriber().registerFair(this.attempt.channel, this.attempt.owner,
+		return this.engine.subscriber().registerFair(this.attempt.channel, this.attempt.owner,
 				this.request.effectiveName(), this.attempt.ttlMillis, this::wake, this::handedOver);
-		this.waiter = registered;
-		return registered;
 	}
 
 	/**
