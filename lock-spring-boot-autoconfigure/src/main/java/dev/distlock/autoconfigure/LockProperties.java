@@ -74,6 +74,12 @@ public class LockProperties {
 	private int localHandOvers = 4;
 
 	/**
+	 * How long a waiter's entry in a fair lock's queue lives in Redis without the waiter's keepalive (sent every
+	 * third of it): a waiter whose instance died delays the next one by at most about this long.
+	 */
+	private Duration fairEntryTtl = Duration.ofSeconds(2);
+
+	/**
 	 * How many replicas must acknowledge a new lease (Redis WAIT) before it counts as acquired, so that it survives a
 	 * failover to one of them. A lease fewer replicas acknowledge in time is deleted again and the attempt retried
 	 * within the wait. Zero (the default) waits for none. Turns hand-overs between threads off; on Redis
@@ -200,6 +206,19 @@ public class LockProperties {
 	 */
 	public void setLocalHandOvers(int localHandOvers) {
 		this.localHandOvers = LockSettings.checkLocalHandOvers(localHandOvers, "distlock.local-hand-overs");
+	}
+
+	/** {@return how long a fair lock's queue entry lives without its waiter's keepalive} */
+	public Duration getFairEntryTtl() {
+		return this.fairEntryTtl;
+	}
+
+	/**
+	 * Set how long a fair lock's queue entry lives without its waiter's keepalive.
+	 * @param fairEntryTtl the entry ttl; at least 30ms
+	 */
+	public void setFairEntryTtl(Duration fairEntryTtl) {
+		this.fairEntryTtl = LockSettings.checkFairEntryTtl(fairEntryTtl, "distlock.fair-entry-ttl");
 	}
 
 	/** {@return how many replicas must acknowledge a new lease} */

@@ -49,6 +49,7 @@ public final class RedisLockServiceAutoConfiguration {
 			.renewalRatio(properties.getRenewalRatio())
 			.idleUnsubscribe(properties.getIdleUnsubscribe())
 			.localHandOvers(properties.getLocalHandOvers())
+			.fairEntryTtl(properties.getFairEntryTtl())
 			.replicaAcks(properties.getReplicaAcks(), properties.getReplicaAckTimeout())
 			.eventPublisher(eventPublisher);
 		listeners.orderedStream().forEach(builder::listener);

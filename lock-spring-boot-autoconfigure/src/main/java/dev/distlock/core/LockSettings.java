@@ -133,6 +133,21 @@ public final class LockSettings {
 	}
 
 	/**
+	 * How long a fair lock's queue entry lives without its waiter's keepalive: at least 30ms. It bounds how long a
+	 * waiter that died delays the next one.
+	 * @param entryTtl the entry ttl
+	 * @param subject what the message names, e.g. the property
+	 * @return the duration, unchanged
+	 * @throws IllegalArgumentException naming {@code subject}
+	 */
+	public static Duration checkFairEntryTtl(@Nullable Duration entryTtl, String subject) {
+		if (entryTtl == null || entryTtl.toMillis() < 30) {
+			throw invalid(subject, "must be at least 30ms", entryTtl);
+		}
+		return entryTtl;
+	}
+
+	/**
 	 * How long a release channel without waiters stays subscribed: not negative; zero unsubscribes at once.
 	 * @param idleUnsubscribe how long an idle channel stays subscribed
 	 * @param subject what the message names, e.g. the property

@@ -53,13 +53,21 @@ final class HoldReconciler implements AutoCloseable {
 	 * Make sure {@code owner} holds nothing on {@code redisKey}. The caller must never use {@code owner} again.
 	 */
 	void discard(String key, String redisKey, String owner, String channel) {
+		discard(key, redisKey, owner, channel, false);
+	}
+
+	/**
+	 * As {@link #discard}; for a fair lock ({@code fair}) with {@link FairScripts#FAIR_LEAVE}: the owner's queue entry
+	 * goes, and a lease it holds is handed on to the next live waiter rather than deleted (the queue stays).
+	 */
+	void discard(String key, String redisKey, String owner, String channel, boolean fair) {
 		if (this.pending.incrementAndGet() > MAX_PENDING) {
 			this.pending.decrementAndGet();
 			logger.warn("Too many holds to reconcile; the one of lock '" + key + "' (owner " + owner
 					+ ") ends at its lease time");
 			return;
 		}
-		schedule(new Discard(key, redisKey, owner, channel, 1, MIN_BACKOFF_MILLIS), 0);
+		schedule(new Discard(key, redisKey, owner, channel, fair, 1, MIN_BACKOFF_MILLIS), 0);
 	}
 
 	/**
@@ -104,7 +112,8 @@ final class HoldReconciler implements AutoCloseable {
 	private void attempt(Discard discard) {
 		boolean deleted;
 		try {
-			deleted = this.store.discard(discard.redisKey, discard.owner, discard.channel);
+			deleted = discard.fair ? this.store.fair().leave(discard.redisKey, discard.owner, discard.channel)
+					: this.store.discard(discard.redisKey, discard.owner, discard.channel);
 		}
 		catch (RuntimeException ex) {
 			long backoff = Math.min(MAX_BACKOFF_MILLIS, discard.backoffMillis * 2);
@@ -131,14 +140,15 @@ final class HoldReconciler implements AutoCloseable {
 		this.executor.shutdownNow();
 	}
 
-	private record Discard(String key, String redisKey, String owner, String channel, int pass, long backoffMillis) {
+	private record Discard(String key, String redisKey, String owner, String channel, boolean fair, int pass,
+			long backoffMillis) {
 
 		Discard retry(long backoff) {
-			return new Discard(this.key, this.redisKey, this.owner, this.channel, this.pass, backoff);
+			return new Discard(this.key, this.redisKey, this.owner, this.channel, this.fair, this.pass, backoff);
 		}
 
 		Discard secondPass() {
-			return new Discard(this.key, this.redisKey, this.owner, this.channel, 2, MIN_BACKOFF_MILLIS);
+			return new Discard(this.key, this.redisKey, this.owner, this.channel, this.fair, 2, MIN_BACKOFF_MILLIS);
 		}
 
 	}

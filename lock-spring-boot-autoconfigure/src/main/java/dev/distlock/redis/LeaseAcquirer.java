@@ -64,13 +64,19 @@ final class LeaseAcquirer {
 	/** What an asynchronous acquisition works with. */
 	private final AsyncEngine async;
 
+	/** What a fair acquisition works with. */
+	private final FairAcquisition.Engine fair;
+
 	LeaseAcquirer(LeaseStore store, ReleaseSubscriber subscriber, LeaseWatchdog watchdog, LeaseRegistry registry,
 			HoldReconciler reconciler, LeaseReleaser releaser, List<LockListener> listeners, String clientId,
-			int replicaAcks, long replicaAckTimeoutMillis, Executor calls, ScheduledExecutorService timers) {
+			int replicaAcks, long replicaAckTimeoutMillis, Executor calls, ScheduledExecutorService timers,
+			long fairEntryTtlMillis) {
 		this.acquireCall = new AcquireCall(store, clientId, replicaAcks, replicaAckTimeoutMillis);
 		this.reentry = new LeaseReentry(this, store, watchdog, registry, reconciler);
 		this.async = new AsyncEngine(this, this.reentry, this.acquireCall, store, subscriber, watchdog, registry,
 				reconciler, listeners, calls, timers);
+		this.fair = new FairAcquisition.Engine(this, store.fair(), store, subscriber, watchdog, registry, reconciler,
+				listeners, calls, timers, fairEntryTtlMillis);
 		this.store = store;
 		this.subscriber = subscriber;
 		this.watchdog = watchdog;
@@ -94,6 +100,11 @@ final class LeaseAcquirer {
 					return Optional.of(reentered);
 				}
 			}
+			if (request.isFair()) {
+				FairAcquisition fair = new FairAcquisition(this.fair, request, redisKey, owner, start, true);
+				fair.start(true);
+				return fair.await();
+			}
 			return acquireNew(request, newAttempt(request, redisKey, owner), start, deadline);
 		}
 		catch (InterruptedException ex) {
@@ -113,6 +124,18 @@ final class LeaseAcquirer {
 	 * (see {@link AsyncAcquisition}).
 	 */
 	CompletableFuture<Optional<Lease>> tryAcquireAsync(LockRequest request, String redisKey, LockOwner owner) {
+		if (request.isFair() && this.registry.heldBy(redisKey, owner) == null) {
+			long start = System.nanoTime();
+			CompletableFuture<Optional<Lease>> result = new FairAcquisition(this.fair, request, redisKey, owner, start,
+					false).start(false);
+			result.whenComplete((lease, failure) -> {
+				if (failure instanceof LockUnavailableException unavailable) {
+					this.listeners.forEach(listener -> listener.notAcquired(request,
+							Duration.ofNanos(System.nanoTime() - start), unavailable));
+				}
+			});
+			return result;
+		}
 		return new AsyncAcquisition(this.async, request, redisKey, owner).start();
 	}
 

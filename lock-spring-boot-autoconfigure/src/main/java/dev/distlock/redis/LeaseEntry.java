@@ -5,6 +5,7 @@ import java.time.Instant;
 
 import dev.distlock.core.LeaseSnapshot;
 import dev.distlock.core.LockLostEvent;
+import dev.distlock.core.LockMode;
 import dev.distlock.core.LockOwner;
 
 import org.jspecify.annotations.Nullable;
@@ -61,6 +62,9 @@ final class LeaseEntry {
 
 	final long acquiredAtNanos;
 
+	/** How the lock admits holders: a fair lease's release hands it to the head of its queue in Redis. */
+	final LockMode mode;
+
 	/** The {@link dev.distlock.core.Lease#onLost} actions of its holds. */
 	final LostActions lostActions = new LostActions();
 
@@ -100,6 +104,13 @@ final class LeaseEntry {
 
 	LeaseEntry(String key, String redisKey, String channel, String owner, String name, long token, long ttlMillis,
 			boolean autoRenew, long sentAtNanos, int handOvers, LockOwner lockOwner) {
+		this(key, redisKey, channel, owner, name, token, ttlMillis, autoRenew, sentAtNanos, handOvers, lockOwner,
+				LockMode.EXCLUSIVE);
+	}
+
+	LeaseEntry(String key, String redisKey, String channel, String owner, String name, long token, long ttlMillis,
+			boolean autoRenew, long sentAtNanos, int handOvers, LockOwner lockOwner, LockMode mode) {
+		this.mode = mode;
 		this.lockOwner = lockOwner;
 		this.handOvers = handOvers;
 		this.key = key;
@@ -257,6 +268,20 @@ final class LeaseEntry {
 		}
 	}
 
+	/**
+	 * A fair hand-over granted the lease only until {@code validUntilNanos} (a short grant, see {@link FairScripts}):
+	 * the validity is that, and the first renewal, which raises the lease to its ttl, comes at {@code renewAtNanos}.
+	 * Called before the entry is registered with the watchdog.
+	 */
+	synchronized void grantedUntil(long validUntilNanos, long renewAtNanos) {
+		this.validUntilNanos = earlier(this.validUntilNanos, validUntilNanos);
+		this.nextRenewalNanos = renewAtNanos;
+	}
+
+	boolean isFair() {
+		return this.mode == LockMode.FAIR;
+	}
+
 	/** Whether the holder is releasing its last hold; see the class comment. */
 	synchronized boolean isReleasing() {
 		return this.lastHoldReleasing;
@@ -355,7 +380,7 @@ final class LeaseEntry {
 		long remaining = (this.state == State.LOST) ? 0 : Math.max(0, this.validUntilNanos - nowNanos);
 		return new LeaseSnapshot(this.key, this.name, this.owner, this.ownerThread, this.acquiredAt, this.holds,
 				Duration.ofMillis(this.ttlMillis), Duration.ofNanos(remaining), this.lastRenewal, this.token,
-				this.autoRenew, this.state == State.LOST);
+				this.autoRenew, this.state == State.LOST, this.mode);
 	}
 
 	private static long earlier(long a, long b) {

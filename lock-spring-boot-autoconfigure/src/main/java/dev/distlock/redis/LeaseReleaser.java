@@ -66,6 +66,10 @@ final class LeaseReleaser {
 	void release(RedisLease lease) {
 		LeaseEntry entry = lease.entry;
 		Duration held = Duration.ofNanos(System.nanoTime() - lease.acquiredAtNanos);
+		if (entry.isFair()) {
+			releaseFair(lease, entry, held);
+			return;
+		}
 		if (entry.handOvers < this.localHandOvers && entry.holds() == 1 && entry.state() == LeaseEntry.State.HELD) {
 			Waiter next = this.subscriber.reserveForHandOver(entry.channel, entry.owner);
 			if (next != null && handOver(lease, entry, next, held)) {
@@ -81,6 +85,43 @@ final class LeaseReleaser {
 			throw unreachable(lease, entry, held, ex);
 		}
 		applyRelease(lease, entry, held, reply);
+	}
+
+	/**
+	 * The release of a fair lease: no local hand-over (it would jump the queue); at its last hold the script hands the
+	 * lease to the head of the queue in Redis, and when that waiter is in this process it is told at once, without
+	 * waiting for the message.
+	 */
+	private void releaseFair(RedisLease lease, LeaseEntry entry, Duration held) {
+		FairStore.FairReleased reply;
+		entry.releaseStarting();
+		try {
+			reply = this.store.fair().release(entry.redisKey, entry.owner, entry.token, entry.channel);
+		}
+		catch (RuntimeException ex) {
+			throw unreachable(lease, entry, held, ex);
+		}
+		if (reply.holdsLeft() < 0) {
+			throw foundGone(lease, entry, held);
+		}
+		if (reply.publishRefused() != null) {
+			this.notifications.publishRefused(entry.key, entry.redisKey, entry.channel, reply.publishRefused());
+		}
+		if (entry.releaseHold(reply.holdsLeft() == 0)) {
+			ended(entry);
+			String next = reply.nextOwner();
+			if (reply.holdsLeft() > 0) {
+				// Redis counted holds this process does not: the lease ends with the last hold this process knows
+				this.reconciler.discard(entry.key, entry.redisKey, entry.owner, entry.channel, true);
+			}
+			else if (next != null) {
+				this.subscriber.fairHandedOver(entry.channel, next, reply.nextToken());
+			}
+			else {
+				this.subscriber.releasedLocally(entry.channel, entry.token);
+			}
+		}
+		released(lease, entry, held);
 	}
 
 	/** What Redis answered to the release of a hold, applied to this process's picture (throws as release does). */
@@ -120,7 +161,8 @@ final class LeaseReleaser {
 	CompletableFuture<Void> releaseAsync(RedisLease lease) {
 		CompletableFuture<Void> done = new CompletableFuture<>();
 		LeaseEntry entry = lease.entry;
-		if (!(entry.handOvers < this.localHandOvers && this.subscriber.hasWaitingThread(entry.channel))) {
+		// a fair release runs on the pool (blocking): its reply may hand the lease to a waiter of this process
+		if (!entry.isFair() && !(entry.handOvers < this.localHandOvers && this.subscriber.hasWaitingThread(entry.channel))) {
 			Duration held = Duration.ofNanos(System.nanoTime() - lease.acquiredAtNanos);
 			entry.releaseStarting();
 			CompletableFuture<LeaseStore.Released> sent;
@@ -222,7 +264,7 @@ final class LeaseReleaser {
 		this.watchdog.unregister(entry);
 		if (entry.releaseHold(false)) {
 			ended(entry);
-			this.reconciler.discard(entry.key, entry.redisKey, entry.owner, entry.channel);
+			this.reconciler.discard(entry.key, entry.redisKey, entry.owner, entry.channel, entry.isFair());
 		}
 		this.listeners.forEach(listener -> listener.released(lease, held, false));
 		return new LockLostException(event);
@@ -237,7 +279,7 @@ final class LeaseReleaser {
 	private LockException unreachable(RedisLease lease, LeaseEntry entry, Duration held, RuntimeException ex) {
 		if (entry.releaseHold(false)) {
 			ended(entry);
-			this.reconciler.discard(entry.key, entry.redisKey, entry.owner, entry.channel);
+			this.reconciler.discard(entry.key, entry.redisKey, entry.owner, entry.channel, entry.isFair());
 		}
 		this.listeners.forEach(listener -> listener.released(lease, held, false));
 		LockLostEvent lost = entry.lostEvent();

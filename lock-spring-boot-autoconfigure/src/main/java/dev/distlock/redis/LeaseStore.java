@@ -43,6 +43,9 @@ final class LeaseStore {
 	/** The renewals of this store's leases, batched. */
 	private final RenewalBatches renewals;
 
+	/** The fair-lock scripts, on the same template. */
+	private final FairStore fair;
+
 	/** False once a connection turned out not to be Lettuce's: from then on, scripts go through the template. */
 	private volatile boolean lettuceNative;
 
@@ -62,6 +65,12 @@ final class LeaseStore {
 		this.lettuceNative = LETTUCE_PRESENT && nativeScripts;
 		this.renewals = new RenewalBatches(connectionFactory, this.template, LETTUCE_PRESENT && nativeScripts);
 		this.publishMode = isSharded(connectionFactory) ? LockScripts.SHARDED : "";
+		this.fair = new FairStore(this.template, this.publishMode);
+	}
+
+	/** {@return the fair-lock scripts on this store's template} */
+	FairStore fair() {
+		return this.fair;
 	}
 
 	/** {@return the batched renewals of leases on this store's connection factory} */

@@ -143,7 +143,7 @@ public class RedisLockService
 		this.asyncTimers.setRemoveOnCancelPolicy(false);
 		this.acquirer = new LeaseAcquirer(store, this.subscriber, this.watchdog, this.registry, this.reconciler,
 				releaser, listeners, this.clientId, builder.replicaAcks, builder.replicaAckTimeout.toMillis(),
-				this.asyncCalls, this.asyncTimers);
+				this.asyncCalls, this.asyncTimers, builder.fairEntryTtl.toMillis());
 		this.view = new LeaseView(this.registry, this.subscriber);
 		this.forcedReleaser = new ForcedReleaser(store, this.subscriber, refusals);
 		this.holderQuery = new HolderQuery(store);
@@ -164,7 +164,7 @@ public class RedisLockService
 		if (this.closed) {
 			throw new IllegalStateException("Lock service is closed; cannot acquire '" + request.key() + "'");
 		}
-		if (request.mode() != LockMode.EXCLUSIVE) {
+		if (request.mode() != LockMode.EXCLUSIVE && request.mode() != LockMode.FAIR) {
 			throw request.mode().unsupported(request.key(), "this engine yet");
 		}
 		this.view.noteName(request.effectiveName());
@@ -185,7 +185,7 @@ public class RedisLockService
 			return CompletableFuture.failedFuture(
 					new IllegalStateException("Lock service is closed; cannot acquire '" + request.key() + "'"));
 		}
-		if (request.mode() != LockMode.EXCLUSIVE) {
+		if (request.mode() != LockMode.EXCLUSIVE && request.mode() != LockMode.FAIR) {
 			return CompletableFuture.failedFuture(request.mode().unsupported(request.key(), "this engine yet"));
 		}
 		this.view.noteName(request.effectiveName());
@@ -345,7 +345,7 @@ public class RedisLockService
 				// client on a new connection. Each keeps the lease in Redis for one more lease time, a hold that this
 				// process calls lost. Its owner id is not used again (re-entries take a new one; the holder's release
 				// finds the lease gone either way), and renewals never create a lease, so once Redis answers it can go.
-				this.reconciler.discard(entry.key, entry.redisKey, entry.owner, entry.channel);
+				this.reconciler.discard(entry.key, entry.redisKey, entry.owner, entry.channel, entry.isFair());
 			}
 		}
 

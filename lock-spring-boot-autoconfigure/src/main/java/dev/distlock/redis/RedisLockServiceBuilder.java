@@ -41,6 +41,8 @@ public final class RedisLockServiceBuilder {
 
 	int localHandOvers = 4;
 
+	Duration fairEntryTtl = Duration.ofSeconds(2);
+
 	int replicaAcks;
 
 	Duration replicaAckTimeout = Duration.ofMillis(500);
@@ -141,6 +143,18 @@ public final class RedisLockServiceBuilder {
 	 */
 	public RedisLockServiceBuilder localHandOvers(int localHandOvers) {
 		this.localHandOvers = LockSettings.checkLocalHandOvers(localHandOvers, "'localHandOvers'");
+		return this;
+	}
+
+	/**
+	 * How long a waiter's entry in a fair lock's queue lives without the waiter's keepalive (sent every third of it):
+	 * a waiter whose process died delays the next waiter by at most about this long, and a lease handed to a waiter
+	 * lasts this long (at most its own lease time) until its process raises it to its lease time. Default 2s.
+	 * @param entryTtl the entry ttl; at least 30ms
+	 * @return this builder
+	 */
+	public RedisLockServiceBuilder fairEntryTtl(Duration entryTtl) {
+		this.fairEntryTtl = LockSettings.checkFairEntryTtl(entryTtl, "'entryTtl'");
 		return this;
 	}
 

@@ -4,6 +4,7 @@ import java.util.HashMap;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Consumer;
+import java.util.function.LongConsumer;
 
 import dev.distlock.redis.ReleaseChannel.ChannelState;
 
@@ -83,6 +84,49 @@ final class ReleaseSubscriber implements SubscriptionConnection.Events, AutoClos
 					this.subscriptions.subscribeLater(ch);
 				}
 				return waiter;
+			}
+		}
+	}
+
+	/**
+	 * As {@link #registerAsync}, for a fair acquisition ({@link FairAcquisition}): {@code handOver} runs (under the
+	 * channel's monitor: it must be quick) when a fair release hands this owner the lease, by message or in this
+	 * process.
+	 */
+	Waiter registerFair(String channel, String owner, String name, long ttlMillis, Runnable wakeUp,
+			LongConsumer handOver) {
+		for (;;) {
+			ReleaseChannel ch = this.channels.computeIfAbsent(channel, ReleaseChannel::new);
+			synchronized (ch) {
+				if (ch.state == ChannelState.DEAD) {
+					continue;
+				}
+				Waiter waiter = new Waiter(ch, wakeUp, handOver, ch.subscribed, owner, name, ttlMillis);
+				ch.waiters.addLast(waiter);
+				if (ch.state == ChannelState.NEW) {
+					ch.state = ChannelState.SUBSCRIBING;
+					this.subscriptions.subscribeLater(ch);
+				}
+				return waiter;
+			}
+		}
+	}
+
+	/**
+	 * A fair release (by message, or by a holder of this process that read it in the script's reply) handed the lease
+	 * to {@code owner} with {@code token}: tell that waiter if it waits here. Other waiters are not woken: the lock is
+	 * taken.
+	 */
+	void fairHandedOver(String channel, String owner, long token) {
+		ReleaseChannel ch = this.channels.get(channel);
+		if (ch != null) {
+			synchronized (ch) {
+				for (Waiter waiter : ch.waiters) {
+					if (waiter.owner.equals(owner)) {
+						waiter.fairHandedOver(token);
+						return;
+					}
+				}
 			}
 		}
 	}
@@ -249,6 +293,19 @@ final class ReleaseSubscriber implements SubscriptionConnection.Events, AutoClos
 	/** A release message: its body is the released lease's token. Wakes one waiter, unless this process released it. */
 	@Override
 	public void message(String channel, String body) {
+		if (body.startsWith(FairScripts.HAND_OVER_PREFIX)) {
+			int colon = body.indexOf(':', FairScripts.HAND_OVER_PREFIX.length());
+			if (colon > 0) {
+				try {
+					long token = Long.parseLong(body.substring(FairScripts.HAND_OVER_PREFIX.length(), colon));
+					fairHandedOver(channel, body.substring(colon + 1), token);
+					return;
+				}
+				catch (NumberFormatException ex) {
+					// not a hand-over of ours: treat it as any release
+				}
+			}
+		}
 		ReleaseChannel ch = this.channels.get(channel);
 		if (ch != null) {
 			synchronized (ch) {

@@ -4,6 +4,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.LockSupport;
+import java.util.function.LongConsumer;
 
 import org.jspecify.annotations.Nullable;
 
@@ -54,6 +55,9 @@ final class Waiter {
 
 	private final CompletableFuture<Void> subscribed;
 
+	/** A fair waiter's action when a fair release hands it the lease (the new token), or null for other waiters. */
+	private final @Nullable LongConsumer fairHandOver;
+
 	private final AtomicInteger state = new AtomicInteger(WAITING);
 
 	/** Written by the granting holder before the state becomes GRANTED, read by the waiter after it sees it. */
@@ -70,11 +74,24 @@ final class Waiter {
 
 	Waiter(ReleaseChannel channel, Thread thread, CompletableFuture<Void> subscribed, String owner, String name,
 			long ttlMillis) {
-		this(channel, thread, null, subscribed, owner, name, ttlMillis);
+		this(channel, thread, (Runnable) null, subscribed, owner, name, ttlMillis);
 	}
 
 	Waiter(ReleaseChannel channel, @Nullable Thread thread, @Nullable Runnable wakeUp,
 			CompletableFuture<Void> subscribed, String owner, String name, long ttlMillis) {
+		this(channel, thread, wakeUp, null, subscribed, owner, name, ttlMillis);
+	}
+
+	/** A fair waiter ({@link FairAcquisition}): no thread, woken by {@code wakeUp}, handed leases by message. */
+	Waiter(ReleaseChannel channel, Runnable wakeUp, LongConsumer fairHandOver, CompletableFuture<Void> subscribed,
+			String owner, String name, long ttlMillis) {
+		this(channel, null, wakeUp, fairHandOver, subscribed, owner, name, ttlMillis);
+	}
+
+	private Waiter(ReleaseChannel channel, @Nullable Thread thread, @Nullable Runnable wakeUp,
+			@Nullable LongConsumer fairHandOver, CompletableFuture<Void> subscribed, String owner, String name,
+			long ttlMillis) {
+		this.fairHandOver = fairHandOver;
 		this.channel = channel;
 		this.thread = thread;
 		this.wakeUp = wakeUp;
@@ -93,6 +110,16 @@ final class Waiter {
 		else {
 			LockSupport.unpark(this.thread);
 		}
+	}
+
+	/** A fair release handed this fair waiter the lease with {@code token}; false if it is not a fair waiter. */
+	boolean fairHandedOver(long token) {
+		LongConsumer action = this.fairHandOver;
+		if (action == null) {
+			return false;
+		}
+		action.accept(token);
+		return true;
 	}
 
 	/** {@return the confirmation of its channel's subscription} */

@@ -1,0 +1,184 @@
+package dev.distlock.redis;
+
+import java.util.List;
+
+import org.springframework.data.redis.core.script.RedisScript;
+
+/**
+ * The scripts of fair locks ({@code LockMode.FAIR}). The lease itself is the plain lease hash of {@link LockScripts}
+ * (owner field = hold count, {@code ~t} = token), so renewals, extensions, re-entries, ownership checks and the holder
+ * query work on it unchanged. The queue of waiters of all processes lives next to it, in the same hash slot (the
+ * lease key's hash tag):
+ * <ul>
+ * <li>{@code <lease>:q}, a sorted set: member = the waiter's future owner id, score = its ticket (enqueue order);</li>
+ * <li>{@code <lease>:d}, a sorted set: member = owner id, score = the entry's deadline in server ms, pushed on by each
+ * of the waiter's calls (its keepalive), so a dead waiter's entry is pruned within one entry ttl;</li>
+ * <li>{@code <lease>:t}, a hash: owner id to the waiter's lease time, which caps what a hand-over grants.</li>
+ * </ul>
+ * The queue keys expire one entry ttl after the last keepalive and vanish with their last entry, so a free lock
+ * leaves nothing behind. KEYS are always {lease, queue, deadlines, ttls}. A hand-over grants the head the shorter of
+ * its lease time and what is left of its entry's deadline: a waiter that died after its last keepalive holds the lease
+ * for at most one entry ttl; a live one raises it to its lease time with its first renewal.
+ */
+final class FairScripts {
+
+	/** The prefix of a hand-over message: {@code ~h:<token>:<new owner>}; plain waiters treat it as any release. */
+	static final String HAND_OVER_PREFIX = "~h:";
+
+	/** Lua: prune queue entries whose deadline passed; defines {@code now} (server ms). */
+	private static final String PRUNE = """
+			local t = redis.call('time')
+			local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+			local function unqueue(m)
+			  redis.call('zrem', KEYS[2], m)
+			  redis.call('zrem', KEYS[3], m)
+			  redis.call('hdel', KEYS[4], m)
+			end
+			for _, m in ipairs(redis.call('zrangebyscore', KEYS[3], '-inf', now)) do
+			  unqueue(m)
+			end
+			""";
+
+	/**
+	 * Lua: {@code handOn(previousToken, channel, sharded)}: give the free lease to the first live entry (deleting the
+	 * current lease hash first) and tell it, or delete the lease and publish a plain release. Returns the new owner
+	 * and token, or nil.
+	 */
+	private static final String HAND_ON = """
+			local function publish(channel, sharded, body)
+			  local sent
+			  if sharded == 's' then
+			    sent = redis.pcall('spublish', channel, body)
+			  end
+			  if sharded ~= 's' or (type(sent) == 'table' and sent.err and string.find(sent.err, 'nknown')) then
+			    sent = redis.pcall('publish', channel, body)
+			  end
+			  if type(sent) == 'table' and sent.err then
+			    return sent.err
+			  end
+			  return nil
+			end
+			local function handOn(previous, channel, sharded)
+			  redis.call('del', KEYS[1])
+			  local head = redis.call('zrange', KEYS[2], 0, 0)[1]
+			  if not head then
+			    return nil, nil, publish(channel, sharded, string.format('%.0f', previous))
+			  end
+			  local grant = tonumber(redis.call('zscore', KEYS[3], head)) - now
+			  local ttl = tonumber(redis.call('hget', KEYS[4], head) or grant)
+			  if ttl < grant then
+			    grant = ttl
+			  end
+			  if grant < 1 then
+			    grant = 1
+			  end
+			  local token = math.max(previous + 1, tonumber(t[1]) * 1000000 + tonumber(t[2]))
+			  unqueue(head)
+			  redis.call('hset', KEYS[1], head, 1, '~t', token)
+			  redis.call('pexpire', KEYS[1], grant)
+			  return head, token, publish(channel, sharded, '~h:' .. string.format('%.0f', token) .. ':' .. head)
+			end
+			""";
+
+	/**
+	 * KEYS lease, queue, deadlines, ttls; ARGV[1] owner (fresh per acquisition), ARGV[2] ttl ms, ARGV[3] entry ttl ms,
+	 * ARGV[4] '1' to queue when not acquired (a waiting caller), else ''. Takes the lease when it is free and the queue
+	 * is empty or the caller is its head; finds it taken when the lease was handed to the caller (or an earlier call's
+	 * reply was lost), and then raises it to the caller's ttl. Otherwise queues the caller once (its ticket kept on later
+	 * calls) and pushes its entry's deadline to now + entry ttl: the same call is the waiter's keepalive. Returns
+	 * {1, token} when acquired, {0, holder's pttl (-2 free, queue ahead), position} otherwise (position 0 when not
+	 * queued).
+	 */
+	@SuppressWarnings("rawtypes")
+	static final RedisScript<List> FAIR_ACQUIRE = RedisScript.of(PRUNE + """
+			if redis.call('hexists', KEYS[1], ARGV[1]) == 1 then
+			  unqueue(ARGV[1])
+			  if redis.call('pttl', KEYS[1]) < tonumber(ARGV[2]) then
+			    redis.call('pexpire', KEYS[1], ARGV[2])
+			  end
+			  return {1, tonumber(redis.call('hget', KEYS[1], '~t'))}
+			end
+			if redis.call('exists', KEYS[1]) == 0 then
+			  local head = redis.call('zrange', KEYS[2], 0, 0)[1]
+			  if (not head) or head == ARGV[1] then
+			    local token = tonumber(t[1]) * 1000000 + tonumber(t[2])
+			    unqueue(ARGV[1])
+			    redis.call('hset', KEYS[1], ARGV[1], 1, '~t', token)
+			    redis.call('pexpire', KEYS[1], ARGV[2])
+			    return {1, token}
+			  end
+			end
+			local pttl = redis.call('pttl', KEYS[1])
+			if ARGV[4] ~= '1' then
+			  return {0, pttl, 0}
+			end
+			if not redis.call('zscore', KEYS[2], ARGV[1]) then
+			  local last = redis.call('zrange', KEYS[2], -1, -1, 'withscores')
+			  local ticket = 0
+			  if #last > 0 then
+			    ticket = tonumber(last[2]) + 1
+			  end
+			  redis.call('zadd', KEYS[2], ticket, ARGV[1])
+			  redis.call('hset', KEYS[4], ARGV[1], ARGV[2])
+			end
+			redis.call('zadd', KEYS[3], now + tonumber(ARGV[3]), ARGV[1])
+			for i = 2, 4 do
+			  redis.call('pexpire', KEYS[i], ARGV[3])
+			end
+			return {0, pttl, redis.call('zrank', KEYS[2], ARGV[1]) + 1}
+			""", List.class);
+
+	/**
+	 * KEYS lease, queue, deadlines, ttls; ARGV[1] owner, ARGV[2] token, ARGV[3] release channel, ARGV[4]
+	 * {@link LockScripts#SHARDED} or ''. As RELEASE, but at zero holds the lease goes straight to the first live queue
+	 * entry (greater token, a short grant, its entry removed) and the message {@value #HAND_OVER_PREFIX}token:owner
+	 * names it, so that waiter enters without another round trip; with no live entry the lease is deleted and the
+	 * release published as RELEASE does. Returns {-1} not ours; {holds left} while held; {0, new token, new owner} handed
+	 * over; {0, 0, ''} released; Redis's error as a fourth element when it refused the publish.
+	 */
+	@SuppressWarnings("rawtypes")
+	static final RedisScript<List> FAIR_RELEASE = RedisScript.of(PRUNE + HAND_ON + """
+			local held = redis.call('hmget', KEYS[1], ARGV[1], '~t')
+			if (not held[1]) or held[2] ~= ARGV[2] then
+			  return {-1}
+			end
+			if tonumber(held[1]) > 1 then
+			  return {redis.call('hincrby', KEYS[1], ARGV[1], -1)}
+			end
+			local head, token, err = handOn(tonumber(ARGV[2]), ARGV[3], ARGV[4])
+			local reply = {0, token or 0, head or ''}
+			if err then
+			  reply[4] = err
+			end
+			return reply
+			""", List.class);
+
+	/**
+	 * KEYS lease, queue, deadlines, ttls; ARGV[1] owner, ARGV[2] release channel, ARGV[3] {@link LockScripts#SHARDED}
+	 * or ''. A waiter that gives up (deadline, interrupt, cancel), and the reconciler's discard of a fair owner: removes
+	 * its queue entry, and if the lease was handed to it meanwhile (or a lost reply left it a hold), passes the lease on
+	 * to the next live entry in the same script. Returns 1 when it passed a lease on, else 0.
+	 */
+	static final RedisScript<Long> FAIR_LEAVE = RedisScript.of(PRUNE + HAND_ON + """
+			unqueue(ARGV[1])
+			if redis.call('hexists', KEYS[1], ARGV[1]) == 0 then
+			  return 0
+			end
+			handOn(tonumber(redis.call('hget', KEYS[1], '~t') or '0'), ARGV[2], ARGV[3])
+			return 1
+			""", Long.class);
+
+	private FairScripts() {
+	}
+
+	/** {@return the four keys of a fair lock's scripts: lease, queue, deadlines, ttls} */
+	static List<String> keys(String redisKey) {
+		return List.of(redisKey, queueKey(redisKey), redisKey + ":d", redisKey + ":t");
+	}
+
+	/** {@return the queue key of a fair lock (same hash slot as its lease)} */
+	static String queueKey(String redisKey) {
+		return redisKey + ":q";
+	}
+
+}

@@ -1,0 +1,78 @@
+package dev.distlock.redis;
+
+import java.util.List;
+
+import org.jspecify.annotations.Nullable;
+
+import org.springframework.data.redis.core.StringRedisTemplate;
+
+/**
+ * The door to Redis for the fair-lock scripts ({@link FairScripts}): one script call per operation, through the
+ * template (four keys of one hash slot; Spring's exception translation on every call). Blocking: asynchronous callers
+ * run these on the engine's call pool.
+ */
+final class FairStore {
+
+	private final StringRedisTemplate template;
+
+	/** {@link LockScripts#SHARDED} or empty, as the lease store's. */
+	private final String publishMode;
+
+	FairStore(StringRedisTemplate template, String publishMode) {
+		this.template = template;
+		this.publishMode = publishMode;
+	}
+
+	/**
+	 * {1, token} when acquired; {0, holder's pttl (-2 when free with others queued ahead), position in the queue (0
+	 * when not queued)} otherwise. {@code queue}: whether to queue (or keep queued) the caller.
+	 */
+	long[] acquire(String redisKey, String owner, long ttlMillis, long entryTtlMillis, boolean queue) {
+		List<?> reply = this.template.execute(FairScripts.FAIR_ACQUIRE, FairScripts.keys(redisKey), owner,
+				Long.toString(ttlMillis), Long.toString(entryTtlMillis), queue ? "1" : "");
+		if (reply == null || reply.size() < 2) {
+			throw new IllegalStateException("Unexpected reply from the fair acquire script: " + reply);
+		}
+		return new long[] { number(reply.get(0)), number(reply.get(1)), (reply.size() > 2) ? number(reply.get(2)) : 0 };
+	}
+
+	/** What the fair release did: holds left (-1 not ours), and the owner and token it handed the lease to, if any. */
+	record FairReleased(long holdsLeft, @Nullable String nextOwner, long nextToken, @Nullable String publishRefused) {
+	}
+
+	FairReleased release(String redisKey, String owner, long token, String channel) {
+		List<?> reply = this.template.execute(FairScripts.FAIR_RELEASE, FairScripts.keys(redisKey), owner,
+				Long.toString(token), channel, this.publishMode);
+		if (reply == null || reply.isEmpty()) {
+			throw new IllegalStateException("Unexpected reply from the fair release script: " + reply);
+		}
+		long left = number(reply.get(0));
+		if (left != 0 || reply.size() < 3) {
+			return new FairReleased(left, null, 0, null);
+		}
+		String next = LeaseStore.text(reply.get(2));
+		return new FairReleased(0, next.isEmpty() ? null : next, number(reply.get(1)),
+				(reply.size() > 3) ? LeaseStore.text(reply.get(3)) : null);
+	}
+
+	/** Remove the owner's queue entry, passing on a lease it was handed; true when it passed one on. */
+	boolean leave(String redisKey, String owner, String channel) {
+		Long reply = this.template.execute(FairScripts.FAIR_LEAVE, FairScripts.keys(redisKey), owner, channel,
+				this.publishMode);
+		if (reply == null) {
+			throw new IllegalStateException("No reply from the fair leave script");
+		}
+		return reply == 1;
+	}
+
+	/** The number of waiters queued for the lock (live or not yet pruned). */
+	long queueLength(String redisKey) {
+		Long size = this.template.opsForZSet().zCard(FairScripts.queueKey(redisKey));
+		return (size != null) ? size : 0;
+	}
+
+	private static long number(Object value) {
+		return (value instanceof Number number) ? number.longValue() : Long.parseLong(LeaseStore.text(value));
+	}
+
+}
