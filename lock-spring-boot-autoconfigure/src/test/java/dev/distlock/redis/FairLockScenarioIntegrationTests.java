@@ -59,7 +59,7 @@ class FairLockScenarioIntegrationTests extends OneServerFixture {
 	}
 
 	static RedisLockServiceBuilder fairBuilder(RedisLockServiceBuilder builder, Duration entryTtl) {
-		return builder;
+		return builder.fairEntryTtl(entryTtl);
 	}
 
 	private RedisLockService service() {
