@@ -6,6 +6,7 @@ import java.util.List;
 import java.util.Set;
 
 import dev.distlock.core.LeaseSnapshot;
+import dev.distlock.core.LockMode;
 import dev.distlock.core.LockOperatorView;
 import org.jspecify.annotations.Nullable;
 
@@ -77,7 +78,8 @@ public class LocksEndpoint {
 		boolean show = showValues(securityContext);
 		List<LeaseDescriptor> leases = this.operatorView.activeLeases().stream()
 			.sorted(Comparator.comparing(LeaseSnapshot::heldSince).thenComparing(LeaseSnapshot::key))
-			.map(lease -> LeaseDescriptor.of(lease, show))
+			.map(lease -> LeaseDescriptor.of(lease, show, (lease.mode() == LockMode.FAIR && !lease.lost())
+					? this.operatorView.fairQueueLength(lease.key()) : null))
 			.toList();
 		return new LocksDescriptor(show ? this.operatorView.clientId() : MASK, this.operatorView.waitingThreads(),
 				leases);
@@ -122,15 +124,41 @@ public class LocksEndpoint {
 	 * @param fencingToken the lease's fencing token, a number (or {@value #MASK})
 	 * @param autoRenewed whether the watchdog renews it
 	 * @param lost whether it was found lost (its holder has not released it yet; it is listed until then)
+	 * @param mode how the lock admits holders
+	 * @param queueLength for a fair lock: the waiters of all instances queued for it, read from Redis when the
+	 * endpoint was read (-1 if it did not answer); {@code null} for other modes
 	 */
 	public record LeaseDescriptor(String key, String name, String owner, String ownerThread, Instant heldSince,
 			int holdCount, long ttlMillis, long ttlRemainingMillis, @Nullable Instant lastRenewal, Object fencingToken,
-			boolean autoRenewed, boolean lost) {
+			boolean autoRenewed, boolean lost, LockMode mode, @Nullable Long queueLength) {
 
-		static LeaseDescriptor of(LeaseSnapshot lease, boolean showValues) {
+		/**
+		 * An exclusive lease's descriptor (the form before lock modes existed).
+		 * @param key the lock key
+		 * @param name the lock's name
+		 * @param owner the owner id (or {@value #MASK})
+		 * @param ownerThread the name of the thread that acquired it
+		 * @param heldSince when it was acquired
+		 * @param holdCount open holds
+		 * @param ttlMillis the lease time
+		 * @param ttlRemainingMillis the lease time left
+		 * @param lastRenewal the last renewal, or {@code null}
+		 * @param fencingToken the fencing token (or {@value #MASK})
+		 * @param autoRenewed whether the watchdog renews it
+		 * @param lost whether it was found lost
+		 */
+		public LeaseDescriptor(String key, String name, String owner, String ownerThread, Instant heldSince,
+				int holdCount, long ttlMillis, long ttlRemainingMillis, @Nullable Instant lastRenewal,
+				Object fencingToken, boolean autoRenewed, boolean lost) {
+			this(key, name, owner, ownerThread, heldSince, holdCount, ttlMillis, ttlRemainingMillis, lastRenewal,
+					fencingToken, autoRenewed, lost, LockMode.EXCLUSIVE, null);
+		}
+
+		static LeaseDescriptor of(LeaseSnapshot lease, boolean showValues, @Nullable Long queueLength) {
 			return new LeaseDescriptor(lease.key(), lease.name(), showValues ? lease.owner() : MASK, lease.ownerThread(),
 					lease.heldSince(), lease.holdCount(), lease.ttl().toMillis(), lease.ttlRemaining().toMillis(),
-					lease.lastRenewal(), showValues ? lease.fencingToken() : MASK, lease.autoRenewed(), lease.lost());
+					lease.lastRenewal(), showValues ? lease.fencingToken() : MASK, lease.autoRenewed(), lease.lost(),
+					lease.mode(), queueLength);
 		}
 
 	}

@@ -48,6 +48,16 @@ public interface LockOperatorView {
 	int waitingThreads();
 
 	/**
+	 * How many waiters, of all processes, are queued for the fair lock {@code key} ({@link LockMode#FAIR}), read from
+	 * the store when called (one round trip); -1 when the engine has no such queue or the store did not answer.
+	 * @param key the lock key
+	 * @return the queue length, or -1 when not known
+	 */
+	default long fairQueueLength(String key) {
+		return -1;
+	}
+
+	/**
 	 * The leases held and the threads waiting now, per lock name, in one pass; meant to be taken once per metrics
 	 * scrape rather than once per name.
 	 * @return the leases and waiting threads by lock name

@@ -1,9 +1,12 @@
 package dev.distlock.redis;
 
+import java.nio.charset.StandardCharsets;
 import java.util.List;
 
 import org.jspecify.annotations.Nullable;
 
+import org.springframework.data.redis.connection.ReturnType;
+import org.springframework.data.redis.core.RedisCallback;
 import org.springframework.data.redis.core.StringRedisTemplate;
 
 /**
@@ -55,10 +58,18 @@ final class FairStore {
 				(reply.size() > 3) ? LeaseStore.text(reply.get(3)) : null);
 	}
 
-	/** Remove the owner's queue entry, passing on a lease it was handed; true when it passed one on. */
+	/**
+	 * Remove the owner's queue entry, passing on a lease it was handed; true when it passed one on. Always sent with
+	 * {@code EVAL}, not {@code EVALSHA}: a leave is rare and is the clean-up after failures, so it must run even on a
+	 * server that does not have the script cached (after a restart or failover) when its reply is lost, where an
+	 * {@code EVALSHA} would only have earned a {@code NOSCRIPT} nobody hears.
+	 */
 	boolean leave(String redisKey, String owner, String channel) {
-		Long reply = this.template.execute(FairScripts.FAIR_LEAVE, FairScripts.keys(redisKey), owner, channel,
-				this.publishMode);
+		List<String> keys = FairScripts.keys(redisKey);
+		byte[][] keysAndArgs = { bytes(keys.get(0)), bytes(keys.get(1)), bytes(keys.get(2)), bytes(keys.get(3)),
+				bytes(owner), bytes(channel), bytes(this.publishMode) };
+		Long reply = this.template.execute((RedisCallback<Long>) connection -> connection.scriptingCommands()
+			.eval(bytes(FairScripts.FAIR_LEAVE.getScriptAsString()), ReturnType.INTEGER, 4, keysAndArgs));
 		if (reply == null) {
 			throw new IllegalStateException("No reply from the fair leave script");
 		}
@@ -69,6 +80,10 @@ final class FairStore {
 	long queueLength(String redisKey) {
 		Long size = this.template.opsForZSet().zCard(FairScripts.queueKey(redisKey));
 		return (size != null) ? size : 0;
+	}
+
+	private static byte[] bytes(String value) {
+		return value.getBytes(StandardCharsets.UTF_8);
 	}
 
 	private static long number(Object value) {

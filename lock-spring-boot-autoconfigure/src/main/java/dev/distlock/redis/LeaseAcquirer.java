@@ -4,10 +4,12 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Executor;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicLong;
 
 import dev.distlock.core.Lease;
@@ -65,7 +67,7 @@ final class LeaseAcquirer {
 	private final AsyncEngine async;
 
 	/** What a fair acquisition works with. */
-	private final FairAcquisition.Engine fair;
+	private final FairEngine fair;
 
 	LeaseAcquirer(LeaseStore store, ReleaseSubscriber subscriber, LeaseWatchdog watchdog, LeaseRegistry registry,
 			HoldReconciler reconciler, LeaseReleaser releaser, List<LockListener> listeners, String clientId,
@@ -75,7 +77,7 @@ final class LeaseAcquirer {
 		this.reentry = new LeaseReentry(this, store, watchdog, registry, reconciler);
 		this.async = new AsyncEngine(this, this.reentry, this.acquireCall, store, subscriber, watchdog, registry,
 				reconciler, listeners, calls, timers);
-		this.fair = new FairAcquisition.Engine(this, store.fair(), store, subscriber, watchdog, registry, reconciler,
+		this.fair = new FairEngine(this, store.fair(), store, subscriber, watchdog, registry, reconciler,
 				listeners, calls, timers, fairEntryTtlMillis);
 		this.store = store;
 		this.subscriber = subscriber;
@@ -103,7 +105,7 @@ final class LeaseAcquirer {
 			if (request.isFair()) {
 				FairAcquisition fair = new FairAcquisition(this.fair, request, redisKey, owner, start, true);
 				fair.start(true);
-				return fair.await();
+				return awaitFair(fair, request);
 			}
 			return acquireNew(request, newAttempt(request, redisKey, owner), start, deadline);
 		}
@@ -299,6 +301,36 @@ final class LeaseAcquirer {
 		LeaseEntry entry = newEntry(request, attempt, waiter.grantedToken(), waiter.grantedAtNanos(),
 				waiter.grantedHandOvers());
 		return newLease(request, entry, waiter.grantedAtNanos(), start);
+	}
+
+	/**
+	 * Wait for a fair acquisition's result on the calling thread; an interrupt cancels the acquisition (a lease granted at that moment
+	 * is released again) and is thrown.
+	 */
+	static Optional<Lease> awaitFair(FairAcquisition acquisition, LockRequest request) throws InterruptedException {
+		try {
+			// the deadline timer ends it; the margin covers its leave, itself bounded by the command timeout
+			return acquisition.result().get(request.waitTime().toMillis() + TimeUnit.MINUTES.toMillis(2),
+					TimeUnit.MILLISECONDS);
+		}
+		catch (InterruptedException ex) {
+			if (!acquisition.giveUp(null, true)) {
+				Optional<Lease> granted = acquisition.result().getNow(Optional.empty());
+				granted.ifPresent(Lease::close);
+			}
+			throw ex;
+		}
+		catch (ExecutionException ex) {
+			if (ex.getCause() instanceof RuntimeException runtime) {
+				throw runtime;
+			}
+			throw new IllegalStateException(ex.getCause());
+		}
+		catch (TimeoutException ex) {
+			acquisition.giveUp(null, true);
+			throw new LockUnavailableException(request.key(), "Could not acquire fair lock '"
+					+ request.key() + "': the acquisition did not end within its wait", ex);
+		}
 	}
 
 	/** When to retry if no release message comes: when the holder's lease runs out, plus jitter against herds. */

@@ -96,6 +96,8 @@ public class RedisLockService
 
 	private final HolderQuery holderQuery;
 
+	private final FairStore fairStore;
+
 	/**
 	 * The blocking Redis calls of asynchronous callers (attempts off the native path, re-entries, releases) and the
 	 * replies they apply: a few engine threads, so a caller's thread (an event loop) never waits for Redis. Handing
@@ -147,6 +149,7 @@ public class RedisLockService
 		this.view = new LeaseView(this.registry, this.subscriber);
 		this.forcedReleaser = new ForcedReleaser(store, this.subscriber, refusals);
 		this.holderQuery = new HolderQuery(store);
+		this.fairStore = store.fair();
 	}
 
 	/**
@@ -217,6 +220,18 @@ public class RedisLockService
 	@Override
 	public int waitingThreads() {
 		return this.view.waitingThreads();
+	}
+
+	/** {@inheritDoc} A {@code ZCARD} of the lock's queue key (entries of dead waiters count until pruned). */
+	@Override
+	public long fairQueueLength(String key) {
+		LockSettings.checkKey(key, "'key'");
+		try {
+			return this.fairStore.queueLength(redisKey(key));
+		}
+		catch (RuntimeException ex) {
+			return -1;
+		}
 	}
 
 	@Override

@@ -1,0 +1,103 @@
+package dev.distlock.redis;
+
+import java.util.List;
+import java.util.concurrent.Executor;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
+
+import dev.distlock.core.Lease;
+import dev.distlock.core.LockListener;
+import dev.distlock.core.LockMode;
+import dev.distlock.core.LockRequest;
+
+import org.jspecify.annotations.Nullable;
+
+/**
+ * What fair acquisitions ({@link FairAcquisition}) work with, and the lease they deliver.
+ *
+ * @param acquirer the acquirer (attempts, handles, listeners)
+ * @param store the fair scripts
+ * @param leaseStore the lease scripts (the one-shot extension of a handed fixed lease)
+ * @param subscriber the release messages
+ * @param watchdog the renewals
+ * @param registry the leases of this process
+ * @param reconciler the fair discard of owners whose calls went unanswered
+ * @param listeners the listeners
+ * @param calls the engine's call pool
+ * @param timers the engine's timers
+ * @param entryTtlMillis how long a queue entry lives without keepalive
+ */
+record FairEngine(LeaseAcquirer acquirer, FairStore store, LeaseStore leaseStore, ReleaseSubscriber subscriber,
+		LeaseWatchdog watchdog, LeaseRegistry registry, HoldReconciler reconciler, List<LockListener> listeners,
+		Executor calls, ScheduledExecutorService timers, long entryTtlMillis) {
+
+	/**
+	 * A new fair lease of this process: an entry (watched by the watchdog) and its handle. A lease the acquisition was
+	 * handed ({@code grantedUntil} not 0) lasts only the short grant in Redis (see {@link FairScripts}): the
+	 * watchdog's first renewal raises it to the lease time within the first half of the grant; a fixed lease gets
+	 * that once, by an extension on the call pool (not on the caller's path).
+	 */
+	Lease newLease(LockRequest request, Attempt attempt, long token, long sent, long grantedUntil, long start) {
+		LeaseEntry entry = new LeaseEntry(request.key(), attempt.redisKey, attempt.channel, attempt.owner,
+				request.effectiveName(), token, attempt.ttlMillis, request.autoRenew(), sent, 0, attempt.lockOwner,
+				LockMode.FAIR);
+		if (grantedUntil != 0) {
+			long now = System.nanoTime();
+			long renewAt = now + Math.max(0, Math.min(this.watchdog.intervalNanos(attempt.ttlMillis),
+					(grantedUntil - now) / 2));
+			entry.grantedUntil(grantedUntil, renewAt);
+		}
+		this.registry.add(entry);
+		this.watchdog.register(entry);
+		if (grantedUntil != 0 && !request.autoRenew()) {
+			run(() -> extendFixed(entry));
+		}
+		return this.acquirer.newLease(request, entry, sent, start);
+	}
+
+	/** The one-shot extension of a handed fixed lease to its lease time; a lease already released is left alone. */
+	private void extendFixed(LeaseEntry entry) {
+		if (entry.state() != LeaseEntry.State.HELD) {
+			return;
+		}
+		long sent = System.nanoTime();
+		try {
+			long remaining = this.leaseStore.extend(entry.redisKey, entry.owner, entry.token, entry.ttlMillis(), false);
+			if (remaining >= 0) {
+				entry.confirmed(sent, remaining);
+			}
+		}
+		catch (RuntimeException ex) {
+			// the lease keeps its grant; the watchdog ends it as expired when that runs out
+		}
+	}
+
+	/** Schedule on the engine's timers; null once the service is closed. */
+	@Nullable ScheduledFuture<?> schedule(Runnable action, long delayNanos) {
+		try {
+			return this.timers.schedule(action, Math.max(0, delayNanos), TimeUnit.NANOSECONDS);
+		}
+		catch (RejectedExecutionException ex) {
+			return null;
+		}
+	}
+
+	static void cancel(@Nullable ScheduledFuture<?> timer) {
+		if (timer != null) {
+			timer.cancel(false);
+		}
+	}
+
+	/** Run on the call pool; once the service is closed, on the calling thread. */
+	void run(Runnable work) {
+		try {
+			this.calls.execute(work);
+		}
+		catch (RejectedExecutionException ex) {
+			work.run();
+		}
+	}
+
+}
