@@ -8,16 +8,18 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
 
 import dev.distlock.core.Lease;
 import dev.distlock.core.LockMode;
 import dev.distlock.core.LockRequest;
-import dev.distlock.test.redis.ConcurrentCalls;
 import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
@@ -49,9 +51,39 @@ class FairLockScenarioIntegrationTests extends OneServerFixture {
 
 	private final List<Process> processes = new ArrayList<>();
 
+	/** Threads an earlier test of this JVM left deadlocked: not this scenario's. */
+	private Set<Long> deadlockedBefore = Set.of();
+
+	@BeforeEach
+	void noteDeadlocks() {
+		this.deadlockedBefore = EngineDeadlocks.ids();
+	}
+
 	@AfterEach
 	void killProcesses() {
 		this.processes.forEach(Process::destroyForcibly);
+	}
+
+	/**
+	 * Close the services with a deadline: an engine whose threads deadlocked would hang the client's shutdown, and
+	 * with it the build; fail instead, naming the deadlocked threads.
+	 */
+	@Override
+	@AfterEach
+	protected void closeSupport() {
+		String deadlocked = EngineDeadlocks.describe(this.deadlockedBefore);
+		Thread closing = new Thread(super::closeSupport, "close-scenario-services");
+		closing.setDaemon(true);
+		closing.start();
+		try {
+			closing.join(TimeUnit.SECONDS.toMillis(30));
+		}
+		catch (InterruptedException ex) {
+			Thread.currentThread().interrupt();
+		}
+		assertThat(deadlocked).as("deadlocked threads after the scenario").isEmpty();
+		assertThat(closing.isAlive()).as("closing the services took over 30 s; deadlocked threads: %s",
+				EngineDeadlocks.describe(this.deadlockedBefore)).isFalse();
 	}
 
 	static LockRequest request(String key, Duration ttl, Duration wait) {
@@ -105,7 +137,10 @@ class FairLockScenarioIntegrationTests extends OneServerFixture {
 		long released = System.nanoTime();
 		held.release();
 		Lease lease = waiter.get(30, TimeUnit.SECONDS).orElseThrow();
-		assertThat(Duration.ofNanos(System.nanoTime() - released)).isLessThan(deadEntryTtl.plus(MARGIN));
+		Duration waited = Duration.ofNanos(System.nanoTime() - released);
+		report("killed waiter: the live waiter got the lock %d ms after the release (dead entry ttl %d ms)", waited.toMillis(),
+				deadEntryTtl.toMillis());
+		assertThat(waited).isLessThan(deadEntryTtl.plus(MARGIN));
 		assertThat(probe.mentioning(dead)).as("what names the dead process").isEmpty();
 		lease.release();
 		assertNothingLeft();
@@ -127,10 +162,12 @@ class FairLockScenarioIntegrationTests extends OneServerFixture {
 		AtomicBoolean overlap = new AtomicBoolean();
 		AtomicInteger acquired = new AtomicInteger();
 		List<Duration> late = new java.util.concurrent.CopyOnWriteArrayList<>();
-		ConcurrentCalls.run(3, 100, Duration.ofSeconds(90), thread -> {
+		AtomicLong longest = new AtomicLong();
+		EngineDeadlocks.run(3, 100, Duration.ofSeconds(30), thread -> {
 			long start = System.nanoTime();
 			Optional<Lease> lease = service.tryAcquire(request("short-waits", LONG, wait));
 			Duration took = Duration.ofNanos(System.nanoTime() - start);
+			longest.accumulateAndGet(took.toMillis(), Math::max);
 			if (took.compareTo(wait.plus(MARGIN)) > 0) {
 				late.add(took);
 			}
@@ -146,6 +183,8 @@ class FairLockScenarioIntegrationTests extends OneServerFixture {
 				}
 			}
 		});
+		report("short waits: %d of 300 acquired, longest call %d ms (wait %d ms)", acquired.get(), longest.get(),
+				wait.toMillis());
 		assertThat(late).as("calls that waited past their deadline plus %s", MARGIN).isEmpty();
 		assertThat(overlap).isFalse();
 		assertThat(acquired.get()).isPositive();
@@ -176,11 +215,13 @@ class FairLockScenarioIntegrationTests extends OneServerFixture {
 		AtomicBoolean overlap = new AtomicBoolean();
 		AtomicInteger acquired = new AtomicInteger();
 		List<Duration> late = new java.util.concurrent.CopyOnWriteArrayList<>();
-		ConcurrentCalls.run(threads, 1, Duration.ofSeconds(60), thread -> {
+		AtomicLong longest = new AtomicLong();
+		EngineDeadlocks.run(threads, 1, Duration.ofSeconds(30), thread -> {
 			long start = System.nanoTime();
 			Optional<Lease> lease = services.get(thread % services.size())
 				.tryAcquire(request("crowd", Duration.ofSeconds(5), wait));
 			Duration took = Duration.ofNanos(System.nanoTime() - start);
+			longest.accumulateAndGet(took.toMillis(), Math::max);
 			if (took.compareTo(wait.plus(MARGIN)) > 0) {
 				late.add(took);
 			}
@@ -195,6 +236,7 @@ class FairLockScenarioIntegrationTests extends OneServerFixture {
 				}
 			}
 		});
+		report("500 threads: %d acquired, longest call %d ms (wait %d ms)", acquired.get(), longest.get(), wait.toMillis());
 		assertThat(late).as("threads that returned after their deadline plus %s", MARGIN).isEmpty();
 		assertThat(overlap).isFalse();
 		assertThat(acquired.get()).as("holds of %s within %s", section, wait).isGreaterThanOrEqualTo(5);
@@ -220,7 +262,9 @@ class FairLockScenarioIntegrationTests extends OneServerFixture {
 		long start = System.nanoTime();
 		Lease abandoned = holderService.acquire(request("abandoned", ttl, Duration.ZERO).withFixedLease());
 		Lease lease = waiterService.tryAcquire(request("abandoned", LONG, Duration.ofSeconds(20))).orElseThrow();
-		assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(ttl.plus(ENTRY_TTL).plus(MARGIN));
+		Duration took = Duration.ofNanos(System.nanoTime() - start);
+		report("abandoned holder: the waiter got the lock %d ms after the 1 s fixed lease began", took.toMillis());
+		assertThat(took).isLessThan(ttl.plus(ENTRY_TTL).plus(MARGIN));
 		assertThat(abandoned.isHeld()).isFalse();
 		lease.release();
 		assertNothingLeft();
@@ -228,13 +272,13 @@ class FairLockScenarioIntegrationTests extends OneServerFixture {
 
 	/**
 	 * Redisson #3004: a live waiter that waited longer than the queue's thread-wait timeout was dropped from the queue
-	 * (or pushed behind later waiters) although it was still waiting. With a 500 ms entry ttl, a first waiter and then
-	 * a second wait 2 s (four entry ttls) behind a holder: all along, both stay in the queue, the first one ahead,
+	 * (or pushed behind later waiters) although it was still waiting. With a 1 s entry ttl, a first waiter and then a
+	 * second wait 3.5 s (3.5 entry ttls) behind a holder: all along, both stay in the queue, the first one ahead,
 	 * its position never worse; on release the first gets the lock, then the second.
 	 */
 	@Test
 	void aWaiterThatWaitsLongerThanTheEntryTtlStaysInTheQueue() throws Exception {
-		Duration entryTtl = Duration.ofMillis(500);
+		Duration entryTtl = ENTRY_TTL;
 		FairQueueProbe probe = new FairQueueProbe(this.server);
 		RedisLockService holderService = service(entryTtl);
 		RedisLockService firstService = service(entryTtl);
@@ -247,7 +291,7 @@ class FairLockScenarioIntegrationTests extends OneServerFixture {
 		CompletableFuture<Optional<Lease>> second = CompletableFuture
 			.supplyAsync(() -> secondService.tryAcquire(request("patient", LONG, Duration.ofSeconds(30))));
 		await().atMost(Duration.ofSeconds(10)).until(() -> !probe.mentioning(secondService.clientId()).isEmpty());
-		long until = System.nanoTime() + entryTtl.multipliedBy(4).toNanos();
+		long until = System.nanoTime() + entryTtl.multipliedBy(7).dividedBy(2).toNanos();
 		int worst = Integer.MAX_VALUE;
 		int snapshots = 0;
 		while (System.nanoTime() - until < 0) {
@@ -263,6 +307,7 @@ class FairLockScenarioIntegrationTests extends OneServerFixture {
 			assertThat(first).isNotDone();
 			assertThat(second).isNotDone();
 		}
+		report("patient waiters: %d snapshots of the queue over 3.5 entry ttls", snapshots);
 		assertThat(snapshots).isPositive();
 		held.release();
 		Lease firstLease = first.get(10, TimeUnit.SECONDS).orElseThrow();
@@ -301,11 +346,13 @@ class FairLockScenarioIntegrationTests extends OneServerFixture {
 		StringRedisTemplate redis = this.support.template();
 		List<FairQueueProbe.Snapshot> snapshots = new ArrayList<>();
 		Files.createFile(startFile);
+		long started = System.nanoTime();
 		long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
 		while (this.processes.stream().anyMatch(Process::isAlive)) {
 			assertThat(System.nanoTime() - deadline).as("the processes finished within 60 s").isNegative();
 			snapshots.add(FairQueueProbe.snapshot(redis, queue, FairLockJvmWorker.FIFO_CLOCK));
 		}
+		long took = Duration.ofNanos(System.nanoTime() - started).toMillis();
 		for (int i = 0; i < jvms; i++) {
 			String output = Files.readString(logs.get(i));
 			assertThat(this.processes.get(i).exitValue()).as("JVM %d exit; output:%n%s", i, output).isZero();
@@ -314,8 +361,11 @@ class FairLockScenarioIntegrationTests extends OneServerFixture {
 		FairFifoCheck check = new FairFifoCheck(redis.opsForList().range(FairLockJvmWorker.FIFO_LOG, 0, -1), clientIds);
 		snapshots.forEach(check::observe);
 		assertThat(check.tokensInOrder()).hasSize(jvms * each).isSorted().doesNotHaveDuplicates();
+		FairFifoCheck.Result result = check.check();
+		report("FIFO: %d acquisitions by %d JVMs in %d ms after the start signal; %d queue snapshots, %d acquisitions seen"
+				+ " waiting, %d pairs ordered by the rule, %d violations", jvms * each, jvms, took, snapshots.size(),
+				check.seenWaiting(), result.orderedPairs(), result.violations().size());
 		if (MODE == LockMode.FAIR) {
-			FairFifoCheck.Result result = check.check();
 			assertThat(result.violations()).isEmpty();
 			assertThat(check.seenWaiting()).as("acquisitions seen waiting in %d snapshots", snapshots.size())
 				.isGreaterThanOrEqualTo(100);
@@ -346,6 +396,10 @@ class FairLockScenarioIntegrationTests extends OneServerFixture {
 			.map(line -> line.substring("CLIENT ".length()))
 			.findFirst()
 			.orElse(null);
+	}
+
+	private static void report(String format, Object... args) {
+		System.out.println("[fair scenario] " + String.format(format, args));
 	}
 
 	private void assertNothingLeft() {
