@@ -1,13 +1,18 @@
 package dev.distlock.redis;
 
+import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 
 import dev.distlock.core.Lease;
+import dev.distlock.core.LockMode;
 import dev.distlock.core.LockRequest;
+import org.jspecify.annotations.Nullable;
 
 import org.springframework.data.redis.connection.RedisStandaloneConfiguration;
 import org.springframework.data.redis.connection.lettuce.LettuceClientConfiguration;
@@ -72,6 +77,39 @@ public final class FairLockJvmWorker {
 			service.close();
 			factory.destroy();
 		}
+	}
+
+	/**
+	 * Start a worker JVM on the test's class path, its output (both streams) into {@code log}.
+	 * @param log the output file
+	 * @param mode the lock mode the worker acquires in
+	 * @param args the worker's arguments
+	 * @return the process
+	 * @throws IOException if the JVM cannot start
+	 */
+	static Process start(Path log, LockMode mode, String... args) throws IOException {
+		String java = ProcessHandle.current().info().command().orElse("java");
+		List<String> command = new ArrayList<>(List.of(java, "-cp", System.getProperty("java.class.path"), "-Xmx128m",
+				"-XX:TieredStopAtLevel=1", "-Xshare:auto", "-Ddistlock.test.scenario-mode=" + mode,
+				FairLockJvmWorker.class.getName()));
+		command.addAll(List.of(args));
+		return new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(log.toFile()).start();
+	}
+
+	/**
+	 * {@return the client id a worker printed, or null before it did}
+	 * @param log the worker's output file
+	 * @throws IOException if the file cannot be read
+	 */
+	static @Nullable String clientId(Path log) throws IOException {
+		if (!Files.exists(log)) {
+			return null;
+		}
+		return Files.readAllLines(log).stream()
+			.filter(line -> line.startsWith("CLIENT "))
+			.map(line -> line.substring("CLIENT ".length()))
+			.findFirst()
+			.orElse(null);
 	}
 
 	private static void fifo(RedisLockService service, StringRedisTemplate redis, String key, String process,

@@ -1,6 +1,5 @@
 package dev.distlock.redis;
 
-import java.io.File;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -122,7 +121,7 @@ class FairLockScenarioIntegrationTests extends OneServerFixture {
 		Path log = dir.resolve("queue.log");
 		Process child = startJvm(log, "queue", Integer.toString(this.server.port()), "dead-waiter", "60000",
 				Long.toString(deadEntryTtl.toMillis()));
-		String dead = await().atMost(Duration.ofSeconds(60)).until(() -> clientId(log), id -> id != null);
+		String dead = await().atMost(Duration.ofSeconds(60)).until(() -> FairLockJvmWorker.clientId(log), id -> id != null);
 		await().atMost(Duration.ofSeconds(10)).until(() -> !probe.mentioning(dead).isEmpty());
 		child.destroyForcibly();
 		assertThat(child.waitFor(10, TimeUnit.SECONDS)).isTrue();
@@ -339,7 +338,7 @@ class FairLockScenarioIntegrationTests extends OneServerFixture {
 		Map<String, String> clientIds = new java.util.HashMap<>();
 		for (int i = 0; i < jvms; i++) {
 			Path log = logs.get(i);
-			clientIds.put("p" + i, await().atMost(Duration.ofSeconds(60)).until(() -> clientId(log), id -> id != null));
+			clientIds.put("p" + i, await().atMost(Duration.ofSeconds(60)).until(() -> FairLockJvmWorker.clientId(log), id -> id != null));
 		}
 		RedisLockService local = service();
 		String queue = queueKey(local, "fifo");
@@ -376,26 +375,9 @@ class FairLockScenarioIntegrationTests extends OneServerFixture {
 	}
 
 	private Process startJvm(Path log, String... args) throws Exception {
-		String java = ProcessHandle.current().info().command().orElse("java");
-		List<String> command = new ArrayList<>(List.of(java, "-cp", System.getProperty("java.class.path"), "-Xmx128m",
-				"-XX:TieredStopAtLevel=1", "-Xshare:auto", "-Ddistlock.test.scenario-mode=" + MODE,
-				FairLockJvmWorker.class.getName()));
-		command.addAll(List.of(args));
-		File output = log.toFile();
-		Process process = new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(output).start();
+		Process process = FairLockJvmWorker.start(log, MODE, args);
 		this.processes.add(process);
 		return process;
-	}
-
-	private static String clientId(Path log) throws Exception {
-		if (!Files.exists(log)) {
-			return null;
-		}
-		return Files.readAllLines(log).stream()
-			.filter(line -> line.startsWith("CLIENT "))
-			.map(line -> line.substring("CLIENT ".length()))
-			.findFirst()
-			.orElse(null);
 	}
 
 	private static void report(String format, Object... args) {
