@@ -15,8 +15,8 @@ import org.springframework.data.redis.core.script.RedisScript;
  * of the waiter's calls (its keepalive), so a dead waiter's entry is pruned within one entry ttl;</li>
  * <li>{@code <lease>:t}, a hash: owner id to the waiter's lease time, which caps what a hand-over grants.</li>
  * </ul>
- * The queue keys expire one entry ttl after the last keepalive and vanish with their last entry, so a free lock
- * leaves nothing behind. KEYS are always {lease, queue, deadlines, ttls}. A hand-over grants the head the shorter of
+ * The queue keys expire no sooner than one entry ttl after the last keepalive (never shortened, so processes with
+ * different entry ttls can share a queue) and vanish with their last entry, so a free lock leaves nothing behind. KEYS are always {lease, queue, deadlines, ttls}. A hand-over grants the head the shorter of
  * its lease time and what is left of its entry's deadline: a waiter that died after its last keepalive holds the lease
  * for at most one entry ttl; a live one raises it to its lease time with its first renewal.
  */
@@ -60,17 +60,20 @@ final class FairScripts {
 			end
 			local function handOn(previous, channel, sharded)
 			  redis.call('del', KEYS[1])
-			  local head = redis.call('zrange', KEYS[2], 0, 0)[1]
-			  if not head then
-			    return nil, nil, publish(channel, sharded, string.format('%.0f', previous))
-			  end
-			  local grant = tonumber(redis.call('zscore', KEYS[3], head)) - now
+			  local head, grant
+			  repeat
+			    head = redis.call('zrange', KEYS[2], 0, 0)[1]
+			    if not head then
+			      return nil, nil, publish(channel, sharded, string.format('%.0f', previous))
+			    end
+			    grant = tonumber(redis.call('zscore', KEYS[3], head) or '0') - now
+			    if grant < 1 then
+			      unqueue(head)
+			    end
+			  until grant >= 1
 			  local ttl = tonumber(redis.call('hget', KEYS[4], head) or grant)
 			  if ttl < grant then
 			    grant = ttl
-			  end
-			  if grant < 1 then
-			    grant = 1
 			  end
 			  local token = math.max(previous + 1, tonumber(t[1]) * 1000000 + tonumber(t[2]))
 			  unqueue(head)
@@ -123,7 +126,9 @@ final class FairScripts {
 			end
 			redis.call('zadd', KEYS[3], now + tonumber(ARGV[3]), ARGV[1])
 			for i = 2, 4 do
-			  redis.call('pexpire', KEYS[i], ARGV[3])
+			  if redis.call('pttl', KEYS[i]) < tonumber(ARGV[3]) then
+			    redis.call('pexpire', KEYS[i], ARGV[3])
+			  end
 			end
 			return {0, pttl, redis.call('zrank', KEYS[2], ARGV[1]) + 1}
 			""", List.class);

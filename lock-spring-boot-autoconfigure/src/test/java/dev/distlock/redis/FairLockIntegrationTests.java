@@ -276,4 +276,50 @@ class FairLockIntegrationTests extends OneServerFixture {
 		assertNothingLeft();
 	}
 
+	@Test
+	void aReentryCountsOnTheFairLeaseAndOnlyTheLastReleaseHandsItOn() throws Exception {
+		RedisLockService holder = service(Duration.ofSeconds(2));
+		RedisLockService waiting = service(Duration.ofSeconds(2));
+		Lease outer = fair(holder, "reentry", TTL, Duration.ZERO).orElseThrow();
+		Lease inner = fair(holder, "reentry", TTL, Duration.ZERO).orElseThrow();
+		assertThat(inner.fencingToken()).isEqualTo(outer.fencingToken());
+		Future<Lease> next = this.threads.submit(() -> fair(waiting, "reentry", TTL, WAIT).orElseThrow());
+		awaitQueued(holder, "reentry", 1);
+		inner.release();
+		assertThat(queued(holder, "reentry")).isEqualTo(1);
+		assertThat(this.server.execute("HGET", holder.redisKey("reentry"), outer.owner())).isEqualTo("1");
+		outer.release();
+		next.get(10, TimeUnit.SECONDS).release();
+		assertNothingLeft();
+	}
+
+	@Test
+	void twoHundredThreadsOfTwoProcessesTakeTurnsWithoutOverlapOrFreezing() throws Exception {
+		RedisLockService one = service(Duration.ofSeconds(2));
+		RedisLockService two = service(Duration.ofSeconds(2));
+		java.util.concurrent.atomic.AtomicInteger inside = new java.util.concurrent.atomic.AtomicInteger();
+		java.util.concurrent.atomic.AtomicBoolean overlap = new java.util.concurrent.atomic.AtomicBoolean();
+		List<Long> tokens = new CopyOnWriteArrayList<>();
+		List<Future<?>> calls = new ArrayList<>();
+		for (int i = 0; i < 200; i++) {
+			RedisLockService service = (i % 2 == 0) ? one : two;
+			calls.add(this.threads.submit(() -> {
+				try (Lease lease = fair(service, "crowd", TTL, Duration.ofSeconds(90)).orElseThrow()) {
+					if (inside.incrementAndGet() != 1) {
+						overlap.set(true);
+					}
+					tokens.add(lease.fencingToken());
+					inside.decrementAndGet();
+				}
+				return null;
+			}));
+		}
+		for (Future<?> call : calls) {
+			call.get(100, TimeUnit.SECONDS);
+		}
+		assertThat(overlap).isFalse();
+		assertThat(tokens).hasSize(200).isSorted().doesNotHaveDuplicates();
+		assertNothingLeft();
+	}
+
 }
