@@ -38,6 +38,9 @@ final class AcquireCall {
 	 */
 	long[] call(LockRequest request, Attempt attempt, boolean willWait) throws InterruptedException {
 		try {
+			if (attempt.mode.isReadWrite()) {
+				return this.store.readWrite().acquire(attempt, willWait);
+			}
 			String waiter = willWait ? this.clientId : "";
 			if (this.replicaAcks > 0) {
 				return callAcquireReplicated(request, attempt, waiter);
@@ -71,7 +74,7 @@ final class AcquireCall {
 	 * whose WAIT blocks): the caller then makes the blocking call on a thread of its own.
 	 */
 	@Nullable CompletableFuture<long[]> callAsync(LockRequest request, Attempt attempt, boolean willWait) {
-		if (this.replicaAcks > 0) {
+		if (this.replicaAcks > 0 || attempt.mode.isReadWrite()) { // read-write: the blocking call on the engine's pool
 			return null;
 		}
 		CompletableFuture<long[]> reply;

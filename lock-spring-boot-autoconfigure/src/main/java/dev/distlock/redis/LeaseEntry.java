@@ -5,6 +5,7 @@ import java.time.Instant;
 
 import dev.distlock.core.LeaseSnapshot;
 import dev.distlock.core.LockLostEvent;
+import dev.distlock.core.LockMode;
 import dev.distlock.core.LockOwner;
 
 import org.jspecify.annotations.Nullable;
@@ -55,6 +56,9 @@ final class LeaseEntry {
 
 	final String name;
 
+	/** EXCLUSIVE, or READ / WRITE for a read-write lock's hold (scripts of {@link ReadWriteScripts}). */
+	final LockMode mode;
+
 	final long token;
 
 	final Instant acquiredAt;
@@ -100,6 +104,13 @@ final class LeaseEntry {
 
 	LeaseEntry(String key, String redisKey, String channel, String owner, String name, long token, long ttlMillis,
 			boolean autoRenew, long sentAtNanos, int handOvers, LockOwner lockOwner) {
+		this(key, redisKey, channel, owner, name, token, ttlMillis, autoRenew, sentAtNanos, handOvers, lockOwner,
+				LockMode.EXCLUSIVE);
+	}
+
+	LeaseEntry(String key, String redisKey, String channel, String owner, String name, long token, long ttlMillis,
+			boolean autoRenew, long sentAtNanos, int handOvers, LockOwner lockOwner, LockMode mode) {
+		this.mode = mode;
 		this.lockOwner = lockOwner;
 		this.handOvers = handOvers;
 		this.key = key;
@@ -355,7 +366,7 @@ final class LeaseEntry {
 		long remaining = (this.state == State.LOST) ? 0 : Math.max(0, this.validUntilNanos - nowNanos);
 		return new LeaseSnapshot(this.key, this.name, this.owner, this.ownerThread, this.acquiredAt, this.holds,
 				Duration.ofMillis(this.ttlMillis), Duration.ofNanos(remaining), this.lastRenewal, this.token,
-				this.autoRenew, this.state == State.LOST);
+				this.autoRenew, this.state == State.LOST, this.mode);
 	}
 
 	private static long earlier(long a, long b) {

@@ -14,6 +14,8 @@ import dev.distlock.core.LockLostEvent;
 import dev.distlock.core.LockLostException;
 import dev.distlock.core.LockUnavailableException;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * What a holder does with its lease: release a hold, hand the lease straight to a waiting thread of this process, or
  * extend it. One role: the end of a hold, in Redis and in this process's picture, kept in step (see the fault model in
@@ -66,6 +68,10 @@ final class LeaseReleaser {
 	void release(RedisLease lease) {
 		LeaseEntry entry = lease.entry;
 		Duration held = Duration.ofNanos(System.nanoTime() - lease.acquiredAtNanos);
+		if (entry.mode.isReadWrite()) {
+			releaseReadWrite(lease, entry, held);
+			return;
+		}
 		if (entry.handOvers < this.localHandOvers && entry.holds() == 1 && entry.state() == LeaseEntry.State.HELD) {
 			Waiter next = this.subscriber.reserveForHandOver(entry.channel, entry.owner);
 			if (next != null && handOver(lease, entry, next, held)) {
@@ -80,11 +86,31 @@ final class LeaseReleaser {
 		catch (RuntimeException ex) {
 			throw unreachable(lease, entry, held, ex);
 		}
-		applyRelease(lease, entry, held, reply);
+		applyRelease(lease, entry, held, reply, null);
 	}
 
-	/** What Redis answered to the release of a hold, applied to this process's picture (throws as release does). */
-	private void applyRelease(RedisLease lease, LeaseEntry entry, Duration held, LeaseStore.Released reply) {
+	/**
+	 * The release of a read-write hold: no hand-over (several readers may enter at once), and local waiters woken only
+	 * when the release freed the lock for others, all of them (as its message wakes every waiter of other processes).
+	 */
+	private void releaseReadWrite(RedisLease lease, LeaseEntry entry, Duration held) {
+		ReadWriteStore.Released reply;
+		entry.releaseStarting();
+		try {
+			reply = this.store.readWrite().release(entry);
+		}
+		catch (RuntimeException ex) {
+			throw unreachable(lease, entry, held, ex);
+		}
+		applyRelease(lease, entry, held, reply.asLeaseRelease(), (reply.message() != null) ? reply.message() : "");
+	}
+
+	/**
+	 * What Redis answered to the release of a hold, applied to this process's picture (throws as release does).
+	 * @param readWriteMessage for a read-write hold, the release message it published ('' for none), else null
+	 */
+	private void applyRelease(RedisLease lease, LeaseEntry entry, Duration held, LeaseStore.Released reply,
+			@Nullable String readWriteMessage) {
 		long left = reply.holdsLeft();
 		if (left < 0) {
 			throw foundGone(lease, entry, held);
@@ -94,7 +120,17 @@ final class LeaseReleaser {
 		}
 		if (entry.releaseHold(left == 0)) {
 			ended(entry);
-			if (left == 0) {
+			if (readWriteMessage != null) {
+				if (!readWriteMessage.isEmpty()) {
+					this.subscriber.releasedLocallyToAll(entry.channel, readWriteMessage);
+				}
+				else if (left > 0) {
+					// Redis counted holds this process does not: they go (the discard publishes when that frees the
+					// lock, and the message wakes this process's waiters too)
+					this.reconciler.discardNow(entry.key, entry.redisKey, entry.owner, entry.channel);
+				}
+			}
+			else if (left == 0) {
 				if (reply.othersWaiting()) {
 					this.subscriber.yieldUntil(entry.channel, System.nanoTime() + YIELD_NANOS);
 				}
@@ -120,6 +156,10 @@ final class LeaseReleaser {
 	CompletableFuture<Void> releaseAsync(RedisLease lease) {
 		CompletableFuture<Void> done = new CompletableFuture<>();
 		LeaseEntry entry = lease.entry;
+		if (entry.mode.isReadWrite()) {
+			onPool(done, () -> release(lease)); // read-write: the blocking release on the engine's pool
+			return done;
+		}
 		if (!(entry.handOvers < this.localHandOvers && this.subscriber.hasWaitingThread(entry.channel))) {
 			Duration held = Duration.ofNanos(System.nanoTime() - lease.acquiredAtNanos);
 			entry.releaseStarting();
@@ -138,7 +178,7 @@ final class LeaseReleaser {
 						throw unreachable(lease, entry, held,
 								(cause instanceof RuntimeException runtime) ? runtime : new IllegalStateException(cause));
 					}
-					applyRelease(lease, entry, held, reply);
+					applyRelease(lease, entry, held, reply, null);
 				}));
 				return done;
 			}
@@ -263,7 +303,8 @@ final class LeaseReleaser {
 		long sent = System.nanoTime();
 		long remaining;
 		try {
-			remaining = this.store.extend(entry.redisKey, entry.owner, entry.token, millis, add);
+			remaining = entry.mode.isReadWrite() ? this.store.readWrite().extend(entry, millis, add)
+					: this.store.extend(entry.redisKey, entry.owner, entry.token, millis, add);
 		}
 		catch (RuntimeException ex) {
 			if (replace) {
@@ -298,7 +339,8 @@ final class LeaseReleaser {
 		long sent = System.nanoTime();
 		long remaining;
 		try {
-			remaining = this.store.owned(entry.redisKey, entry.owner, entry.token);
+			remaining = entry.mode.isReadWrite() ? this.store.readWrite().owned(entry)
+					: this.store.owned(entry.redisKey, entry.owner, entry.token);
 		}
 		catch (RuntimeException ex) {
 			throw RedisFailures.of(entry.key, entry.redisKey, "check the ownership of", ex, "");
