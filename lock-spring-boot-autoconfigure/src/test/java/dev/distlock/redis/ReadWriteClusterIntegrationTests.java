@@ -45,6 +45,7 @@ class ReadWriteClusterIntegrationTests {
 		try (LockTestSupport support = LockTestSupport.forCluster(cluster, true)) {
 			RedisLockService readers = support.service();
 			RedisLockService writers = support.service();
+			ReadWriteLockIntegrationTests.warmUp(readers, writers);
 			Duration ttl = Duration.ofSeconds(1);
 			Set<RedisServer> masters = new HashSet<>();
 			List<Lease> reads = new ArrayList<>();

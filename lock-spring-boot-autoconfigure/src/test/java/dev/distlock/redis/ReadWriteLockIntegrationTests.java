@@ -306,6 +306,8 @@ class ReadWriteLockIntegrationTests extends OneServerFixture {
 		RedisLockService live = this.support.service(RedisLockService.builder(this.support.connectionFactory())
 			.listener(listener));
 		RedisLockService dying = this.support.service();
+		RedisLockService writers = this.support.service();
+		warmUp(live, dying, writers);
 		Duration ttl = Duration.ofMillis(1000);
 		String key = live.redisKey("renewed");
 		Lease liveReader = acquire(live, LockRequest.of("renewed", ttl, Duration.ZERO).read());
@@ -320,7 +322,7 @@ class ReadWriteLockIntegrationTests extends OneServerFixture {
 		assertThat(writer.isOwned()).isTrue();
 		// an instance that dies stops renewing: its reader's hold ends at its ttl, the live reader's stays
 		dying.close();
-		Future<Lease> waitingWriter = this.threads.submit(() -> acquire(this.support.service(),
+		Future<Lease> waitingWriter = this.threads.submit(() -> acquire(writers,
 				LockRequest.of("renewed", ttl, Duration.ofSeconds(30)).write()));
 		await().atMost(Duration.ofSeconds(20)).until(() -> !fields(key).contains(deadReader.owner()));
 		assertThat(fields(key)).contains(liveReader.owner());
@@ -339,6 +341,51 @@ class ReadWriteLockIntegrationTests extends OneServerFixture {
 		});
 		assertThat(writer.isLost()).isTrue();
 		await().atMost(Duration.ofSeconds(20)).until(() -> server.execute("DBSIZE").equals(0L));
+	}
+
+	@Test
+	void bothRedisPathsExtendRenewAndReleaseEachMode() throws Exception {
+		for (boolean nativeScripts : new boolean[] { true, false }) {
+			this.support.paths(new EnginePaths(nativeScripts, true));
+			RedisLockService service = this.support.service();
+			RedisLockService other = this.support.service();
+			warmUp(service, other);
+			String name = "paths-" + nativeScripts;
+			String key = service.redisKey(name);
+			Duration ttl = Duration.ofMillis(1000);
+			Lease write = acquire(service, LockRequest.of(name, ttl, Duration.ZERO).write());
+			Lease read = acquire(service, LockRequest.of(name, ttl, Duration.ZERO).read());
+			write.extend(Duration.ofSeconds(20));
+			assertThat(Long.parseLong(String.valueOf(server.execute("HGET", key, "~e:" + write.owner()))))
+				.isGreaterThan(Long.parseLong(String.valueOf(server.execute("HGET", key, "~e:" + read.owner()))) + 15_000);
+			write.release();
+			Lease otherRead = this.threads.submit(() -> acquire(other, LockRequest.of(name, ttl, Duration.ZERO).read()))
+				.get(20, TimeUnit.SECONDS);
+			long start = System.nanoTime();
+			await().atMost(Duration.ofSeconds(20)).pollInterval(Duration.ofMillis(50))
+				.until(() -> System.nanoTime() - start > 3 * ttl.toNanos());
+			assertThat(read.isOwned()).as("renewed read hold, native %s", nativeScripts).isTrue();
+			assertThat(otherRead.isOwned()).isTrue();
+			read.extend(Duration.ofMillis(200), dev.distlock.core.ExtendMode.REPLACE);
+			read.release();
+			otherRead.release();
+			assertThat(server.execute("DBSIZE")).isEqualTo(0L);
+		}
+	}
+
+	/**
+	 * Every read-write script once on each service, before leases of a short ttl: the first calls open connections and
+	 * load scripts, which on a loaded machine may take longer than such a ttl (the lease would count as lost at once).
+	 */
+	static void warmUp(RedisLockService... services) {
+		for (RedisLockService service : services) {
+			Lease write = service.tryAcquire(LockRequest.of("warm-up", TTL, WAIT).write()).orElseThrow();
+			Lease read = service.tryAcquire(LockRequest.of("warm-up", TTL, WAIT).read()).orElseThrow();
+			read.isOwned();
+			read.extend(Duration.ofSeconds(1));
+			read.release();
+			write.release();
+		}
 	}
 
 	private List<String> fields(String redisKey) {
