@@ -122,15 +122,18 @@ public class LocksEndpoint {
 	 * @param fencingToken the lease's fencing token, a number (or {@value #MASK})
 	 * @param autoRenewed whether the watchdog renews it
 	 * @param lost whether it was found lost (its holder has not released it yet; it is listed until then)
+	 * @param mode the lock mode: {@code EXCLUSIVE}, {@code FAIR}, {@code READ} or {@code WRITE} (a writer that
+	 * downgraded is listed twice, with its write and its read lease)
 	 */
 	public record LeaseDescriptor(String key, String name, String owner, String ownerThread, Instant heldSince,
 			int holdCount, long ttlMillis, long ttlRemainingMillis, @Nullable Instant lastRenewal, Object fencingToken,
-			boolean autoRenewed, boolean lost) {
+			boolean autoRenewed, boolean lost, String mode) {
 
 		static LeaseDescriptor of(LeaseSnapshot lease, boolean showValues) {
 			return new LeaseDescriptor(lease.key(), lease.name(), showValues ? lease.owner() : MASK, lease.ownerThread(),
 					lease.heldSince(), lease.holdCount(), lease.ttl().toMillis(), lease.ttlRemaining().toMillis(),
-					lease.lastRenewal(), showValues ? lease.fencingToken() : MASK, lease.autoRenewed(), lease.lost());
+					lease.lastRenewal(), showValues ? lease.fencingToken() : MASK, lease.autoRenewed(), lease.lost(),
+					lease.mode().name());
 		}
 
 	}
