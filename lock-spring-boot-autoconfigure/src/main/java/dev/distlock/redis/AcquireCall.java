@@ -74,13 +74,14 @@ final class AcquireCall {
 	 * whose WAIT blocks): the caller then makes the blocking call on a thread of its own.
 	 */
 	@Nullable CompletableFuture<long[]> callAsync(LockRequest request, Attempt attempt, boolean willWait) {
-		if (this.replicaAcks > 0 || attempt.mode.isReadWrite()) { // read-write: the blocking call on the engine's pool
+		if (this.replicaAcks > 0) {
 			return null;
 		}
 		CompletableFuture<long[]> reply;
 		try {
-			reply = this.store.acquireAsync(attempt.redisKey, attempt.owner, attempt.ttlMillis,
-					willWait ? this.clientId : "", 0);
+			reply = attempt.mode.isReadWrite() ? this.store.readWrite().acquireAsync(attempt, willWait)
+					: this.store.acquireAsync(attempt.redisKey, attempt.owner, attempt.ttlMillis,
+							willWait ? this.clientId : "", 0);
 		}
 		catch (RuntimeException ex) { // no connection to send it on
 			attempt.unanswered = true;

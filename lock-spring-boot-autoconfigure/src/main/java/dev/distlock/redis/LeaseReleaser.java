@@ -156,16 +156,14 @@ final class LeaseReleaser {
 	CompletableFuture<Void> releaseAsync(RedisLease lease) {
 		CompletableFuture<Void> done = new CompletableFuture<>();
 		LeaseEntry entry = lease.entry;
-		if (entry.mode.isReadWrite()) {
-			onPool(done, () -> release(lease)); // read-write: the blocking release on the engine's pool
-			return done;
-		}
-		if (!(entry.handOvers < this.localHandOvers && this.subscriber.hasWaitingThread(entry.channel))) {
+		boolean readWrite = entry.mode.isReadWrite(); // never handed over
+		if (readWrite || !(entry.handOvers < this.localHandOvers && this.subscriber.hasWaitingThread(entry.channel))) {
 			Duration held = Duration.ofNanos(System.nanoTime() - lease.acquiredAtNanos);
 			entry.releaseStarting();
-			CompletableFuture<LeaseStore.Released> sent;
+			CompletableFuture<?> sent;
 			try {
-				sent = this.store.releaseAsync(entry.redisKey, entry.owner, entry.token, entry.channel, this.clientId);
+				sent = readWrite ? this.store.readWrite().releaseAsync(entry)
+						: this.store.releaseAsync(entry.redisKey, entry.owner, entry.token, entry.channel, this.clientId);
 			}
 			catch (RuntimeException ex) { // no connection to send it on
 				sent = CompletableFuture.failedFuture(ex);
@@ -178,7 +176,13 @@ final class LeaseReleaser {
 						throw unreachable(lease, entry, held,
 								(cause instanceof RuntimeException runtime) ? runtime : new IllegalStateException(cause));
 					}
-					applyRelease(lease, entry, held, reply, null);
+					if (reply instanceof ReadWriteStore.Released released) {
+						applyRelease(lease, entry, held, released.asLeaseRelease(),
+								(released.message() != null) ? released.message() : "");
+					}
+					else {
+						applyRelease(lease, entry, held, (LeaseStore.Released) reply, null);
+					}
 				}));
 				return done;
 			}

@@ -141,7 +141,7 @@ final class LeaseStore {
 	}
 
 	/** A lease script on Lettuce's asynchronous commands (see {@link #acquireAsync}); null when not available. */
-	private @Nullable CompletableFuture<Object> runNativeAsync(RedisScript<?> script, String redisKey, String... args) {
+	@Nullable CompletableFuture<Object> runNativeAsync(RedisScript<?> script, String redisKey, String... args) {
 		if (!this.lettuceNative || !LettuceScripts.sharesNativeConnection(this.connectionFactory)) {
 			return null;
 		}

@@ -1,6 +1,7 @@
 package dev.distlock.redis;
 
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
 
 import dev.distlock.core.LockMode;
 
@@ -31,19 +32,30 @@ final class ReadWriteStore {
 	 * owner id is discarded (the note with it) should the acquisition end without the lock.
 	 */
 	long[] acquire(Attempt attempt, boolean willWait) {
+		return pair(this.store.run(ReadWriteScripts.ACQUIRE, attempt.redisKey, acquireArgs(attempt, willWait)),
+				"acquire");
+	}
+
+	/**
+	 * {@link #acquire} without waiting for Redis (Lettuce's asynchronous commands), {holds, token} or {0, ms}: null
+	 * when that path is not available (the caller then calls {@link #acquire} on a thread of its own).
+	 */
+	@Nullable CompletableFuture<long[]> acquireAsync(Attempt attempt, boolean willWait) {
+		CompletableFuture<Object> reply = this.store.runNativeAsync(ReadWriteScripts.ACQUIRE, attempt.redisKey,
+				acquireArgs(attempt, willWait));
+		return (reply != null) ? reply.thenApply(value -> pair(value, "acquire")) : null;
+	}
+
+	/** The arguments of a new acquisition; marks the attempt when a waiting writer's note goes with it. */
+	private static String[] acquireArgs(Attempt attempt, boolean willWait) {
 		boolean writer = attempt.mode == LockMode.WRITE;
 		String note = (writer && willWait) ? Long.toString(Math.max(1, Math.min(attempt.ttlMillis, MAX_NOTE_MILLIS)))
 				: "";
 		if (!note.isEmpty()) {
 			attempt.unanswered = true; // its note is in Redis (or may be): discarded unless the lock is acquired
 		}
-		long[] reply = pair(this.store.run(ReadWriteScripts.ACQUIRE, attempt.redisKey, attempt.owner,
-				Long.toString(attempt.ttlMillis), writer ? "w" : "r", "", attempt.downgradeOwner,
-				(attempt.downgradeToken != 0) ? Long.toString(attempt.downgradeToken) : "", note), "acquire");
-		if (reply[0] < 0) {
-			throw new IllegalStateException("The read-write acquire script refused a new owner of '" + attempt.redisKey + "'");
-		}
-		return reply;
+		return new String[] { attempt.owner, Long.toString(attempt.ttlMillis), writer ? "w" : "r", "",
+				attempt.downgradeOwner, (attempt.downgradeToken != 0) ? Long.toString(attempt.downgradeToken) : "", note };
 	}
 
 	/** One more hold of {@code entry}'s lease: {holds, token}, or {-1, 0} when the hold is gone. */
@@ -57,8 +69,18 @@ final class ReadWriteStore {
 	 * (else empty), and Redis's error when it refused the publish.
 	 */
 	Released release(LeaseEntry entry) {
-		Object value = this.store.run(ReadWriteScripts.RELEASE, entry.redisKey, entry.owner, Long.toString(entry.token),
-				entry.channel, this.store.publishMode());
+		return released(this.store.run(ReadWriteScripts.RELEASE, entry.redisKey, entry.owner,
+				Long.toString(entry.token), entry.channel, this.store.publishMode()));
+	}
+
+	/** {@link #release} without waiting for Redis, as {@link #acquireAsync}: null when that path is not available. */
+	@Nullable CompletableFuture<Released> releaseAsync(LeaseEntry entry) {
+		CompletableFuture<Object> reply = this.store.runNativeAsync(ReadWriteScripts.RELEASE, entry.redisKey,
+				entry.owner, Long.toString(entry.token), entry.channel, this.store.publishMode());
+		return (reply != null) ? reply.thenApply(ReadWriteStore::released) : null;
+	}
+
+	private static Released released(@Nullable Object value) {
 		if (!(value instanceof List<?> reply) || reply.size() < 2 || reply.size() > 3) {
 			throw new IllegalStateException("Unexpected reply from the read-write release script: " + value);
 		}
