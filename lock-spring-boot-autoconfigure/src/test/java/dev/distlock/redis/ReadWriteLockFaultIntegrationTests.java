@@ -3,6 +3,9 @@ package dev.distlock.redis;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 
 import dev.distlock.core.Lease;
@@ -96,6 +99,38 @@ class ReadWriteLockFaultIntegrationTests extends OneServerFixture {
 			newReader.release();
 			reader.release();
 			assertThat(server.execute("DBSIZE")).isEqualTo(0L);
+		}
+	}
+
+	@Test
+	void aPartitionedReaderEndsAtItsTtlAndItsLateRenewalsDoNotReviveIt() throws Exception {
+		ExecutorService thread = Executors.newSingleThreadExecutor();
+		try (FaultProxy proxy = FaultProxy.to(server);
+				LockTestSupport viaProxy = new LockTestSupport(proxy.host(), proxy.port())) {
+			RedisLockService client = viaProxy.service(RedisLockService.builder(viaProxy.connectionFactory(COMMAND_TIMEOUT)));
+			RedisLockService others = this.support.service();
+			String key = client.redisKey("partitioned");
+			warmUp(client, "partitioned");
+			ReadWriteLockIntegrationTests.warmUp(others);
+			Duration ttl = Duration.ofMillis(1000);
+			Lease reader = client.tryAcquire(LockRequest.of("partitioned", ttl, Duration.ZERO).read()).orElseThrow();
+			proxy.blackhole();
+			Future<Lease> writer = thread.submit(() -> others.tryAcquire(LockRequest.of("partitioned", TTL,
+					Duration.ofSeconds(30)).write()).orElseThrow());
+			Lease written = writer.get(30, TimeUnit.SECONDS);
+			await().atMost(Duration.ofSeconds(20)).until(reader::isLost);
+			// the renewals the partition held run now: they find the reader's deadline passed and revive nothing
+			proxy.heal();
+			// a call on the client's connection answered: what the partition held on it ran before
+			await().atMost(Duration.ofSeconds(20)).ignoreExceptions().until(() -> client.holder("partitioned").isPresent());
+			assertThat(written.isOwned()).isTrue();
+			assertThat(fields(key)).doesNotContain(reader.owner(), "~e:" + reader.owner());
+			assertThatExceptionOfType(LockException.class).isThrownBy(reader::release);
+			written.release();
+			await().atMost(Duration.ofSeconds(20)).until(() -> server.execute("DBSIZE").equals(0L));
+		}
+		finally {
+			thread.shutdownNow();
 		}
 	}
 

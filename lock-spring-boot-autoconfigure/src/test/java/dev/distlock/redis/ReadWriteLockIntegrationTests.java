@@ -344,7 +344,7 @@ class ReadWriteLockIntegrationTests extends OneServerFixture {
 	}
 
 	@Test
-	void bothRedisPathsExtendRenewAndReleaseEachMode() throws Exception {
+	void bothRedisPathsExtendRenewAndReleaseEachModeBesideAnExclusiveLease() throws Exception {
 		for (boolean nativeScripts : new boolean[] { true, false }) {
 			this.support.paths(new EnginePaths(nativeScripts, true));
 			RedisLockService service = this.support.service();
@@ -361,11 +361,15 @@ class ReadWriteLockIntegrationTests extends OneServerFixture {
 			write.release();
 			Lease otherRead = this.threads.submit(() -> acquire(other, LockRequest.of(name, ttl, Duration.ZERO).read()))
 				.get(20, TimeUnit.SECONDS);
+			// an exclusive lease renewed in the same rounds: its renewals go in a batch of their own
+			Lease exclusive = acquire(service, LockRequest.of(name + "-x", ttl, Duration.ZERO));
 			long start = System.nanoTime();
 			await().atMost(Duration.ofSeconds(20)).pollInterval(Duration.ofMillis(50))
 				.until(() -> System.nanoTime() - start > 3 * ttl.toNanos());
 			assertThat(read.isOwned()).as("renewed read hold, native %s", nativeScripts).isTrue();
 			assertThat(otherRead.isOwned()).isTrue();
+			assertThat(exclusive.isOwned()).isTrue();
+			exclusive.release();
 			read.extend(Duration.ofMillis(200), dev.distlock.core.ExtendMode.REPLACE);
 			read.release();
 			otherRead.release();
