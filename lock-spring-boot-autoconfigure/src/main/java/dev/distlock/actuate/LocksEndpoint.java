@@ -124,7 +124,8 @@ public class LocksEndpoint {
 	 * @param fencingToken the lease's fencing token, a number (or {@value #MASK})
 	 * @param autoRenewed whether the watchdog renews it
 	 * @param lost whether it was found lost (its holder has not released it yet; it is listed until then)
-	 * @param mode how the lock admits holders
+	 * @param mode the lock mode: {@code EXCLUSIVE}, {@code FAIR}, {@code READ} or {@code WRITE} (a writer that
+	 * downgraded is listed twice, with its write and its read lease)
 	 * @param queueLength for a fair lock: the waiters of all instances queued for it, read from Redis when the
 	 * endpoint was read (-1 if it did not answer); {@code null} for other modes
 	 */

@@ -38,6 +38,9 @@ final class AcquireCall {
 	 */
 	long[] call(LockRequest request, Attempt attempt, boolean willWait) throws InterruptedException {
 		try {
+			if (attempt.mode.isReadWrite()) {
+				return this.store.readWrite().acquire(attempt, willWait);
+			}
 			String waiter = willWait ? this.clientId : "";
 			if (this.replicaAcks > 0) {
 				return callAcquireReplicated(request, attempt, waiter);
@@ -76,8 +79,9 @@ final class AcquireCall {
 		}
 		CompletableFuture<long[]> reply;
 		try {
-			reply = this.store.acquireAsync(attempt.redisKey, attempt.owner, attempt.ttlMillis,
-					willWait ? this.clientId : "", 0);
+			reply = attempt.mode.isReadWrite() ? this.store.readWrite().acquireAsync(attempt, willWait)
+					: this.store.acquireAsync(attempt.redisKey, attempt.owner, attempt.ttlMillis,
+							willWait ? this.clientId : "", 0);
 		}
 		catch (RuntimeException ex) { // no connection to send it on
 			attempt.unanswered = true;

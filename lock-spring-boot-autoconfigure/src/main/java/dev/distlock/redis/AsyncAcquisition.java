@@ -101,7 +101,7 @@ final class AsyncAcquisition {
 	}
 
 	CompletableFuture<Optional<Lease>> start() {
-		LeaseEntry held = this.engine.registry().heldBy(this.redisKey, this.owner);
+		LeaseEntry held = this.engine.registry().heldBy(this.redisKey, this.owner, this.request.mode());
 		call(() -> (held != null) ? this.engine.reentry().reenterOnce(this.request, held, this.start) : null, this::started);
 		return this.result;
 	}

@@ -1,8 +1,14 @@
 package dev.distlock.redis;
 
+import dev.distlock.core.LockMode;
 import dev.distlock.core.LockOwner;
 
-/** One acquisition: its owner id, fresh and never used for another; whether a call of it went unanswered. */
+import org.jspecify.annotations.Nullable;
+
+/**
+ * One acquisition: its owner id, fresh and never used for another; whether a call of it went unanswered; for a
+ * read-write lock its mode and, for a reader whose owner holds the write lock, that write lease (a downgrade).
+ */
 final class Attempt {
 
 	final String redisKey;
@@ -16,15 +22,36 @@ final class Attempt {
 	/** Whose lease it becomes, for re-entry. */
 	final LockOwner lockOwner;
 
-	/** Set by the acquisition only (one thread at a time; an asynchronous one hands over through its future chain). */
+	/** EXCLUSIVE, READ or WRITE. */
+	final LockMode mode;
+
+	/** For a downgrade: the owner id of the write lease the same {@link LockOwner} holds, else empty. */
+	final String downgradeOwner;
+
+	/** For a downgrade: the token of that write lease, else 0. */
+	final long downgradeToken;
+
+	/**
+	 * Whether Redis may have something of this owner id that the acquisition did not get: a call went unanswered, or
+	 * a waiting writer's note is in the lease. Set by the acquisition only (one thread at a time; an asynchronous one
+	 * hands over through its future chain).
+	 */
 	volatile boolean unanswered;
 
 	Attempt(String redisKey, String owner, long ttlMillis, LockOwner lockOwner) {
+		this(redisKey, owner, ttlMillis, lockOwner, LockMode.EXCLUSIVE, null);
+	}
+
+	Attempt(String redisKey, String owner, long ttlMillis, LockOwner lockOwner, LockMode mode,
+			@Nullable LeaseEntry downgradeFrom) {
 		this.lockOwner = lockOwner;
 		this.redisKey = redisKey;
 		this.channel = RedisLockService.channel(redisKey);
 		this.owner = owner;
 		this.ttlMillis = ttlMillis;
+		this.mode = mode;
+		this.downgradeOwner = (downgradeFrom != null) ? downgradeFrom.owner : "";
+		this.downgradeToken = (downgradeFrom != null) ? downgradeFrom.token : 0;
 	}
 
 }

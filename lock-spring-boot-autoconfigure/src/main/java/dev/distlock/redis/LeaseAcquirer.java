@@ -16,6 +16,7 @@ import dev.distlock.core.Lease;
 import dev.distlock.core.LockAccessDeniedException;
 import dev.distlock.core.LockInterruptedException;
 import dev.distlock.core.LockListener;
+import dev.distlock.core.LockMode;
 import dev.distlock.core.LockOwner;
 import dev.distlock.core.LockRequest;
 import dev.distlock.core.LockUnavailableException;
@@ -99,7 +100,7 @@ final class LeaseAcquirer {
 		long start = System.nanoTime();
 		long deadline = start + request.waitTime().toNanos();
 		try {
-			LeaseEntry held = this.registry.heldBy(redisKey, owner);
+			LeaseEntry held = this.registry.heldBy(redisKey, owner, request.mode());
 			if (held != null) {
 				Lease reentered = this.reentry.reenter(request, held, start, deadline);
 				if (reentered != null) {
@@ -130,7 +131,7 @@ final class LeaseAcquirer {
 	 * (see {@link AsyncAcquisition}).
 	 */
 	CompletableFuture<Optional<Lease>> tryAcquireAsync(LockRequest request, String redisKey, LockOwner owner) {
-		if (request.isFair() && this.registry.heldBy(redisKey, owner) == null) {
+		if (request.isFair() && this.registry.heldBy(redisKey, owner, LockMode.FAIR) == null) {
 			return this.fair.acquireAsync(request, redisKey, owner);
 		}
 		return new AsyncAcquisition(this.async, request, redisKey, owner).start();
@@ -350,7 +351,7 @@ final class LeaseAcquirer {
 	LeaseEntry newEntry(LockRequest request, Attempt attempt, long token, long sent, int handOvers) {
 		LeaseEntry entry = new LeaseEntry(request.key(), attempt.redisKey, attempt.channel, attempt.owner,
 				request.effectiveName(), token, attempt.ttlMillis, request.autoRenew(), sent, handOvers,
-				attempt.lockOwner);
+				attempt.lockOwner, attempt.mode);
 		this.registry.add(entry);
 		this.watchdog.register(entry);
 		return entry;
@@ -371,7 +372,10 @@ final class LeaseAcquirer {
 
 	/** A new acquisition of {@code redisKey} for {@code owner}, with a fresh owner id. */
 	Attempt newAttempt(LockRequest request, String redisKey, LockOwner owner) {
-		return new Attempt(redisKey, newOwnerId(owner), request.ttl().toMillis(), owner);
+		// a reader whose owner holds the write lock reads under it (a downgrade)
+		LeaseEntry writer = (request.mode() == LockMode.READ) ? this.registry.heldBy(redisKey, owner, LockMode.WRITE)
+				: null;
+		return new Attempt(redisKey, newOwnerId(owner), request.ttl().toMillis(), owner, request.mode(), writer);
 	}
 
 	/**

@@ -56,14 +56,17 @@ final class LeaseEntry {
 
 	final String name;
 
+	/**
+	 * EXCLUSIVE; FAIR, whose release hands the lease to the head of its queue in Redis ({@link FairScripts}); or READ /
+	 * WRITE for a read-write lock's hold ({@link ReadWriteScripts}).
+	 */
+	final LockMode mode;
+
 	final long token;
 
 	final Instant acquiredAt;
 
 	final long acquiredAtNanos;
-
-	/** How the lock admits holders: a fair lease's release hands it to the head of its queue in Redis. */
-	final LockMode mode;
 
 	/** The {@link dev.distlock.core.Lease#onLost} actions of its holds. */
 	final LostActions lostActions = new LostActions();

@@ -46,7 +46,7 @@ final class LeaseReentry {
 			long sent = System.nanoTime();
 			long[] reply;
 			try {
-				reply = this.store.acquire(entry.redisKey, entry.owner, ttlMillis, "", entry.token);
+				reply = reacquire(entry, ttlMillis);
 			}
 			catch (RuntimeException ex) {
 				// A re-entry that runs unanswered counts a hold in Redis that this process does not count: the release
@@ -73,7 +73,7 @@ final class LeaseReentry {
 		long sent = System.nanoTime();
 		long[] reply;
 		try {
-			reply = this.store.acquire(entry.redisKey, entry.owner, request.ttl().toMillis(), "", entry.token);
+			reply = reacquire(entry, request.ttl().toMillis());
 		}
 		catch (RuntimeException ex) {
 			throw AcquireCall.failure(request, entry.redisKey, ex);
@@ -98,6 +98,12 @@ final class LeaseReentry {
 			this.watchdog.wakeUp();
 		}
 		return this.acquirer.newLease(request, entry, sent, start);
+	}
+
+	/** One more hold of the lease in Redis, by the script of its kind. */
+	private long[] reacquire(LeaseEntry entry, long ttlMillis) {
+		return entry.mode.isReadWrite() ? this.store.readWrite().reenter(entry, ttlMillis)
+				: this.store.acquire(entry.redisKey, entry.owner, ttlMillis, "", entry.token);
 	}
 
 }

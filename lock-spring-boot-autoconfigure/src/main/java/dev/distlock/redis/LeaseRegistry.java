@@ -7,6 +7,7 @@ import java.util.concurrent.ExecutorService;
 
 import dev.distlock.core.LockListener;
 import dev.distlock.core.LockLostEvent;
+import dev.distlock.core.LockMode;
 import dev.distlock.core.LockOwner;
 
 import org.apache.commons.logging.Log;
@@ -49,20 +50,28 @@ final class LeaseRegistry {
 		this.events = events;
 	}
 
-	/** The lease {@code owner} holds on {@code redisKey}, or null. */
+	/** The exclusive lease {@code owner} holds on {@code redisKey}, or null. */
 	@Nullable LeaseEntry heldBy(String redisKey, LockOwner owner) {
-		return this.heldByOwner.get(new OwnerKey(redisKey, owner));
+		return heldBy(redisKey, owner, LockMode.EXCLUSIVE);
+	}
+
+	/**
+	 * The lease of {@code mode} that {@code owner} holds on {@code redisKey}, or null: an owner may hold a read-write
+	 * lock's write lease and read lease at once (a downgrade), each re-entered on its own.
+	 */
+	@Nullable LeaseEntry heldBy(String redisKey, LockOwner owner, LockMode mode) {
+		return this.heldByOwner.get(new OwnerKey(redisKey, owner, mode));
 	}
 
 	void add(LeaseEntry entry) {
 		this.entries.put(new HoldKey(entry.redisKey, entry.owner), entry);
-		this.heldByOwner.put(new OwnerKey(entry.redisKey, entry.lockOwner), entry);
+		this.heldByOwner.put(new OwnerKey(entry.redisKey, entry.lockOwner, entry.mode), entry);
 	}
 
 	/** The lease ended (released, handed over or expired): no longer listed nor re-entered. */
 	void forget(LeaseEntry entry) {
 		this.entries.remove(new HoldKey(entry.redisKey, entry.owner), entry);
-		this.heldByOwner.remove(new OwnerKey(entry.redisKey, entry.lockOwner), entry);
+		this.heldByOwner.remove(new OwnerKey(entry.redisKey, entry.lockOwner, entry.mode), entry);
 	}
 
 	Collection<LeaseEntry> entries() {
@@ -88,7 +97,7 @@ final class LeaseRegistry {
 	 * lock.
 	 */
 	void announceLost(LeaseEntry entry, LockLostEvent event) {
-		this.heldByOwner.remove(new OwnerKey(entry.redisKey, entry.lockOwner), entry);
+		this.heldByOwner.remove(new OwnerKey(entry.redisKey, entry.lockOwner, entry.mode), entry);
 		logger.warn("Lock '" + event.key() + "' (fencing token " + event.fencingToken() + ", owner " + event.owner()
 				+ ") was lost: " + event.detection().description());
 		this.listeners.forEach(listener -> listener.lost(event));
@@ -112,7 +121,7 @@ final class LeaseRegistry {
 	private record HoldKey(String redisKey, String owner) {
 	}
 
-	private record OwnerKey(String redisKey, LockOwner owner) {
+	private record OwnerKey(String redisKey, LockOwner owner, LockMode mode) {
 	}
 
 }

@@ -14,6 +14,8 @@ import dev.distlock.core.LockLostEvent;
 import dev.distlock.core.LockLostException;
 import dev.distlock.core.LockUnavailableException;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * What a holder does with its lease: release a hold, hand the lease straight to a waiting thread of this process, or
  * extend it. One role: the end of a hold, in Redis and in this process's picture, kept in step (see the fault model in
@@ -70,6 +72,10 @@ final class LeaseReleaser {
 			releaseFair(lease, entry, held);
 			return;
 		}
+		if (entry.mode.isReadWrite()) {
+			releaseReadWrite(lease, entry, held);
+			return;
+		}
 		if (entry.handOvers < this.localHandOvers && entry.holds() == 1 && entry.state() == LeaseEntry.State.HELD) {
 			Waiter next = this.subscriber.reserveForHandOver(entry.channel, entry.owner);
 			if (next != null && handOver(lease, entry, next, held)) {
@@ -84,7 +90,7 @@ final class LeaseReleaser {
 		catch (RuntimeException ex) {
 			throw unreachable(lease, entry, held, ex);
 		}
-		applyRelease(lease, entry, held, reply);
+		applyRelease(lease, entry, held, reply, null);
 	}
 
 	/**
@@ -124,8 +130,28 @@ final class LeaseReleaser {
 		released(lease, entry, held);
 	}
 
-	/** What Redis answered to the release of a hold, applied to this process's picture (throws as release does). */
-	private void applyRelease(RedisLease lease, LeaseEntry entry, Duration held, LeaseStore.Released reply) {
+	/**
+	 * The release of a read-write hold: no hand-over (several readers may enter at once), and local waiters woken only
+	 * when the release freed the lock for others, all of them (as its message wakes every waiter of other processes).
+	 */
+	private void releaseReadWrite(RedisLease lease, LeaseEntry entry, Duration held) {
+		ReadWriteStore.Released reply;
+		entry.releaseStarting();
+		try {
+			reply = this.store.readWrite().release(entry);
+		}
+		catch (RuntimeException ex) {
+			throw unreachable(lease, entry, held, ex);
+		}
+		applyRelease(lease, entry, held, reply.asLeaseRelease(), (reply.message() != null) ? reply.message() : "");
+	}
+
+	/**
+	 * What Redis answered to the release of a hold, applied to this process's picture (throws as release does).
+	 * @param readWriteMessage for a read-write hold, the release message it published ('' for none), else null
+	 */
+	private void applyRelease(RedisLease lease, LeaseEntry entry, Duration held, LeaseStore.Released reply,
+			@Nullable String readWriteMessage) {
 		long left = reply.holdsLeft();
 		if (left < 0) {
 			throw foundGone(lease, entry, held);
@@ -135,7 +161,17 @@ final class LeaseReleaser {
 		}
 		if (entry.releaseHold(left == 0)) {
 			ended(entry);
-			if (left == 0) {
+			if (readWriteMessage != null) {
+				if (!readWriteMessage.isEmpty()) {
+					this.subscriber.releasedLocallyToAll(entry.channel, readWriteMessage);
+				}
+				else if (left > 0) {
+					// Redis counted holds this process does not: they go (the discard publishes when that frees the
+					// lock, and the message wakes this process's waiters too)
+					this.reconciler.discardNow(entry.key, entry.redisKey, entry.owner, entry.channel);
+				}
+			}
+			else if (left == 0) {
 				if (reply.othersWaiting()) {
 					this.subscriber.yieldUntil(entry.channel, System.nanoTime() + YIELD_NANOS);
 				}
@@ -161,13 +197,16 @@ final class LeaseReleaser {
 	CompletableFuture<Void> releaseAsync(RedisLease lease) {
 		CompletableFuture<Void> done = new CompletableFuture<>();
 		LeaseEntry entry = lease.entry;
+		boolean readWrite = entry.mode.isReadWrite(); // never handed over
 		// a fair release runs on the pool (blocking): its reply may hand the lease to a waiter of this process
-		if (!entry.isFair() && !(entry.handOvers < this.localHandOvers && this.subscriber.hasWaitingThread(entry.channel))) {
+		if (!entry.isFair() && (readWrite
+				|| !(entry.handOvers < this.localHandOvers && this.subscriber.hasWaitingThread(entry.channel)))) {
 			Duration held = Duration.ofNanos(System.nanoTime() - lease.acquiredAtNanos);
 			entry.releaseStarting();
-			CompletableFuture<LeaseStore.Released> sent;
+			CompletableFuture<?> sent;
 			try {
-				sent = this.store.releaseAsync(entry.redisKey, entry.owner, entry.token, entry.channel, this.clientId);
+				sent = readWrite ? this.store.readWrite().releaseAsync(entry)
+						: this.store.releaseAsync(entry.redisKey, entry.owner, entry.token, entry.channel, this.clientId);
 			}
 			catch (RuntimeException ex) { // no connection to send it on
 				sent = CompletableFuture.failedFuture(ex);
@@ -180,7 +219,13 @@ final class LeaseReleaser {
 						throw unreachable(lease, entry, held,
 								(cause instanceof RuntimeException runtime) ? runtime : new IllegalStateException(cause));
 					}
-					applyRelease(lease, entry, held, reply);
+					if (reply instanceof ReadWriteStore.Released released) {
+						applyRelease(lease, entry, held, released.asLeaseRelease(),
+								(released.message() != null) ? released.message() : "");
+					}
+					else {
+						applyRelease(lease, entry, held, (LeaseStore.Released) reply, null);
+					}
 				}));
 				return done;
 			}
@@ -305,7 +350,8 @@ final class LeaseReleaser {
 		long sent = System.nanoTime();
 		long remaining;
 		try {
-			remaining = this.store.extend(entry.redisKey, entry.owner, entry.token, millis, add);
+			remaining = entry.mode.isReadWrite() ? this.store.readWrite().extend(entry, millis, add)
+					: this.store.extend(entry.redisKey, entry.owner, entry.token, millis, add);
 		}
 		catch (RuntimeException ex) {
 			if (replace) {
@@ -340,7 +386,8 @@ final class LeaseReleaser {
 		long sent = System.nanoTime();
 		long remaining;
 		try {
-			remaining = this.store.owned(entry.redisKey, entry.owner, entry.token);
+			remaining = entry.mode.isReadWrite() ? this.store.readWrite().owned(entry)
+					: this.store.owned(entry.redisKey, entry.owner, entry.token);
 		}
 		catch (RuntimeException ex) {
 			throw RedisFailures.of(entry.key, entry.redisKey, "check the ownership of", ex, "");

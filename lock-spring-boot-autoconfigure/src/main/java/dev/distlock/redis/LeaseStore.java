@@ -46,6 +46,9 @@ final class LeaseStore {
 	/** The fair-lock scripts, on the same template. */
 	private final FairStore fair;
 
+	/** The read-write locks' calls, on this store. */
+	private final ReadWriteStore readWrite = new ReadWriteStore(this);
+
 	/** False once a connection turned out not to be Lettuce's: from then on, scripts go through the template. */
 	private volatile boolean lettuceNative;
 
@@ -76,6 +79,22 @@ final class LeaseStore {
 	/** {@return the batched renewals of leases on this store's connection factory} */
 	RenewalBatches renewals() {
 		return this.renewals;
+	}
+
+	/** {@return the calls of read-write leases on this store} */
+	ReadWriteStore readWrite() {
+		return this.readWrite;
+	}
+
+	/** {@return {@link LockScripts#SHARDED} when releases are announced on their shard, else empty} */
+	String publishMode() {
+		return this.publishMode;
+	}
+
+	/** Any lease script on one key with string arguments: the Lettuce-native shortcut where it applies, else the template. */
+	@Nullable Object run(RedisScript<?> script, String redisKey, String... args) {
+		Object nativeReply = runNative(script, redisKey, args);
+		return (nativeReply != null) ? nativeReply : this.template.execute(script, List.of(redisKey), (Object[]) args);
 	}
 
 	/**
@@ -131,7 +150,7 @@ final class LeaseStore {
 	}
 
 	/** A lease script on Lettuce's asynchronous commands (see {@link #acquireAsync}); null when not available. */
-	private @Nullable CompletableFuture<Object> runNativeAsync(RedisScript<?> script, String redisKey, String... args) {
+	@Nullable CompletableFuture<Object> runNativeAsync(RedisScript<?> script, String redisKey, String... args) {
 		if (!this.lettuceNative || !LettuceScripts.sharesNativeConnection(this.connectionFactory)) {
 			return null;
 		}
@@ -313,9 +332,11 @@ final class LeaseStore {
 
 	/** Delete the lease if {@code owner} holds it (a hold the client does not know); true if there was one. */
 	boolean discard(String redisKey, String owner, String channel) {
-		Object nativeReply = runNative(LockScripts.DISCARD, redisKey, owner, channel, this.publishMode);
+		// ReadWriteScripts.DISCARD: LockScripts.DISCARD on an exclusive lease, only this owner's hold on a read-write one
+		Object nativeReply = runNative(ReadWriteScripts.DISCARD, redisKey, owner, channel, this.publishMode);
 		long deleted = (nativeReply != null) ? (Long) nativeReply
-				: nonNull(this.template.execute(LockScripts.DISCARD, List.of(redisKey), owner, channel, this.publishMode));
+				: nonNull(this.template.execute(ReadWriteScripts.DISCARD, List.of(redisKey), owner, channel,
+						this.publishMode));
 		return deleted == 1;
 	}
 

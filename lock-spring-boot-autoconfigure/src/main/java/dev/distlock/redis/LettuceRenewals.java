@@ -57,7 +57,7 @@ final class LettuceRenewals {
 			keys.add(k);
 			args.add(a);
 			try {
-				futures.add(commands.evalsha(LockScripts.RENEW_ALL.getSha1(), ScriptOutputType.MULTI, k, a));
+				futures.add(commands.evalsha(RenewalBatches.script(entries, batch).getSha1(), ScriptOutputType.MULTI, k, a));
 			}
 			catch (RuntimeException ex) {
 				futures.add(null);
@@ -79,7 +79,8 @@ final class LettuceRenewals {
 						throw ex;
 					}
 					// Redis lost its script cache (a restart or SCRIPT FLUSH): send the script itself once.
-					reply = await(commands.eval(bytes(LockScripts.RENEW_ALL.getScriptAsString()), ScriptOutputType.MULTI,
+					reply = await(commands.eval(bytes(RenewalBatches.script(entries, batches.get(b)).getScriptAsString()),
+							ScriptOutputType.MULTI,
 							keys.get(b), args.get(b)), deadline);
 				}
 				RenewalBatches.apply(reply, batches.get(b), result);

@@ -110,6 +110,9 @@ public class RedisLockService
 	/** The timers of asynchronous acquisitions (retries, polls, deadlines): one engine thread, never waiting on Redis. */
 	private final ScheduledThreadPoolExecutor asyncTimers;
 
+	/** Whether new leases wait for replica acknowledgements (read-write locks are refused then). */
+	private final boolean replicaAcks;
+
 	private volatile boolean closed;
 
 	/**
@@ -118,6 +121,7 @@ public class RedisLockService
 	 */
 	protected RedisLockService(RedisLockServiceBuilder builder) {
 		this.keyPrefix = builder.keyPrefix;
+		this.replicaAcks = builder.replicaAcks > 0;
 		this.clientId = newClientId();
 		List<LockListener> listeners = List.copyOf(builder.listeners);
 		LeaseStore store = new LeaseStore(builder.connectionFactory, builder.paths.nativeScripts());
@@ -167,8 +171,10 @@ public class RedisLockService
 		if (this.closed) {
 			throw new IllegalStateException("Lock service is closed; cannot acquire '" + request.key() + "'");
 		}
-		if (request.mode() != LockMode.EXCLUSIVE && request.mode() != LockMode.FAIR) {
-			throw request.mode().unsupported(request.key(), "this engine yet");
+		RuntimeException refused = ReadWriteLocks.refusal(request, redisKey(request.key()), LockOwner.current(),
+				this.registry, this.replicaAcks);
+		if (refused != null) {
+			throw refused;
 		}
 		this.view.noteName(request.effectiveName());
 		return this.acquirer.tryAcquire(request, redisKey(request.key()));
@@ -188,8 +194,10 @@ public class RedisLockService
 			return CompletableFuture.failedFuture(
 					new IllegalStateException("Lock service is closed; cannot acquire '" + request.key() + "'"));
 		}
-		if (request.mode() != LockMode.EXCLUSIVE && request.mode() != LockMode.FAIR) {
-			return CompletableFuture.failedFuture(request.mode().unsupported(request.key(), "this engine yet"));
+		RuntimeException refused = ReadWriteLocks.refusal(request, redisKey(request.key()), owner, this.registry,
+				this.replicaAcks);
+		if (refused != null) {
+			return CompletableFuture.failedFuture(refused);
 		}
 		this.view.noteName(request.effectiveName());
 		return this.acquirer.tryAcquireAsync(request, redisKey(request.key()), owner);

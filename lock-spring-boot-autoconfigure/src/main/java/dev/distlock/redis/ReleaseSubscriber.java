@@ -255,6 +255,22 @@ final class ReleaseSubscriber implements SubscriptionConnection.Events, AutoClos
 		}
 	}
 
+	/**
+	 * A holder in this process released a read-write lease and published {@code message}: wake every local waiter (the
+	 * lock may admit all waiting readers) without waiting for the message, and ignore the message when it comes.
+	 */
+	void releasedLocallyToAll(String channel, String message) {
+		ReleaseChannel ch = this.channels.get(channel);
+		if (ch != null) {
+			synchronized (ch) {
+				if (!ch.waiters.isEmpty()) {
+					ch.waiters.forEach(Waiter::signal);
+					ch.expectOwnMessage(message);
+				}
+			}
+		}
+	}
+
 	/** Waiters currently registered, over all channels. */
 	int waiterCount() {
 		int count = 0;
@@ -310,7 +326,12 @@ final class ReleaseSubscriber implements SubscriptionConnection.Events, AutoClos
 		if (ch != null) {
 			synchronized (ch) {
 				if (!ch.ownMessageArrived(body)) {
-					wakeOne(ch);
+					if (body.startsWith(ReadWriteScripts.WAKE_ALL)) {
+						ch.waiters.forEach(Waiter::signal); // a read-write lock may admit every waiting reader
+					}
+					else {
+						wakeOne(ch);
+					}
 				}
 			}
 		}

@@ -15,6 +15,7 @@ import org.springframework.data.redis.connection.RedisConnectionFactory;
 import org.springframework.data.redis.connection.RedisPipelineException;
 import org.springframework.data.redis.connection.ReturnType;
 import org.springframework.data.redis.core.StringRedisTemplate;
+import org.springframework.data.redis.core.script.RedisScript;
 
 /**
  * The renewals of a round, batched, and judged per batch; the rest of the lease operations are {@link LeaseStore}'s,
@@ -103,13 +104,13 @@ final class RenewalBatches {
 			}
 			calls.add(keysAndArgs);
 		}
-		String sha = LockScripts.RENEW_ALL.getSha1();
 		List<?> replies;
 		try {
 			connection.openPipeline();
 			try {
 				for (int b = 0; b < calls.size(); b++) {
-					connection.scriptingCommands().evalSha(sha, ReturnType.MULTI, batches.get(b).length, calls.get(b));
+					connection.scriptingCommands().evalSha(script(entries, batches.get(b)).getSha1(), ReturnType.MULTI,
+							batches.get(b).length, calls.get(b));
 				}
 			}
 			finally {
@@ -158,7 +159,7 @@ final class RenewalBatches {
 			args[3 * i + 2] = Long.toString(ttlMillis[batch[i]]);
 		}
 		try {
-			apply(this.template.execute(LockScripts.RENEW_ALL, keys, args), batch, result);
+			apply(this.template.execute(script(entries, batch), keys, args), batch, result);
 		}
 		catch (RuntimeException ex) {
 			result.fail(batch, ex);
@@ -204,12 +205,23 @@ final class RenewalBatches {
 	}
 
 	/**
-	 * Indexes into {@code entries}, at most {@link #BATCH_SIZE} a batch, and one slot a batch when {@code bySlot}.
+	 * The renewal script of a batch: {@link LockScripts#RENEW_ALL}, or {@link ReadWriteScripts#RENEW_ALL} for the
+	 * holds of read-write locks (each holder's own deadline), which are batched apart.
+	 */
+	@SuppressWarnings("rawtypes")
+	static RedisScript<List> script(List<LeaseEntry> entries, int[] batch) {
+		return entries.get(batch[0]).mode.isReadWrite() ? ReadWriteScripts.RENEW_ALL : LockScripts.RENEW_ALL;
+	}
+
+	/**
+	 * Indexes into {@code entries}, at most {@link #BATCH_SIZE} a batch, and one slot a batch when {@code bySlot};
+	 * read-write holds in batches of their own.
 	 */
 	private static List<int[]> batches(List<LeaseEntry> entries, boolean bySlot) {
 		Map<Integer, List<Integer>> groups = new LinkedHashMap<>();
 		for (int i = 0; i < entries.size(); i++) {
-			int group = bySlot ? ClusterSlotHashUtil.calculateSlot(entries.get(i).redisKey) : 0;
+			int slot = bySlot ? ClusterSlotHashUtil.calculateSlot(entries.get(i).redisKey) : 0;
+			int group = entries.get(i).mode.isReadWrite() ? -1 - slot : slot;
 			groups.computeIfAbsent(group, g -> new ArrayList<>()).add(i);
 		}
 		List<int[]> batches = new ArrayList<>();

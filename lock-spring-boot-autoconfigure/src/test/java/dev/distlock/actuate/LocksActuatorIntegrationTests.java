@@ -164,6 +164,7 @@ class LocksActuatorIntegrationTests {
 				.containsEntry("ttlMillis", 20000)
 				.containsEntry("autoRenewed", true)
 				.containsEntry("lost", false)
+				.containsEntry("mode", "EXCLUSIVE")
 				.containsKey("lastRenewal");
 			assertThat((String) lease.get("owner")).startsWith(this.lockService.clientId() + ":");
 			assertThat(Instant.parse((String) lease.get("heldSince"))).isBetween(before.minusSeconds(1), Instant.now());

@@ -1,0 +1,132 @@
+package dev.distlock.redis;
+
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+
+import dev.distlock.core.LockMode;
+
+import org.jspecify.annotations.Nullable;
+
+/**
+ * The door to Redis for read-write leases ({@link ReadWriteScripts}), on a {@link LeaseStore}'s connections and path:
+ * one script call per operation, as for exclusive leases. Renewals go through {@link RenewalBatches}, discards through
+ * {@link LeaseStore#discard}, which serve both kinds.
+ */
+final class ReadWriteStore {
+
+	/**
+	 * The longest a waiting writer's note lasts without being refreshed: how long a writer that died while waiting
+	 * keeps new readers out at most. A waiting writer tries again (refreshing it) every third of it.
+	 */
+	static final long MAX_NOTE_MILLIS = 2_000;
+
+	private final LeaseStore store;
+
+	ReadWriteStore(LeaseStore store) {
+		this.store = store;
+	}
+
+	/**
+	 * A new acquisition of {@code attempt} (its mode READ or WRITE): {holds, token} when acquired, {0, ms after which
+	 * to try again} when refused. A writer that will wait is noted in the lease; the attempt is then marked so that its
+	 * owner id is discarded (the note with it) should the acquisition end without the lock.
+	 */
+	long[] acquire(Attempt attempt, boolean willWait) {
+		return pair(this.store.run(ReadWriteScripts.ACQUIRE, attempt.redisKey, acquireArgs(attempt, willWait)),
+				"acquire");
+	}
+
+	/**
+	 * {@link #acquire} without waiting for Redis (Lettuce's asynchronous commands), {holds, token} or {0, ms}: null
+	 * when that path is not available (the caller then calls {@link #acquire} on a thread of its own).
+	 */
+	@Nullable CompletableFuture<long[]> acquireAsync(Attempt attempt, boolean willWait) {
+		CompletableFuture<Object> reply = this.store.runNativeAsync(ReadWriteScripts.ACQUIRE, attempt.redisKey,
+				acquireArgs(attempt, willWait));
+		return (reply != null) ? reply.thenApply(value -> pair(value, "acquire")) : null;
+	}
+
+	/** The arguments of a new acquisition; marks the attempt when a waiting writer's note goes with it. */
+	private static String[] acquireArgs(Attempt attempt, boolean willWait) {
+		boolean writer = attempt.mode == LockMode.WRITE;
+		String note = (writer && willWait) ? Long.toString(Math.max(1, Math.min(attempt.ttlMillis, MAX_NOTE_MILLIS)))
+				: "";
+		if (!note.isEmpty()) {
+			attempt.unanswered = true; // its note is in Redis (or may be): discarded unless the lock is acquired
+		}
+		return new String[] { attempt.owner, Long.toString(attempt.ttlMillis), writer ? "w" : "r", "",
+				attempt.downgradeOwner, (attempt.downgradeToken != 0) ? Long.toString(attempt.downgradeToken) : "", note };
+	}
+
+	/** One more hold of {@code entry}'s lease: {holds, token}, or {-1, 0} when the hold is gone. */
+	long[] reenter(LeaseEntry entry, long ttlMillis) {
+		return pair(this.store.run(ReadWriteScripts.ACQUIRE, entry.redisKey, entry.owner, Long.toString(ttlMillis),
+				(entry.mode == LockMode.WRITE) ? "w" : "r", Long.toString(entry.token), "", "", ""), "acquire");
+	}
+
+	/**
+	 * The release of one hold: holds left (-1 when not ours), the release message when it freed the lock for others
+	 * (else empty), and Redis's error when it refused the publish.
+	 */
+	Released release(LeaseEntry entry) {
+		return released(this.store.run(ReadWriteScripts.RELEASE, entry.redisKey, entry.owner,
+				Long.toString(entry.token), entry.channel, this.store.publishMode()));
+	}
+
+	/** {@link #release} without waiting for Redis, as {@link #acquireAsync}: null when that path is not available. */
+	@Nullable CompletableFuture<Released> releaseAsync(LeaseEntry entry) {
+		CompletableFuture<Object> reply = this.store.runNativeAsync(ReadWriteScripts.RELEASE, entry.redisKey,
+				entry.owner, Long.toString(entry.token), entry.channel, this.store.publishMode());
+		return (reply != null) ? reply.thenApply(ReadWriteStore::released) : null;
+	}
+
+	private static Released released(@Nullable Object value) {
+		if (!(value instanceof List<?> reply) || reply.size() < 2 || reply.size() > 3) {
+			throw new IllegalStateException("Unexpected reply from the read-write release script: " + value);
+		}
+		String message = LeaseStore.text(reply.get(1));
+		return new Released(((Number) reply.get(0)).longValue(), message.isEmpty() ? null : message,
+				(reply.size() == 3) ? LeaseStore.text(reply.get(2)) : null);
+	}
+
+	/** The hold's new remaining ms after adding {@code millis} or setting it, -1 when it is not ours. */
+	long extend(LeaseEntry entry, long millis, boolean add) {
+		return number(this.store.run(ReadWriteScripts.EXTEND, entry.redisKey, entry.owner, Long.toString(entry.token),
+				Long.toString(millis), add ? "add" : "set"));
+	}
+
+	/** The hold's remaining ms when it is still ours, else -1. */
+	long owned(LeaseEntry entry) {
+		return number(this.store.run(ReadWriteScripts.OWNED, entry.redisKey, entry.owner, Long.toString(entry.token)));
+	}
+
+	private static long[] pair(@Nullable Object value, String script) {
+		if (!(value instanceof List<?> reply) || reply.size() != 2) {
+			throw new IllegalStateException("Unexpected reply from the read-write " + script + " script: " + value);
+		}
+		return new long[] { ((Number) reply.get(0)).longValue(), ((Number) reply.get(1)).longValue() };
+	}
+
+	private static long number(@Nullable Object value) {
+		if (!(value instanceof Number number)) {
+			throw new IllegalStateException("Unexpected reply from a read-write lease script: " + value);
+		}
+		return number.longValue();
+	}
+
+	/**
+	 * What the release of a read-write hold did.
+	 * @param holdsLeft this owner's holds left, -1 when the hold was not ours
+	 * @param message the release message published when the lock became free for others, else null
+	 * @param publishRefused Redis's error when it refused to publish (the release stands), else null
+	 */
+	record Released(long holdsLeft, @Nullable String message, @Nullable String publishRefused) {
+
+		/** {@return the form of an exclusive release, for what both kinds share} */
+		LeaseStore.Released asLeaseRelease() {
+			return new LeaseStore.Released(this.holdsLeft, false, this.publishRefused);
+		}
+
+	}
+
+}
