@@ -14,8 +14,7 @@ import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactor
 /**
  * This starter's fair lock ({@code LockRequest.fair()}, in the hot-key scenarios) or read-write lock
  * ({@code LockRequest.read()} and {@code write()}, in the read-write scenario), through the programmatic API with
- * default settings, as {@link DistlockContestant} is for the plain lock. Added by {@code --modes} until the engine
- * takes these modes (it refuses them, naming the key, before issue 15's engine work).
+ * default settings, as {@link DistlockContestant} is for the plain lock.
  */
 final class DistlockModeContestant implements Contestant {
 

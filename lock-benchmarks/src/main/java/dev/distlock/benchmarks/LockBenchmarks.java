@@ -36,7 +36,6 @@ public final class LockBenchmarks {
 		boolean paths = false;
 		boolean redlock = false;
 		boolean noHandOver = false;
-		boolean modes = false;
 		for (String arg : args) {
 			if (arg.equals("--smoke")) {
 				settings = Settings.smoke();
@@ -97,17 +96,11 @@ public final class LockBenchmarks {
 				noHandOver = true;
 				write = false;
 			}
-			else if (arg.equals("--modes")) {
-				// issue 15: this starter's fair lock in the hot-key scenarios and its read-write lock in the read-write
-				// scenario, until the engine takes those modes and they join contestants(); never writes the docs
-				modes = true;
-				write = false;
-			}
 			else if (arg.startsWith("--docs=")) {
 				docs = Path.of(arg.substring("--docs=".length()));
 			}
 			else {
-				System.err.println("Usage: LockBenchmarks [--full | --smoke] [--no-write] [--docs=DIR] [--only=SCENARIO,..] [--contestants=word,..] [--replica] [--cluster] [--paths] [--redlock] [--no-hand-over] [--modes]");
+				System.err.println("Usage: LockBenchmarks [--full | --smoke] [--no-write] [--docs=DIR] [--only=SCENARIO,..] [--contestants=word,..] [--replica] [--cluster] [--paths] [--redlock] [--no-hand-over]");
 				System.exit(2);
 			}
 		}
@@ -121,12 +114,6 @@ public final class LockBenchmarks {
 			List<Contestant> withoutHandOver = new ArrayList<>(contestants);
 			withoutHandOver.add(DistlockContestant.withoutLocalHandOvers());
 			contestants = withoutHandOver;
-		}
-		if (modes) {
-			List<Contestant> withModes = new ArrayList<>(contestants);
-			withModes.add(Math.min(1, withModes.size()), DistlockModeContestant.fairLock());
-			withModes.add(Math.min(2, withModes.size()), DistlockModeContestant.readWrite());
-			contestants = withModes;
 		}
 		if (replica) {
 			List<Contestant> withAcks = new ArrayList<>(contestants);
@@ -207,7 +194,8 @@ public final class LockBenchmarks {
 
 	/** The contestants, in the order they run within each round. */
 	static List<Contestant> contestants() {
-		return List.of(new DistlockContestant(), new AnnotatedContestant(), new ReactiveContestant(), new RedissonContestant(),
+		return List.of(new DistlockContestant(), DistlockModeContestant.fairLock(), DistlockModeContestant.readWrite(),
+				new AnnotatedContestant(), new ReactiveContestant(), new RedissonContestant(),
 				RedissonContestant.fairLock(), RedissonContestant.readWrite(), IntegrationContestant.pubSub(),
 				IntegrationContestant.spin(), IntegrationContestant.renewing(), FloorContestant.setNx(),
 				FloorContestant.ping());

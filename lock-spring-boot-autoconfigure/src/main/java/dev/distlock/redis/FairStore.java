@@ -10,18 +10,22 @@ import org.springframework.data.redis.core.RedisCallback;
 import org.springframework.data.redis.core.StringRedisTemplate;
 
 /**
- * The door to Redis for the fair-lock scripts ({@link FairScripts}): one script call per operation, through the
- * template (four keys of one hash slot; Spring's exception translation on every call). Blocking: asynchronous callers
- * run these on the engine's call pool.
+ * The door to Redis for the fair-lock scripts ({@link FairScripts}): one script call per operation on four keys of one
+ * hash slot, acquire and release on the lease store's path (the Lettuce-native shortcut where it applies, else the
+ * template), the leave by {@code EVAL} through the template. Blocking: asynchronous callers run these on the engine's
+ * call pool.
  */
 final class FairStore {
+
+	private final LeaseStore store;
 
 	private final StringRedisTemplate template;
 
 	/** {@link LockScripts#SHARDED} or empty, as the lease store's. */
 	private final String publishMode;
 
-	FairStore(StringRedisTemplate template, String publishMode) {
+	FairStore(LeaseStore store, StringRedisTemplate template, String publishMode) {
+		this.store = store;
 		this.template = template;
 		this.publishMode = publishMode;
 	}
@@ -31,7 +35,7 @@ final class FairStore {
 	 * when not queued)} otherwise. {@code queue}: whether to queue (or keep queued) the caller.
 	 */
 	long[] acquire(String redisKey, String owner, long ttlMillis, long entryTtlMillis, boolean queue) {
-		List<?> reply = this.template.execute(FairScripts.FAIR_ACQUIRE, FairScripts.keys(redisKey), owner,
+		List<?> reply = (List<?>) this.store.run(FairScripts.FAIR_ACQUIRE, FairScripts.keys(redisKey), owner,
 				Long.toString(ttlMillis), Long.toString(entryTtlMillis), queue ? "1" : "");
 		if (reply == null || reply.size() < 2) {
 			throw new IllegalStateException("Unexpected reply from the fair acquire script: " + reply);
@@ -44,7 +48,7 @@ final class FairStore {
 	}
 
 	FairReleased release(String redisKey, String owner, long token, String channel) {
-		List<?> reply = this.template.execute(FairScripts.FAIR_RELEASE, FairScripts.keys(redisKey), owner,
+		List<?> reply = (List<?>) this.store.run(FairScripts.FAIR_RELEASE, FairScripts.keys(redisKey), owner,
 				Long.toString(token), channel, this.publishMode);
 		if (reply == null || reply.isEmpty()) {
 			throw new IllegalStateException("Unexpected reply from the fair release script: " + reply);

@@ -68,7 +68,7 @@ final class LeaseStore {
 		this.lettuceNative = LETTUCE_PRESENT && nativeScripts;
 		this.renewals = new RenewalBatches(connectionFactory, this.template, LETTUCE_PRESENT && nativeScripts);
 		this.publishMode = isSharded(connectionFactory) ? LockScripts.SHARDED : "";
-		this.fair = new FairStore(this.template, this.publishMode);
+		this.fair = new FairStore(this, this.template, this.publishMode);
 	}
 
 	/** {@return the fair-lock scripts on this store's template} */
@@ -93,8 +93,13 @@ final class LeaseStore {
 
 	/** Any lease script on one key with string arguments: the Lettuce-native shortcut where it applies, else the template. */
 	@Nullable Object run(RedisScript<?> script, String redisKey, String... args) {
-		Object nativeReply = runNative(script, redisKey, args);
-		return (nativeReply != null) ? nativeReply : this.template.execute(script, List.of(redisKey), (Object[]) args);
+		return run(script, List.of(redisKey), args);
+	}
+
+	/** As {@link #run(RedisScript, String, String...)}, on several keys of one hash slot (the fair scripts'). */
+	@Nullable Object run(RedisScript<?> script, List<String> redisKeys, String... args) {
+		Object nativeReply = runNative(script, redisKeys, args);
+		return (nativeReply != null) ? nativeReply : this.template.execute(script, redisKeys, (Object[]) args);
 	}
 
 	/**
@@ -280,10 +285,17 @@ final class LeaseStore {
 	 * Lettuce's, and the caller uses the template. Failures propagate as Lettuce's runtime exceptions.
 	 */
 	private @Nullable Object runNative(RedisScript<?> script, String redisKey, String... args) {
+		return runNative(script, List.of(redisKey), args);
+	}
+
+	private @Nullable Object runNative(RedisScript<?> script, List<String> redisKeys, String... args) {
 		if (!this.lettuceNative) {
 			return null;
 		}
-		byte[][] keys = { bytes(redisKey) };
+		byte[][] keys = new byte[redisKeys.size()][];
+		for (int i = 0; i < keys.length; i++) {
+			keys[i] = bytes(redisKeys.get(i));
+		}
 		byte[][] argv = new byte[args.length][];
 		for (int i = 0; i < args.length; i++) {
 			argv[i] = bytes(args[i]);
