@@ -301,6 +301,11 @@ final class LeaseStore {
 		return value.getBytes(StandardCharsets.UTF_8);
 	}
 
+	/** The kept commands of the shared native connection the next native call would use, or null (for tests). */
+	@Nullable Object keptCommands() {
+		return (this.sharedCommands != null) ? this.sharedCommands.current() : null;
+	}
+
 	/** The connection factory's command timeout in ms where known (Lettuce), else 0. */
 	long commandTimeoutMillis() {
 		return this.timeoutMillis;
