@@ -52,6 +52,22 @@ class LettuceSharedCommandsIntegrationTests {
 	}
 
 	@Test
+	void aScriptRedisLostIsSentAgainInFull() {
+		try (RedisServer server = RedisServer.start(); LockTestSupport support = LockTestSupport.forServer(server)) {
+			LeaseStore store = new LeaseStore(support.connectionFactory(), true);
+			long[] held = store.acquire("lock:{d}", "owner-1", TTL_MILLIS, "", 0);
+			server.execute("SCRIPT", "FLUSH"); // EVALSHA now fails with NOSCRIPT: the script goes with EVAL
+			assertThat(store.release("lock:{d}", "owner-1", held[1], "lock:{d}:released", "client").holdsLeft())
+				.isZero();
+			server.execute("SCRIPT", "FLUSH");
+			long[] again = store.acquire("lock:{d}", "owner-2", TTL_MILLIS, "", 0);
+			assertThat(again[0]).isEqualTo(1);
+			assertThat(again[1]).isGreaterThan(held[1]);
+			assertThat(store.discard("lock:{d}", "owner-2", "lock:{d}:released")).isTrue(); // an integer reply
+		}
+	}
+
+	@Test
 	void aStoppedFactoryIsNotBypassedAndARestartedOneIsUsedAgain() {
 		try (RedisServer server = RedisServer.start(); LockTestSupport support = LockTestSupport.forServer(server)) {
 			LettuceConnectionFactory factory = (LettuceConnectionFactory) support.connectionFactory();
