@@ -52,6 +52,12 @@ final class LeaseStore {
 	/** False once a connection turned out not to be Lettuce's: from then on, scripts go through the template. */
 	private volatile boolean lettuceNative;
 
+	/** The shared native connection's commands, kept between calls (null without Lettuce or on the template path). */
+	private final @Nullable LettuceSharedCommands sharedCommands;
+
+	/** The arguments of ACQUIRE and RELEASE, encoded for the native path. */
+	private final NativeScriptArgs nativeArgs;
+
 	LeaseStore(RedisConnectionFactory connectionFactory) {
 		this(connectionFactory, EnginePaths.DEFAULT.nativeScripts());
 	}
@@ -68,17 +74,14 @@ final class LeaseStore {
 		this.lettuceNative = LETTUCE_PRESENT && nativeScripts;
 		this.renewals = new RenewalBatches(connectionFactory, this.template, LETTUCE_PRESENT && nativeScripts);
 		this.publishMode = isSharded(connectionFactory) ? LockScripts.SHARDED : "";
+		this.nativeArgs = new NativeScriptArgs(this.publishMode);
+		this.sharedCommands = this.lettuceNative ? new LettuceSharedCommands(connectionFactory) : null;
 		this.fair = new FairStore(this, this.template, this.publishMode);
 	}
 
-	/** {@return the fair-lock scripts on this store's template} */
+	/** {@return the fair-lock scripts on this store} */
 	FairStore fair() {
 		return this.fair;
-	}
-
-	/** {@return the batched renewals of leases on this store's connection factory} */
-	RenewalBatches renewals() {
-		return this.renewals;
 	}
 
 	/** {@return the calls of read-write leases on this store} */
@@ -98,8 +101,13 @@ final class LeaseStore {
 
 	/** As {@link #run(RedisScript, String, String...)}, on several keys of one hash slot (the fair scripts'). */
 	@Nullable Object run(RedisScript<?> script, List<String> redisKeys, String... args) {
-		Object nativeReply = runNative(script, redisKeys, args);
+		Object nativeReply = this.lettuceNative ? runNative(script, redisKeys, NativeScriptArgs.encode(args)) : null;
 		return (nativeReply != null) ? nativeReply : this.template.execute(script, redisKeys, (Object[]) args);
+	}
+
+	/** {@return the batched renewals of leases on this store's connection factory} */
+	RenewalBatches renewals() {
+		return this.renewals;
 	}
 
 	/**
@@ -116,11 +124,11 @@ final class LeaseStore {
 	 * the lease with {@code reenteredToken} (0 for a new acquisition) finds it gone.
 	 */
 	long[] acquire(String redisKey, String owner, long ttlMillis, String waiter, long reenteredToken) {
-		String known = (reenteredToken != 0) ? Long.toString(reenteredToken) : "";
-		Object nativeReply = runNative(LockScripts.ACQUIRE, redisKey, owner, Long.toString(ttlMillis), waiter, known);
+		Object nativeReply = this.lettuceNative ? runNative(LockScripts.ACQUIRE, redisKey,
+				this.nativeArgs.acquire(owner, ttlMillis, waiter, reenteredToken)) : null;
 		List<?> reply = (nativeReply != null) ? (List<?>) nativeReply
 				: this.template.execute(LockScripts.ACQUIRE, List.of(redisKey), owner, Long.toString(ttlMillis), waiter,
-						known);
+						(reenteredToken != 0) ? Long.toString(reenteredToken) : "");
 		if (reply == null || reply.size() != 2) {
 			throw new IllegalStateException("Unexpected reply from the acquire script: " + reply);
 		}
@@ -134,9 +142,8 @@ final class LeaseStore {
 	 */
 	@Nullable CompletableFuture<long[]> acquireAsync(String redisKey, String owner, long ttlMillis, String waiter,
 			long reenteredToken) {
-		String known = (reenteredToken != 0) ? Long.toString(reenteredToken) : "";
-		CompletableFuture<Object> reply = runNativeAsync(LockScripts.ACQUIRE, redisKey, owner, Long.toString(ttlMillis),
-				waiter, known);
+		CompletableFuture<Object> reply = runNativeAsync(LockScripts.ACQUIRE, redisKey,
+				this.nativeArgs.acquire(owner, ttlMillis, waiter, reenteredToken));
 		return (reply != null) ? reply.thenApply(value -> {
 			List<?> list = (List<?>) value;
 			if (list == null || list.size() != 2) {
@@ -149,24 +156,29 @@ final class LeaseStore {
 	/** {@link #release} without waiting for Redis, as {@link #acquireAsync}: null when that path is not available. */
 	@Nullable CompletableFuture<Released> releaseAsync(String redisKey, String owner, long token, String channel,
 			String clientId) {
-		CompletableFuture<Object> reply = runNativeAsync(LockScripts.RELEASE, redisKey, owner, Long.toString(token),
-				channel, clientId, this.publishMode);
+		CompletableFuture<Object> reply = runNativeAsync(LockScripts.RELEASE, redisKey,
+				this.nativeArgs.release(owner, token, channel, clientId));
 		return (reply != null) ? reply.thenApply(value -> released((List<?>) value)) : null;
 	}
 
 	/** A lease script on Lettuce's asynchronous commands (see {@link #acquireAsync}); null when not available. */
-	@Nullable CompletableFuture<Object> runNativeAsync(RedisScript<?> script, String redisKey, String... args) {
+	@Nullable CompletableFuture<Object> runNativeAsync(RedisScript<?> script, String redisKey, byte[][] argv) {
 		if (!this.lettuceNative || !LettuceScripts.sharesNativeConnection(this.connectionFactory)) {
 			return null;
 		}
-		byte[][] argv = new byte[args.length][];
-		for (int i = 0; i < args.length; i++) {
-			argv[i] = bytes(args[i]);
+		byte[][] keys = { bytes(redisKey) };
+		long timeout = (this.timeoutMillis > 0) ? this.timeoutMillis : 60_000;
+		Object kept = (this.sharedCommands != null) ? this.sharedCommands.current() : null;
+		if (kept != null) {
+			return LettuceScripts.runAsync(kept, script, keys, argv, timeout);
 		}
 		CompletableFuture<Object> reply;
 		try (RedisConnection connection = this.connectionFactory.getConnection()) {
-			reply = LettuceScripts.runAsync(connection.getNativeConnection(), script, new byte[][] { bytes(redisKey) },
-					argv, (this.timeoutMillis > 0) ? this.timeoutMillis : 60_000);
+			Object nativeConnection = connection.getNativeConnection();
+			reply = LettuceScripts.runAsync(nativeConnection, script, keys, argv, timeout);
+			if (reply != null && this.sharedCommands != null) {
+				this.sharedCommands.remember(nativeConnection);
+			}
 		}
 		if (reply == null) {
 			this.lettuceNative = false;
@@ -248,8 +260,8 @@ final class LeaseStore {
 	 * when it refused to publish the release (the lease is released all the same).
 	 */
 	Released release(String redisKey, String owner, long token, String channel, String clientId) {
-		Object nativeReply = runNative(LockScripts.RELEASE, redisKey, owner, Long.toString(token), channel, clientId,
-				this.publishMode);
+		Object nativeReply = this.lettuceNative
+				? runNative(LockScripts.RELEASE, redisKey, this.nativeArgs.release(owner, token, channel, clientId)) : null;
 		List<?> reply = (nativeReply != null) ? (List<?>) nativeReply
 				: this.template.execute(LockScripts.RELEASE, List.of(redisKey), owner, Long.toString(token), channel,
 						clientId, this.publishMode);
@@ -285,25 +297,37 @@ final class LeaseStore {
 	 * Lettuce's, and the caller uses the template. Failures propagate as Lettuce's runtime exceptions.
 	 */
 	private @Nullable Object runNative(RedisScript<?> script, String redisKey, String... args) {
-		return runNative(script, List.of(redisKey), args);
-	}
-
-	private @Nullable Object runNative(RedisScript<?> script, List<String> redisKeys, String... args) {
 		if (!this.lettuceNative) {
 			return null;
 		}
+		return runNative(script, List.of(redisKey), NativeScriptArgs.encode(args));
+	}
+
+	/**
+	 * {@link #runNative(RedisScript, String, String...)} with encoded arguments: on the kept commands of the shared
+	 * native connection when there are any (see {@link LettuceSharedCommands}), else on a connection of the factory.
+	 */
+	private @Nullable Object runNative(RedisScript<?> script, String redisKey, byte[][] argv) {
+		return runNative(script, List.of(redisKey), argv);
+	}
+
+	private @Nullable Object runNative(RedisScript<?> script, List<String> redisKeys, byte[][] argv) {
 		byte[][] keys = new byte[redisKeys.size()][];
 		for (int i = 0; i < keys.length; i++) {
 			keys[i] = bytes(redisKeys.get(i));
 		}
-		byte[][] argv = new byte[args.length][];
-		for (int i = 0; i < args.length; i++) {
-			argv[i] = bytes(args[i]);
+		Object kept = (this.sharedCommands != null) ? this.sharedCommands.current() : null;
+		if (kept != null) {
+			return LettuceScripts.run(kept, script, keys, argv, this.timeoutMillis);
 		}
 		try (RedisConnection connection = this.connectionFactory.getConnection()) {
-			Object reply = LettuceScripts.run(connection.getNativeConnection(), script, keys, argv, this.timeoutMillis);
+			Object nativeConnection = connection.getNativeConnection();
+			Object reply = LettuceScripts.run(nativeConnection, script, keys, argv, this.timeoutMillis);
 			if (reply == null) {
 				this.lettuceNative = false;
+			}
+			else if (this.sharedCommands != null) {
+				this.sharedCommands.remember(nativeConnection);
 			}
 			return reply;
 		}
@@ -311,6 +335,11 @@ final class LeaseStore {
 
 	private static byte[] bytes(String value) {
 		return value.getBytes(StandardCharsets.UTF_8);
+	}
+
+	/** The kept commands of the shared native connection the next native call would use, or null (for tests). */
+	@Nullable Object keptCommands() {
+		return (this.sharedCommands != null) ? this.sharedCommands.current() : null;
 	}
 
 	/** The connection factory's command timeout in ms where known (Lettuce), else 0. */

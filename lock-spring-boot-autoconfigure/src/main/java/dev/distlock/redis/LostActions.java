@@ -26,7 +26,8 @@ final class LostActions {
 
 	private static final Log logger = LogFactory.getLog(LostActions.class);
 
-	private final List<Registered> actions = new ArrayList<>(1);
+	/** Created with the first action: most leases never get one, and their release then drops nothing. */
+	private @Nullable List<Registered> actions;
 
 	private @Nullable LockLostEvent fired;
 
@@ -38,7 +39,12 @@ final class LostActions {
 		if (this.fired != null) {
 			return this.fired;
 		}
-		this.actions.add(new Registered(hold, action));
+		List<Registered> kept = this.actions;
+		if (kept == null) {
+			kept = new ArrayList<>(1);
+			this.actions = kept;
+		}
+		kept.add(new Registered(hold, action));
 		return null;
 	}
 
@@ -64,7 +70,9 @@ final class LostActions {
 
 	/** {@code hold} was released: its actions never run. */
 	synchronized void drop(Object hold) {
-		this.actions.removeIf(registered -> registered.hold == hold);
+		if (this.actions != null) {
+			this.actions.removeIf(registered -> registered.hold == hold);
+		}
 	}
 
 	/** The lease was lost: take the actions to run (none if the loss was announced already). */
@@ -73,8 +81,12 @@ final class LostActions {
 			return List.of();
 		}
 		this.fired = event;
-		List<Consumer<LockLostEvent>> taken = this.actions.stream().map(Registered::action).toList();
-		this.actions.clear();
+		List<Registered> kept = this.actions;
+		if (kept == null) {
+			return List.of();
+		}
+		List<Consumer<LockLostEvent>> taken = kept.stream().map(Registered::action).toList();
+		kept.clear();
 		return taken;
 	}
 

@@ -42,7 +42,7 @@ final class ReadWriteStore {
 	 */
 	@Nullable CompletableFuture<long[]> acquireAsync(Attempt attempt, boolean willWait) {
 		CompletableFuture<Object> reply = this.store.runNativeAsync(ReadWriteScripts.ACQUIRE, attempt.redisKey,
-				acquireArgs(attempt, willWait));
+				NativeScriptArgs.encode(acquireArgs(attempt, willWait)));
 		return (reply != null) ? reply.thenApply(value -> pair(value, "acquire")) : null;
 	}
 
@@ -76,7 +76,7 @@ final class ReadWriteStore {
 	/** {@link #release} without waiting for Redis, as {@link #acquireAsync}: null when that path is not available. */
 	@Nullable CompletableFuture<Released> releaseAsync(LeaseEntry entry) {
 		CompletableFuture<Object> reply = this.store.runNativeAsync(ReadWriteScripts.RELEASE, entry.redisKey,
-				entry.owner, Long.toString(entry.token), entry.channel, this.store.publishMode());
+				NativeScriptArgs.encode(entry.owner, Long.toString(entry.token), entry.channel, this.store.publishMode()));
 		return (reply != null) ? reply.thenApply(ReadWriteStore::released) : null;
 	}
 

@@ -123,7 +123,8 @@ public class RedisLockService
 		this.keyPrefix = builder.keyPrefix;
 		this.replicaAcks = builder.replicaAcks > 0;
 		this.clientId = newClientId();
-		List<LockListener> listeners = List.copyOf(builder.listeners);
+		// an ArrayList's forEach runs without an iterator, List.copyOf's allocates one per call (several per operation)
+		List<LockListener> listeners = java.util.Collections.unmodifiableList(new java.util.ArrayList<>(builder.listeners));
 		LeaseStore store = new LeaseStore(builder.connectionFactory, builder.paths.nativeScripts());
 		String threadName = builder.threadNamePrefix + "-" + this.clientId.substring(0, 6);
 		ApplicationEventPublisher eventPublisher = builder.eventPublisher;
