@@ -4,6 +4,7 @@ import java.util.HashMap;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Consumer;
+import java.util.function.Function;
 import java.util.function.LongConsumer;
 
 import dev.distlock.redis.ReleaseChannel.ChannelState;
@@ -49,21 +50,8 @@ final class ReleaseSubscriber implements SubscriptionConnection.Events, AutoClos
 	 * {@link #unregister} the waiter in a finally block.
 	 */
 	Waiter register(String channel, String owner, String name, long ttlMillis) {
-		for (;;) {
-			ReleaseChannel ch = this.channels.computeIfAbsent(channel, ReleaseChannel::new);
-			synchronized (ch) {
-				if (ch.state == ChannelState.DEAD) {
-					continue;
-				}
-				Waiter waiter = new Waiter(ch, Thread.currentThread(), ch.subscribed, owner, name, ttlMillis);
-				ch.waiters.addLast(waiter);
-				if (ch.state == ChannelState.NEW) {
-					ch.state = ChannelState.SUBSCRIBING;
-					this.subscriptions.subscribeLater(ch);
-				}
-				return waiter;
-			}
-		}
+		Thread thread = Thread.currentThread();
+		return join(channel, (ch) -> new Waiter(ch, thread, ch.subscribed, owner, name, ttlMillis));
 	}
 
 	/**
@@ -71,21 +59,7 @@ final class ReleaseSubscriber implements SubscriptionConnection.Events, AutoClos
 	 * monitor, so it must only schedule the next attempt) when a release wakes it. It is never handed a lease.
 	 */
 	Waiter registerAsync(String channel, String owner, String name, long ttlMillis, Runnable wakeUp) {
-		for (;;) {
-			ReleaseChannel ch = this.channels.computeIfAbsent(channel, ReleaseChannel::new);
-			synchronized (ch) {
-				if (ch.state == ChannelState.DEAD) {
-					continue;
-				}
-				Waiter waiter = new Waiter(ch, null, wakeUp, ch.subscribed, owner, name, ttlMillis);
-				ch.waiters.addLast(waiter);
-				if (ch.state == ChannelState.NEW) {
-					ch.state = ChannelState.SUBSCRIBING;
-					this.subscriptions.subscribeLater(ch);
-				}
-				return waiter;
-			}
-		}
+		return join(channel, (ch) -> new Waiter(ch, null, wakeUp, ch.subscribed, owner, name, ttlMillis));
 	}
 
 	/**
@@ -95,13 +69,18 @@ final class ReleaseSubscriber implements SubscriptionConnection.Events, AutoClos
 	 */
 	Waiter registerFair(String channel, String owner, String name, long ttlMillis, Runnable wakeUp,
 			LongConsumer handOver) {
+		return join(channel, (ch) -> new Waiter(ch, wakeUp, handOver, ch.subscribed, owner, name, ttlMillis));
+	}
+
+	/** Add the waiter {@code newWaiter} makes to {@code channel}'s waiters, subscribing the channel if it is new. */
+	private Waiter join(String channel, Function<ReleaseChannel, Waiter> newWaiter) {
 		for (;;) {
 			ReleaseChannel ch = this.channels.computeIfAbsent(channel, ReleaseChannel::new);
 			synchronized (ch) {
 				if (ch.state == ChannelState.DEAD) {
 					continue;
 				}
-				Waiter waiter = new Waiter(ch, wakeUp, handOver, ch.subscribed, owner, name, ttlMillis);
+				Waiter waiter = newWaiter.apply(ch);
 				ch.waiters.addLast(waiter);
 				if (ch.state == ChannelState.NEW) {
 					ch.state = ChannelState.SUBSCRIBING;
