@@ -205,15 +205,22 @@ final class Report {
 				1 / results.ratio(Scenario.UNCONTENDED, ours, floor, Metric.ALTERNATING_P50_MICROS), 0.9, true);
 		for (Scenario hotKey : Scenario.HOT_KEYS) {
 			String name = (hotKey == Scenario.HOT_KEY) ? "hot key 4 × 2" : "hot key 8 × 1";
-			goal(md, String.format(Locale.ROOT, "%s: ours ≥ 1.2 × %,.0f critical sections/s (%,.0f; issue 15)", name,
-					HOT_KEY_BEFORE, 1.2 * HOT_KEY_BEFORE), value(results, hotKey, ours, Metric.CS_PER_SEC),
-					1.2 * HOT_KEY_BEFORE, true);
-			goal(md, name + ": ours ≥ 2.5 × Redisson's critical sections/s (issue 15)",
-					1 / results.ratio(hotKey, redisson, ours, Metric.CS_PER_SEC), 2.5, true);
-			goal(md, name + ": ours' wait p99 ≤ 10 ms (issue 15)",
-					value(results, hotKey, ours, Metric.WAIT_P99_MILLIS), 10, false);
-			goal(md, name + ": ours' busiest client's share ≤ 30 % (issue 15)",
-					value(results, hotKey, ours, Metric.BUSIEST_CLIENT_PERCENT), 30, false);
+			// issue 15: "plain or fair": the rows for the plain lock, then the same rows for the fair lock
+			for (Contestant mine : java.util.Arrays.asList(ours, oursFair)) {
+				if (mine == null) {
+					continue;
+				}
+				String who = (mine == ours) ? "ours" : "our fair lock";
+				goal(md, String.format(Locale.ROOT, "%s: %s ≥ 1.2 × %,.0f critical sections/s (%,.0f; issue 15)", name,
+						who, HOT_KEY_BEFORE, 1.2 * HOT_KEY_BEFORE), value(results, hotKey, mine, Metric.CS_PER_SEC),
+						1.2 * HOT_KEY_BEFORE, true);
+				goal(md, name + ": " + who + " ≥ 2.5 × Redisson's critical sections/s (issue 15)",
+						1 / results.ratio(hotKey, redisson, mine, Metric.CS_PER_SEC), 2.5, true);
+				goal(md, name + ": " + who + ": wait p99 ≤ 10 ms (issue 15)",
+						value(results, hotKey, mine, Metric.WAIT_P99_MILLIS), 10, false);
+				goal(md, name + ": " + who + ": busiest client's share ≤ 30 % (issue 15)",
+						value(results, hotKey, mine, Metric.BUSIEST_CLIENT_PERCENT), 30, false);
+			}
 			goal(md, name + ": ours' p99 wait ≤ Redisson's (ratio ours / Redisson)",
 					1 / results.ratio(hotKey, redisson, ours, Metric.WAIT_P99_MILLIS), 1.0, false);
 			goal(md, name + ": our fair lock ≥ 3 × Redisson's RFairLock critical sections/s (issue 15)",
