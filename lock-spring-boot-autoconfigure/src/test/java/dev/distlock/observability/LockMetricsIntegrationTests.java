@@ -9,6 +9,7 @@ import java.util.concurrent.TimeUnit;
 
 import dev.distlock.core.Lease;
 import dev.distlock.core.LockLostException;
+import dev.distlock.core.LockMode;
 import dev.distlock.core.LockRequest;
 import dev.distlock.core.LockUnavailableException;
 import dev.distlock.redis.LockTestSupport;
@@ -174,6 +175,35 @@ class LockMetricsIntegrationTests {
 				.isThrownBy(() -> unreachable.tryAcquire(request("sku-3", Duration.ofSeconds(1), Duration.ZERO)));
 		}
 		assertThat(acquire("failed").count()).isEqualTo(1);
+	}
+
+	/** Fair and read-write locks move the same meters as exclusive ones (issue 15: "every promise of the plain lock"). */
+	@Test
+	void fairAndReadWriteLocksMoveTheSameMeters() throws Exception {
+		RedisLockService service = service(0.05);
+		Duration ttl = Duration.ofSeconds(5);
+		Lease fair = service.acquire(request("sku-fair", ttl, Duration.ZERO).fair());
+		Lease reader = service.acquire(request("sku-rw", ttl, Duration.ZERO).read());
+		// a second reader, of another owner, shares the key
+		Lease otherReader = CompletableFuture.supplyAsync(() -> service.acquire(request("sku-rw", ttl, Duration.ZERO)
+			.withMode(LockMode.READ))).get(10, TimeUnit.SECONDS);
+		assertThat(acquire("acquired").count()).isEqualTo(3);
+		assertThat(gauge(LockServiceMetrics.LEASES_HELD, "inventory")).isEqualTo(3);
+		// busy: a second fair caller without a wait, and a writer while the readers hold the key
+		assertThat(CompletableFuture.supplyAsync(() -> service.tryAcquire(request("sku-fair", ttl, Duration.ZERO).fair()))
+			.get(10, TimeUnit.SECONDS)).isEmpty();
+		assertThat(CompletableFuture.supplyAsync(() -> service.tryAcquire(request("sku-rw", ttl, Duration.ZERO).write()))
+			.get(10, TimeUnit.SECONDS)).isEmpty();
+		assertThat(acquire("timed-out").count()).isEqualTo(2);
+		// the watchdog renews each kind
+		long renewed = (long) renewals("success").count();
+		await().atMost(DEADLINE).until(() -> renewals("success").count() >= renewed + 3);
+		fair.release();
+		reader.release();
+		otherReader.release();
+		assertThat(gauge(LockServiceMetrics.LEASES_HELD, "inventory")).isZero();
+		assertThat(releasesGone().count()).isZero();
+		assertThat(this.redis.execute("DBSIZE")).isEqualTo(0L);
 	}
 
 	private Timer acquire(String outcome) {
