@@ -15,22 +15,20 @@ import dev.distlock.core.LockUnavailableException;
 import org.jspecify.annotations.Nullable;
 
 /**
- * One acquisition of a fair lock ({@link FairScripts}), for a waiting thread and an asynchronous owner alike: no
- * thread waits inside it. Each attempt is one {@code FAIR_ACQUIRE} on the engine's call pool (a blocking caller's first
- * on its own thread): it takes the lease or queues the caller in Redis. Between attempts it is a fair {@link Waiter} on
- * the release channel: a fair release hands it the lease in the script and names it in the message (or in the reply to
- * a holder of this process), and it enters without another round trip. A timer repeats the attempt every third of the
- * entry ttl (the keepalive, which also notices a lost hand-over message and an expired holder), at the holder's pttl,
- * while unsubscribed and after failures. At the deadline, on cancellation or a final failure it leaves with
- * {@code FAIR_LEAVE}, which passes on a lease handed to it meanwhile; a leave without answer, or an unanswered call,
- * goes to the {@link HoldReconciler}'s fair discard, and an entry nobody keeps alive expires within one entry ttl.
+ * One acquisition of a fair lock ({@link FairScripts}), for a waiting thread and an asynchronous owner alike. Each
+ * attempt is one {@code FAIR_ACQUIRE} on the call pool (a blocking caller's first on its own thread): it takes the lease
+ * or queues the caller in Redis. Between attempts it is a fair {@link Waiter} on its process's hand-over channel of the
+ * key: a release hands it the lease in the script and names it there (or in the reply to a holder of this process),
+ * and it enters without another round trip. A timer repeats the attempt every third of the entry ttl (the keepalive,
+ * which also notices a lost message and an expired holder), at the holder's pttl, while unsubscribed and after
+ * failures. At the deadline, on cancellation or a final failure it leaves with {@code FAIR_LEAVE}, which passes on a
+ * lease handed to it meanwhile; an unanswered leave or call goes to the {@link HoldReconciler}'s fair discard.
  * <p>
  * Invariants (guarded by {@code this}): at most one script call is in flight; the state moves WAITING to ACQUIRED, or
  * WAITING to LEAVING to DONE, never back; the leave is sent once, after the call in flight returned (so no late attempt
  * of this acquisition queues it again after it left); a lease is delivered once.
  * <p>
- * Lock order: a release message wakes it or hands it the lease under the channel's monitor, so code holding this
- * monitor never calls the {@link ReleaseSubscriber} (which takes the channel's): that would deadlock.
+ * Lock order: messages reach it under the channel's monitor, so under this one nothing calls the ReleaseSubscriber.
  */
 final class FairAcquisition {
 
@@ -43,6 +41,8 @@ final class FairAcquisition {
 	private final LockRequest request;
 
 	private final Attempt attempt;
+
+	private final String handOverChannel; // where releases tell this process that one of its waiters got the lease
 
 	private final long start, deadline;
 
@@ -84,6 +84,7 @@ final class FairAcquisition {
 		this.engine = engine;
 		this.request = request;
 		this.attempt = engine.acquirer().newAttempt(request, redisKey, owner);
+		this.handOverChannel = FairScripts.handOverChannel(this.attempt.channel, this.attempt.owner);
 		this.start = start;
 		this.deadline = start + request.waitTime().toNanos();
 		this.mayWait = !request.waitTime().isZero();
@@ -94,7 +95,7 @@ final class FairAcquisition {
 	CompletableFuture<Optional<Lease>> start(boolean inline) {
 		if (this.mayWait) {
 			// as a thread does: join the waiters before the first attempt (outside this monitor: see the lock order)
-			Waiter registered = this.engine.subscriber().isSubscribed(this.attempt.channel) ? register() : null;
+			Waiter registered = this.engine.subscriber().isSubscribed(this.handOverChannel) ? register() : null;
 			synchronized (this) {
 				this.waiter = registered;
 				this.deadlineTimer = this.engine.schedule(this::deadlineReached, this.deadline - System.nanoTime());
@@ -166,7 +167,7 @@ final class FairAcquisition {
 		boolean again = false;
 		boolean notAcquired = false;
 		boolean registerNow = false;
-		boolean subscribed = this.engine.subscriber().isSubscribed(this.attempt.channel); // not under this monitor
+		boolean subscribed = this.engine.subscriber().isSubscribed(this.handOverChannel); // not under this monitor
 		synchronized (this) {
 			this.inFlight = false;
 			if (ex != null) {
@@ -271,14 +272,13 @@ final class FairAcquisition {
 
 	/** Never under this monitor (see the lock order); the caller stores the waiter. */
 	private Waiter register() {
-		return this.engine.subscriber().registerFair(this.attempt.channel, this.attempt.owner,
+		return this.engine.subscriber().registerFair(this.handOverChannel, this.attempt.owner,
 				this.request.effectiveName(), this.attempt.ttlMillis, this::wake, this::handedOver);
 	}
 
 	/**
-	 * A fair release handed this acquisition the lease with {@code token} (runs under the channel's monitor). The
-	 * grant is short (see {@link FairScripts}): it lasts at least one entry ttl, capped by the lease time, from the
-	 * send time of the latest call that found this owner queued, since the hand-over ran after that call.
+	 * A fair release handed this acquisition the lease with {@code token} (under the channel's monitor). The grant
+	 * lasts at least one entry ttl, capped by the lease time, from the send of the latest call that found it queued.
 	 */
 	private void handedOver(long token) {
 		long queuedAt;

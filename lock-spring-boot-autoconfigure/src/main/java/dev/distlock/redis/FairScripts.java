@@ -23,7 +23,10 @@ import org.springframework.data.redis.core.script.RedisScript;
  */
 final class FairScripts {
 
-	/** The prefix of a hand-over message: {@code ~h:<token>:<new owner>}; plain waiters treat it as any release. */
+	/**
+	 * The prefix of a hand-over message: {@code ~h:<token>:<new owner>}, published on the new owner's process's
+	 * hand-over channel ({@link #handOverChannel}), so only the process of that waiter hears it.
+	 */
 	static final String HAND_OVER_PREFIX = "~h:";
 
 	/** Lua: prune queue entries whose deadline passed; defines {@code now} (server ms). */
@@ -80,7 +83,8 @@ final class FairScripts {
 			  unqueue(head)
 			  redis.call('hset', KEYS[1], head, 1, '~t', token)
 			  redis.call('pexpire', KEYS[1], grant)
-			  return head, token, publish(channel, sharded, '~h:' .. string.format('%.0f', token) .. ':' .. head)
+			  return head, token, publish(channel .. ':' .. string.match(head, '^[^:]*'), sharded,
+			    '~h:' .. string.format('%.0f', token) .. ':' .. head)
 			end
 			""";
 
@@ -180,6 +184,18 @@ final class FairScripts {
 	/** {@return the four keys of a fair lock's scripts: lease, queue, deadlines, ttls} */
 	static List<String> keys(String redisKey) {
 		return List.of(redisKey, queueKey(redisKey), redisKey + ":d", redisKey + ":t");
+	}
+
+	/**
+	 * {@return the channel on which fair releases hand the lease to {@code owner}: the key's release channel and the
+	 * owner's client id (owner ids start with it), so a hand-over wakes only the process of the waiter it names, in
+	 * the key's hash slot (sharded pub/sub on a Cluster)}
+	 * @param releaseChannel the key's release channel
+	 * @param owner an owner id of the process
+	 */
+	static String handOverChannel(String releaseChannel, String owner) {
+		int end = owner.indexOf(':');
+		return releaseChannel + ':' + ((end < 0) ? owner : owner.substring(0, end));
 	}
 
 	/** {@return the queue key of a fair lock (same hash slot as its lease)} */

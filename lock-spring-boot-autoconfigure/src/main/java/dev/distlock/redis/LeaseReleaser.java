@@ -121,7 +121,7 @@ final class LeaseReleaser {
 				this.reconciler.discard(entry.key, entry.redisKey, entry.owner, entry.channel, true);
 			}
 			else if (next != null) {
-				this.subscriber.fairHandedOver(entry.channel, next, reply.nextToken());
+				this.subscriber.fairHandedOver(FairScripts.handOverChannel(entry.channel, next), next, reply.nextToken());
 			}
 			else {
 				this.subscriber.releasedLocally(entry.channel, entry.token);

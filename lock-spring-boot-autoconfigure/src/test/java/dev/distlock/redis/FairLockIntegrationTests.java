@@ -116,9 +116,10 @@ class FairLockIntegrationTests extends OneServerFixture {
 		Lease first = fair(holder, "message", TTL, Duration.ZERO).orElseThrow();
 		Future<Lease> next = this.threads.submit(() -> fair(waiting, "message", TTL, WAIT).orElseThrow());
 		awaitQueued(holder, "message", 1);
-		String channel = holder.redisKey("message") + ":released";
+		// the waiting process's hand-over channel of the key (release channel + ':' + its client id) is subscribed
+		String channels = holder.redisKey("message") + ":released:*";
 		await().atMost(Duration.ofSeconds(20)).pollInterval(Duration.ofMillis(2))
-			.until(() -> List.of(channel, 1L).equals(this.server.execute("PUBSUB", "NUMSUB", channel)));
+			.until(() -> ((List<?>) this.server.execute("PUBSUB", "CHANNELS", channels)).size() == 1);
 		long released = System.nanoTime();
 		first.release();
 		Lease lease = next.get(5, TimeUnit.SECONDS);
