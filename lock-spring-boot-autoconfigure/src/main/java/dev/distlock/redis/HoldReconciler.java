@@ -20,7 +20,7 @@ import org.apache.commons.logging.LogFactory;
  * meanwhile. What even that misses is a hold that nothing renews: it ends at its lease time.
  * <p>
  * Safe at any moment because owner ids are fresh per acquisition and never reused once handed here (see
- * {@link LockScripts#DISCARD}).
+ * {@link ReadWriteScripts#DISCARD}).
  */
 final class HoldReconciler implements AutoCloseable {
 

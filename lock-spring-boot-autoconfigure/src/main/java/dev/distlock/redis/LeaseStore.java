@@ -373,7 +373,7 @@ final class LeaseStore {
 
 	/** Delete the lease if {@code owner} holds it (a hold the client does not know); true if there was one. */
 	boolean discard(String redisKey, String owner, String channel) {
-		// ReadWriteScripts.DISCARD: LockScripts.DISCARD on an exclusive lease, only this owner's hold on a read-write one
+		// ReadWriteScripts.DISCARD: the whole lease of an exclusive owner, only this owner's hold on a read-write one
 		Object nativeReply = runNative(ReadWriteScripts.DISCARD, redisKey, owner, channel, this.publishMode);
 		long deleted = (nativeReply != null) ? (Long) nativeReply
 				: nonNull(this.template.execute(ReadWriteScripts.DISCARD, List.of(redisKey), owner, channel,

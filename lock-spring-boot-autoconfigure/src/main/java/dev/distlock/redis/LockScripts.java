@@ -216,30 +216,6 @@ final class LockScripts {
 			""", List.class);
 
 	/**
-	 * KEYS[1] lease; ARGV[1] owner, ARGV[2] release channel, ARGV[3] {@value #SHARDED} or absent (as for RELEASE).
-	 * Deletes the lease if {@code owner} holds it, whatever its
-	 * hold count and token, and publishes the release; returns 1 if it did, else 0. For holds the client does not know
-	 * about: those a script created after the client gave up on its reply. Safe at any time because an owner id is
-	 * never used again once its acquisition failed or its lease ended. A refused publish does not undo the delete
-	 * (waiters elsewhere then find the lock free when they next poll).
-	 */
-	static final RedisScript<Long> DISCARD = RedisScript.of("""
-			local token = redis.call('hget', KEYS[1], '~t')
-			if redis.call('hexists', KEYS[1], ARGV[1]) == 0 then
-			  return 0
-			end
-			redis.call('del', KEYS[1])
-			local sent
-			if ARGV[3] == 's' then
-			  sent = redis.pcall('spublish', ARGV[2], token)
-			end
-			if ARGV[3] ~= 's' or (type(sent) == 'table' and sent.err and string.find(sent.err, 'nknown')) then
-			  redis.pcall('publish', ARGV[2], token)
-			end
-			return 1
-			""", Long.class);
-
-	/**
 	 * KEYS[1] lease; ARGV[1] release channel, ARGV[2] {@value #SHARDED} or absent (as for RELEASE). An operator's
 	 * override: deletes the lease whoever holds it and publishes
 	 * the release so waiters wake. Returns the deleted hash as {field, value, ...}, empty when there was no lease;

@@ -294,8 +294,10 @@ final class ReadWriteScripts {
 
 	/**
 	 * KEYS[1] lease; ARGV[1] owner, ARGV[2] release channel, ARGV[3] {@value LockScripts#SHARDED} or ''. The discard
-	 * of both kinds of lease (it replaces {@link LockScripts#DISCARD}, which it runs unchanged on an exclusive lease):
-	 * on a read-write lease it removes only this owner's hold and waiting-writer note, never other readers' holds, and
+	 * of both kinds of lease, for holds the client does not know about (those a script created after the client gave
+	 * up on its reply); safe at any time because an owner id is never used again once its acquisition failed or its
+	 * lease ended. On an exclusive lease it deletes the lease if {@code owner} holds it, whatever its hold count and
+	 * token, and publishes the release (a refused publish does not undo the delete); on a read-write lease it removes only this owner's hold and waiting-writer note, never other readers' holds, and
 	 * publishes when that frees the lock for others (as RELEASE) or removes a note that held readers back. Returns 1
 	 * when a hold was deleted, else 0.
 	 */

@@ -15,7 +15,7 @@ import org.jspecify.annotations.Nullable;
 
 /**
  * Release, extension and the ownership check of a Redlock lease, each on every node at once with the token that node
- * issued. A node whose token is unknown (it did not answer the acquisition in time) gets {@link LockScripts#DISCARD}
+ * issued. A node whose token is unknown (it did not answer the acquisition in time) gets {@link ReadWriteScripts#DISCARD}
  * at the last release, by owner id, which is never used for another lease. Each operation counts only when a quorum
  * confirms it; when so many nodes no longer have the lease that no quorum can, the lease is lost ({@link
  * LockLostException}); when too few answer, the caller learns that the nodes did not answer

@@ -262,11 +262,12 @@ class DistributedLockAutoConfigurationTests {
 			byName.keySet().removeIf(name -> name.startsWith("management.endpoint.locks."));
 			List<String> current = DeprecatedLockProperties.PROPERTIES.stream().map(name -> "distlock." + name).toList();
 			List<String> deprecated = DeprecatedLockProperties.PROPERTIES.stream().map(name -> "lock." + name).toList();
-			// the preflight's, the replica acknowledgement's and Redlock's properties are new: they never had a lock.* name
+			// the preflight's, the replica acknowledgement's, Redlock's and fair locks' properties are new: they never had
+			// a lock.* name
 			List<String> preflight = List.of("distlock.preflight.enabled", "distlock.preflight.mode",
 					"distlock.preflight.timeout", "distlock.replica-acks", "distlock.replica-ack-timeout",
 					"distlock.redlock.nodes", "distlock.redlock.node-timeout", "distlock.redlock.drift-factor",
-					"distlock.redlock.restart-quarantine");
+					"distlock.redlock.restart-quarantine", "distlock.fair-entry-ttl");
 			assertThat(byName.keySet()).containsExactlyInAnyOrderElementsOf(java.util.stream.Stream
 				.of(current, deprecated, preflight).flatMap(List::stream).toList());
 			byName.values().forEach(property -> assertThat(property.get("description"))
@@ -288,6 +289,8 @@ class DistributedLockAutoConfigurationTests {
 				.containsEntry("defaultValue", "30s");
 			assertThat(byName.get("distlock.default-wait-time")).containsEntry("defaultValue", "5s");
 			assertThat(byName.get("distlock.replica-acks")).containsEntry("defaultValue", 0);
+			assertThat(byName.get("distlock.fair-entry-ttl")).containsEntry("type", "java.time.Duration")
+				.containsEntry("defaultValue", "2s");
 			assertThat(byName.get("distlock.replica-ack-timeout")).containsEntry("type", "java.time.Duration")
 				.containsEntry("defaultValue", "500ms");
 			assertThat(byName.get("distlock.local-hand-overs")).containsEntry("defaultValue", 4);

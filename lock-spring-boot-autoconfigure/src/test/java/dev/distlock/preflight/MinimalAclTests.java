@@ -34,12 +34,16 @@ class MinimalAclTests {
 	/** Each script of the engine and the commands it calls. */
 	private static Map<String, Set<String>> engineScripts() throws ReflectiveOperationException {
 		Map<String, Set<String>> commands = new LinkedHashMap<>();
-		for (String name : List.of("dev.distlock.redis.LockScripts", "dev.distlock.redis.FairScripts")) {
+		// the read-write scripts share their names with LockScripts': RW_ in front of theirs
+		for (String name : List.of("dev.distlock.redis.LockScripts", "dev.distlock.redis.FairScripts",
+				"dev.distlock.redis.ReadWriteScripts")) {
 			Class<?> scripts = Class.forName(name);
+			String prefix = name.endsWith("ReadWriteScripts") ? "RW_" : "";
 			for (Field field : scripts.getDeclaredFields()) {
 				if (Modifier.isStatic(field.getModifiers()) && RedisScript.class.isAssignableFrom(field.getType())) {
 					field.setAccessible(true);
-					commands.put(field.getName(), matches(CALL, ((RedisScript<?>) field.get(null)).getScriptAsString()));
+					commands.put(prefix + field.getName(),
+							matches(CALL, ((RedisScript<?>) field.get(null)).getScriptAsString()));
 				}
 			}
 		}

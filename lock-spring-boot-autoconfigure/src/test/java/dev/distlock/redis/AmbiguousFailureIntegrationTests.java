@@ -107,7 +107,7 @@ class AmbiguousFailureIntegrationTests {
 		Duration ttl = Duration.ofMillis(4500);
 		// as on a server that ran them before: on a fresh one EVALSHA fails (NOSCRIPT), which lost replies hide
 		this.server.execute("SCRIPT", "LOAD", LockScripts.RENEW_ALL.getScriptAsString());
-		this.server.execute("SCRIPT", "LOAD", LockScripts.DISCARD.getScriptAsString());
+		this.server.execute("SCRIPT", "LOAD", ReadWriteScripts.DISCARD.getScriptAsString()); // the discard of both kinds
 		try (FaultProxy proxy = FaultProxy.to(this.server);
 				LockTestSupport viaProxy = new LockTestSupport(proxy.host(), proxy.port())) {
 			RedisLockService service = viaProxy.service(RedisLockService.builder(viaProxy.connectionFactory())

@@ -117,7 +117,7 @@ class LeaseFaultMatrixIntegrationTests {
 		server = redis;
 		// Loaded up front, so that no case's first call of a script differs from the others (NOSCRIPT, then EVAL).
 		for (RedisScript<?> script : List.of(LockScripts.ACQUIRE, LockScripts.RELEASE, LockScripts.HAND_OVER,
-				LockScripts.EXTEND, LockScripts.RENEW_ALL, LockScripts.DISCARD, LockScripts.FORCE_RELEASE,
+				LockScripts.EXTEND, LockScripts.RENEW_ALL, ReadWriteScripts.DISCARD, LockScripts.FORCE_RELEASE,
 				LockScripts.OWNED, LockScripts.HOLDER)) {
 			server.execute("SCRIPT", "LOAD", script.getScriptAsString());
 		}

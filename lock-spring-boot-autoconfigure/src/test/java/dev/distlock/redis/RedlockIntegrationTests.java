@@ -454,7 +454,7 @@ class RedlockIntegrationTests {
 				.nodeTimeout(Duration.ofMillis(100)));
 			for (int i = 1; i <= 2; i++) {
 				server(i).execute("SCRIPT", "FLUSH");
-				server(i).execute("SCRIPT", "LOAD", LockScripts.DISCARD.getScriptAsString());
+				server(i).execute("SCRIPT", "LOAD", ReadWriteScripts.DISCARD.getScriptAsString());
 			}
 			slowA.latency(Duration.ofMillis(150));
 			slowB.latency(Duration.ofMillis(150));
