@@ -35,13 +35,25 @@ class LocalHandOverIntegrationTests extends OneServerFixture {
 	void aReleasedLeaseGoesStraightToAWaitingThreadOfTheSameProcess() throws Exception {
 		RedisLockService service = this.support.service();
 		Lease first = service.acquire("handed", TTL, Duration.ZERO);
-		CompletableFuture<Lease> second = CompletableFuture.supplyAsync(() -> service.acquire("handed", TTL, Duration.ofSeconds(10)));
+		java.util.concurrent.atomic.AtomicReference<Thread> waiting = new java.util.concurrent.atomic.AtomicReference<>();
+		CompletableFuture<Lease> second = CompletableFuture.supplyAsync(() -> {
+			waiting.set(Thread.currentThread());
+			return service.acquire("handed", TTL, Duration.ofSeconds(10));
+		});
 		await().pollInterval(Duration.ofMillis(1)).atMost(Duration.ofSeconds(10)).until(() -> service.waitingThreads() == 1);
-		// until its subscription is confirmed the waiter polls, and a release that finds it in an attempt of its own
-		// releases normally: wait for the confirmation, after which it waits parked, where a holder can hand it over
+		// until its subscription is confirmed the waiter polls, and once confirmed it makes one more attempt: a release
+		// that finds it in an attempt of its own releases normally. Wait until it is parked between attempts
+		// (Waiter.await), where a holder can hand it over.
 		String channel = service.redisKey("handed") + ":released";
 		await().pollInterval(Duration.ofMillis(1)).atMost(Duration.ofSeconds(10))
 			.until(() -> List.of(channel, 1L).equals(server.execute("PUBSUB", "NUMSUB", channel)));
+		await().pollInterval(Duration.ofMillis(1)).atMost(Duration.ofSeconds(10)).until(() -> {
+			Thread thread = waiting.get();
+			return java.util.concurrent.locks.LockSupport.getBlocker(thread) instanceof Waiter
+					&& java.util.Arrays.stream(thread.getStackTrace())
+						.anyMatch(frame -> frame.getClassName().equals(Waiter.class.getName())
+								&& frame.getMethodName().equals("await"));
+		});
 		first.release();
 		Lease next = second.get(10, TimeUnit.SECONDS);
 		assertThat(next.fencingToken()).isGreaterThan(first.fencingToken());
