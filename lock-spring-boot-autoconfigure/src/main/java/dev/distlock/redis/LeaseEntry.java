@@ -56,10 +56,7 @@ final class LeaseEntry {
 
 	final String name;
 
-	/**
-	 * EXCLUSIVE; FAIR, whose release hands the lease to the head of its queue in Redis ({@link FairScripts}); or READ /
-	 * WRITE for a read-write lock's hold ({@link ReadWriteScripts}).
-	 */
+	/** EXCLUSIVE, FAIR ({@link FairScripts}), or READ / WRITE ({@link ReadWriteScripts}). */
 	final LockMode mode;
 
 	final long token;
@@ -281,7 +278,7 @@ final class LeaseEntry {
 		this.nextRenewalNanos = renewAtNanos;
 	}
 
-	boolean isFair() {
+	boolean isFair() { // a fair lease's release hands it to the head of its queue in Redis
 		return this.mode == LockMode.FAIR;
 	}
 
