@@ -30,7 +30,7 @@ final class FairScripts {
 	static final String HAND_OVER_PREFIX = "~h:";
 
 	/** Lua: prune queue entries whose deadline passed; defines {@code now} (server ms). */
-	private static final String PRUNE = """
+	private static final String PRUNE = LockScripts.PRELUDE + """
 			local t = redis.call('time')
 			local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 			local function unqueue(m)
@@ -45,8 +45,10 @@ final class FairScripts {
 
 	/**
 	 * Lua: {@code handOn(previousToken, channel, sharded)}: give the free lease to the first live entry (deleting the
-	 * current lease hash first) and tell it, or delete the lease and publish a plain release. Returns the new owner
-	 * and token, or nil.
+	 * current lease hash first) and tell it, or just delete the lease when no entry is live: every fair waiter is queued,
+	 * and a waiter whose entry was pruned queues again with its next keepalive, so a release that hands nothing on has
+	 * nobody to wake and publishes nothing. Returns the new owner, its token and Redis's error when it refused the
+	 * publish, or nil; a refused expiry of the new lease fails the script (see {@link LockScripts#PRELUDE}).
 	 */
 	private static final String HAND_ON = """
 			local function publish(channel, sharded, body)
@@ -68,7 +70,7 @@ final class FairScripts {
 			  repeat
 			    head = redis.call('zrange', KEYS[2], 0, 0)[1]
 			    if not head then
-			      return nil, nil, publish(channel, sharded, string.format('%.0f', previous))
+			      return nil, nil, nil
 			    end
 			    grant = tonumber(redis.call('zscore', KEYS[3], head) or '0') - now
 			    if grant < 1 then
@@ -79,12 +81,15 @@ final class FairScripts {
 			  if ttl < grant then
 			    grant = ttl
 			  end
-			  local token = math.max(previous + 1, tonumber(t[1]) * 1000000 + tonumber(t[2]))
+			  local token = n(math.max(previous + 1, tonumber(t[1]) * 1000000 + tonumber(t[2])))
 			  unqueue(head)
 			  redis.call('hset', KEYS[1], head, 1, '~t', token)
-			  redis.call('pexpire', KEYS[1], grant)
+			  local failed = expire(KEYS[1], grant, true)
+			  if failed then
+			    error(failed.err)
+			  end
 			  return head, token, publish(channel .. ':' .. string.match(head, '^[^:]*'), sharded,
-			    '~h:' .. string.format('%.0f', token) .. ':' .. head)
+			    '~h:' .. token .. ':' .. head)
 			end
 			""";
 
@@ -109,11 +114,14 @@ final class FairScripts {
 			if redis.call('exists', KEYS[1]) == 0 then
 			  local head = redis.call('zrange', KEYS[2], 0, 0)[1]
 			  if (not head) or head == ARGV[1] then
-			    local token = tonumber(t[1]) * 1000000 + tonumber(t[2])
+			    local token = n(tonumber(t[1]) * 1000000 + tonumber(t[2]))
 			    unqueue(ARGV[1])
 			    redis.call('hset', KEYS[1], ARGV[1], 1, '~t', token)
-			    redis.call('pexpire', KEYS[1], ARGV[2])
-			    return {1, token}
+			    local failed = expire(KEYS[1], ARGV[2], true)
+			    if failed then
+			      return failed
+			    end
+			    return {1, tonumber(token)}
 			  end
 			end
 			local pttl = redis.call('pttl', KEYS[1])
@@ -126,13 +134,17 @@ final class FairScripts {
 			  if #last > 0 then
 			    ticket = tonumber(last[2]) + 1
 			  end
-			  redis.call('zadd', KEYS[2], ticket, ARGV[1])
+			  redis.call('zadd', KEYS[2], n(ticket), ARGV[1])
 			  redis.call('hset', KEYS[4], ARGV[1], ARGV[2])
 			end
-			redis.call('zadd', KEYS[3], now + tonumber(ARGV[3]), ARGV[1])
+			redis.call('zadd', KEYS[3], n(now + tonumber(ARGV[3])), ARGV[1])
 			for i = 2, 4 do
 			  if redis.call('pttl', KEYS[i]) < tonumber(ARGV[3]) then
-			    redis.call('pexpire', KEYS[i], ARGV[3])
+			    local failed = expire(KEYS[i], ARGV[3], false)
+			    if failed then
+			      unqueue(ARGV[1])
+			      return failed
+			    end
 			  end
 			end
 			return {0, pttl, redis.call('zrank', KEYS[2], ARGV[1]) + 1}
@@ -140,23 +152,43 @@ final class FairScripts {
 
 	/**
 	 * KEYS lease, queue, deadlines, ttls; ARGV[1] owner, ARGV[2] token, ARGV[3] release channel, ARGV[4]
-	 * {@link LockScripts#SHARDED} or ''. As RELEASE, but at zero holds the lease goes straight to the first live queue
-	 * entry (greater token, a short grant, its entry removed) and the message {@value #HAND_OVER_PREFIX}token:owner
-	 * names it, so that waiter enters without another round trip; with no live entry the lease is deleted and the
-	 * release published as RELEASE does. Returns {-1} not ours; {holds left} while held; {0, new token, new owner} handed
-	 * over; {0, 0, ''} released; Redis's error as a fourth element when it refused the publish.
+	 * {@link LockScripts#SHARDED} or '', ARGV[5] the holds the owner counts before this release, ARGV[6] how long the
+	 * receipt of a last release lasts in ms (both as for {@link LockScripts#RELEASE}). As RELEASE, but at zero holds the
+	 * lease goes straight to the first live queue entry (greater token, a short grant, its entry removed) and the message
+	 * {@value #HAND_OVER_PREFIX}token:owner names it, so that waiter enters without another round trip; with no live
+	 * entry the lease is deleted. Returns {-1} not ours; {holds left} while held; {0, new token, new owner} handed over;
+	 * {0, 0, ''} released; Redis's error as a fourth element when it refused the publish. Run twice, it answers as the
+	 * first run did: a release counts down only while Redis counts the holds the owner counted before it, and a last
+	 * release leaves the receipt {@code <lease>:r:<owner>} = {@code <token>:<new token>:<new owner>}.
 	 */
 	@SuppressWarnings("rawtypes")
 	static final RedisScript<List> FAIR_RELEASE = RedisScript.of(PRUNE + HAND_ON + """
 			local held = redis.call('hmget', KEYS[1], ARGV[1], '~t')
+			local receipt = KEYS[1] .. ':r:' .. ARGV[1]
 			if (not held[1]) or held[2] ~= ARGV[2] then
+			  local done = redis.call('get', receipt)
+			  local prefix = ARGV[2] .. ':'
+			  if done and string.sub(done, 1, #prefix) == prefix then
+			    local rest = string.sub(done, #prefix + 1)
+			    local colon = string.find(rest, ':', 1, true)
+			    return {0, tonumber(string.sub(rest, 1, colon - 1)), string.sub(rest, colon + 1)}
+			  end
 			  return {-1}
 			end
-			if tonumber(held[1]) > 1 then
+			local count = tonumber(held[1])
+			if count < tonumber(ARGV[5] or '1') then
+			  return {count}
+			end
+			if count > 1 then
 			  return {redis.call('hincrby', KEYS[1], ARGV[1], -1)}
 			end
+			local ms = ARGV[6] or '1000'
+			redis.call('set', receipt, ARGV[2] .. ':0:', 'px', ms)
 			local head, token, err = handOn(tonumber(ARGV[2]), ARGV[3], ARGV[4])
-			local reply = {0, token or 0, head or ''}
+			if head then
+			  redis.call('set', receipt, ARGV[2] .. ':' .. token .. ':' .. head, 'px', ms)
+			end
+			local reply = {0, tonumber(token or '0'), head or ''}
 			if err then
 			  reply[4] = err
 			end

@@ -47,9 +47,14 @@ final class FairStore {
 	record FairReleased(long holdsLeft, @Nullable String nextOwner, long nextToken, @Nullable String publishRefused) {
 	}
 
-	FairReleased release(String redisKey, String owner, long token, String channel) {
+	/**
+	 * The release of one hold; {@code holdsBefore} and {@code ttlMillis} as for {@link LeaseStore#release}, so that the
+	 * release answers the same when it runs twice.
+	 */
+	FairReleased release(String redisKey, String owner, long token, String channel, long holdsBefore, long ttlMillis) {
 		List<?> reply = (List<?>) this.store.run(FairScripts.FAIR_RELEASE, FairScripts.keys(redisKey), owner,
-				Long.toString(token), channel, this.publishMode);
+				Long.toString(token), channel, this.publishMode, Long.toString(holdsBefore),
+				Long.toString(this.store.receiptMillis(ttlMillis)));
 		if (reply == null || reply.isEmpty()) {
 			throw new IllegalStateException("Unexpected reply from the fair release script: " + reply);
 		}

@@ -75,6 +75,9 @@ final class LeaseEntry {
 
 	private int holds;
 
+	/** Re-entries sent and not answered yet: see {@link #reentryTarget}. */
+	private int reentering;
+
 	private long ttlMillis;
 
 	private boolean autoRenew;
@@ -142,6 +145,30 @@ final class LeaseEntry {
 		this.autoRenew |= autoRenew;
 		this.validUntilNanos = later(this.validUntilNanos, sentAtNanos + ttlMillis * 1_000_000L);
 		return true;
+	}
+
+	/**
+	 * Before a re-entry is sent: the hold count Redis is to reach with it, this process's holds and every re-entry on its
+	 * way, this one included. Redis raises its count to that number and never past it, so a re-entry that runs twice
+	 * (at least once delivery) counts once, and concurrent re-entries of one owner count each; Redis never counts fewer
+	 * holds than this process (see {@code LockScripts.ACQUIRE}). Each call is paired with {@link #reentryAnswered}.
+	 */
+	synchronized long reentryTarget() {
+		this.reentering++;
+		return (long) this.holds + this.reentering;
+	}
+
+	/** The re-entry of {@link #reentryTarget} was answered, counted or given up. */
+	synchronized void reentryAnswered() {
+		this.reentering = Math.max(0, this.reentering - 1);
+	}
+
+	/**
+	 * The holds Redis counts at least while a release is sent: a release counts down only while Redis has that many, so
+	 * its second run changes nothing (see {@code LockScripts.RELEASE}).
+	 */
+	synchronized long holdsBeforeRelease() {
+		return (long) this.holds + this.reentering;
 	}
 
 	synchronized State state() {

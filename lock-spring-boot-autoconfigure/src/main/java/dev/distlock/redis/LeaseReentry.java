@@ -40,13 +40,24 @@ final class LeaseReentry {
 	 */
 	@Nullable Lease reenter(LockRequest request, LeaseEntry entry, long start, long deadline)
 			throws InterruptedException {
+		long target = entry.reentryTarget(); // one target for every try: however often they run, they count once
+		try {
+			return reenter(request, entry, start, deadline, target);
+		}
+		finally {
+			entry.reentryAnswered();
+		}
+	}
+
+	private @Nullable Lease reenter(LockRequest request, LeaseEntry entry, long start, long deadline, long target)
+			throws InterruptedException {
 		long ttlMillis = request.ttl().toMillis();
 		Backoff backoff = new Backoff();
 		for (;;) {
 			long sent = System.nanoTime();
 			long[] reply;
 			try {
-				reply = reacquire(entry, ttlMillis);
+				reply = reacquire(entry, ttlMillis, target);
 			}
 			catch (RuntimeException ex) {
 				// A re-entry that runs unanswered counts a hold in Redis that this process does not count: the release
@@ -71,14 +82,20 @@ final class LeaseReentry {
 	 */
 	@Nullable Lease reenterOnce(LockRequest request, LeaseEntry entry, long start) {
 		long sent = System.nanoTime();
-		long[] reply;
+		long target = entry.reentryTarget();
 		try {
-			reply = reacquire(entry, request.ttl().toMillis());
+			long[] reply;
+			try {
+				reply = reacquire(entry, request.ttl().toMillis(), target);
+			}
+			catch (RuntimeException ex) {
+				throw AcquireCall.failure(request, entry.redisKey, ex);
+			}
+			return counted(request, entry, reply, sent, start);
 		}
-		catch (RuntimeException ex) {
-			throw AcquireCall.failure(request, entry.redisKey, ex);
+		finally {
+			entry.reentryAnswered();
 		}
-		return counted(request, entry, reply, sent, start);
 	}
 
 	/** The hold Redis counted with {@code reply} to a re-entry sent at {@code sent}, or null as for a re-entry. */
@@ -101,9 +118,9 @@ final class LeaseReentry {
 	}
 
 	/** One more hold of the lease in Redis, by the script of its kind. */
-	private long[] reacquire(LeaseEntry entry, long ttlMillis) {
-		return entry.mode.isReadWrite() ? this.store.readWrite().reenter(entry, ttlMillis)
-				: this.store.acquire(entry.redisKey, entry.owner, ttlMillis, "", entry.token);
+	private long[] reacquire(LeaseEntry entry, long ttlMillis, long target) {
+		return entry.mode.isReadWrite() ? this.store.readWrite().reenter(entry, ttlMillis, target)
+				: this.store.acquire(entry.redisKey, entry.owner, ttlMillis, "", entry.token, target);
 	}
 
 }

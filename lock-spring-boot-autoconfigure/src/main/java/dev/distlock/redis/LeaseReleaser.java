@@ -85,7 +85,8 @@ final class LeaseReleaser {
 		LeaseStore.Released reply;
 		entry.releaseStarting();
 		try {
-			reply = this.store.release(entry.redisKey, entry.owner, entry.token, entry.channel, this.clientId);
+			reply = this.store.release(entry.redisKey, entry.owner, entry.token, entry.channel, this.clientId,
+					entry.holdsBeforeRelease(), entry.ttlMillis());
 		}
 		catch (RuntimeException ex) {
 			throw unreachable(lease, entry, held, ex);
@@ -102,7 +103,8 @@ final class LeaseReleaser {
 		FairStore.FairReleased reply;
 		entry.releaseStarting();
 		try {
-			reply = this.store.fair().release(entry.redisKey, entry.owner, entry.token, entry.channel);
+			reply = this.store.fair().release(entry.redisKey, entry.owner, entry.token, entry.channel,
+					entry.holdsBeforeRelease(), entry.ttlMillis());
 		}
 		catch (RuntimeException ex) {
 			throw unreachable(lease, entry, held, ex);
@@ -206,7 +208,8 @@ final class LeaseReleaser {
 			CompletableFuture<?> sent;
 			try {
 				sent = readWrite ? this.store.readWrite().releaseAsync(entry)
-						: this.store.releaseAsync(entry.redisKey, entry.owner, entry.token, entry.channel, this.clientId);
+						: this.store.releaseAsync(entry.redisKey, entry.owner, entry.token, entry.channel, this.clientId,
+								entry.holdsBeforeRelease(), entry.ttlMillis());
 			}
 			catch (RuntimeException ex) { // no connection to send it on
 				sent = CompletableFuture.failedFuture(ex);

@@ -124,11 +124,22 @@ final class LeaseStore {
 	 * the lease with {@code reenteredToken} (0 for a new acquisition) finds it gone.
 	 */
 	long[] acquire(String redisKey, String owner, long ttlMillis, String waiter, long reenteredToken) {
+		return acquire(redisKey, owner, ttlMillis, waiter, reenteredToken, 0);
+	}
+
+	/**
+	 * As {@link #acquire(String, String, long, String, long)}; a re-entry ({@code reenteredToken} not 0) raises the
+	 * count in Redis to {@code reentryTarget} (see {@link LeaseEntry#reentryTarget}), so that it counts once however
+	 * often it runs.
+	 */
+	long[] acquire(String redisKey, String owner, long ttlMillis, String waiter, long reenteredToken,
+			long reentryTarget) {
 		Object nativeReply = this.lettuceNative ? runNative(LockScripts.ACQUIRE, redisKey,
-				this.nativeArgs.acquire(owner, ttlMillis, waiter, reenteredToken)) : null;
+				this.nativeArgs.acquire(owner, ttlMillis, waiter, reenteredToken, reentryTarget)) : null;
 		List<?> reply = (nativeReply != null) ? (List<?>) nativeReply
 				: this.template.execute(LockScripts.ACQUIRE, List.of(redisKey), owner, Long.toString(ttlMillis), waiter,
-						(reenteredToken != 0) ? Long.toString(reenteredToken) : "");
+						(reenteredToken != 0) ? Long.toString(reenteredToken) : "",
+						(reentryTarget > 0) ? Long.toString(reentryTarget) : "");
 		if (reply == null || reply.size() != 2) {
 			throw new IllegalStateException("Unexpected reply from the acquire script: " + reply);
 		}
@@ -143,7 +154,7 @@ final class LeaseStore {
 	@Nullable CompletableFuture<long[]> acquireAsync(String redisKey, String owner, long ttlMillis, String waiter,
 			long reenteredToken) {
 		CompletableFuture<Object> reply = runNativeAsync(LockScripts.ACQUIRE, redisKey,
-				this.nativeArgs.acquire(owner, ttlMillis, waiter, reenteredToken));
+				this.nativeArgs.acquire(owner, ttlMillis, waiter, reenteredToken, 0));
 		return (reply != null) ? reply.thenApply(value -> {
 			List<?> list = (List<?>) value;
 			if (list == null || list.size() != 2) {
@@ -155,9 +166,9 @@ final class LeaseStore {
 
 	/** {@link #release} without waiting for Redis, as {@link #acquireAsync}: null when that path is not available. */
 	@Nullable CompletableFuture<Released> releaseAsync(String redisKey, String owner, long token, String channel,
-			String clientId) {
+			String clientId, long holdsBefore, long ttlMillis) {
 		CompletableFuture<Object> reply = runNativeAsync(LockScripts.RELEASE, redisKey,
-				this.nativeArgs.release(owner, token, channel, clientId));
+				this.nativeArgs.release(owner, token, channel, clientId, holdsBefore, receiptMillis(ttlMillis)));
 		return (reply != null) ? reply.thenApply(value -> released((List<?>) value)) : null;
 	}
 
@@ -257,15 +268,30 @@ final class LeaseStore {
 
 	/**
 	 * Holds left, or -1 when the lease is not ours; whether another process noted that it waits; and Redis's error
-	 * when it refused to publish the release (the lease is released all the same).
+	 * when it refused to publish the release (the lease is released all the same). {@code holdsBefore} is what the
+	 * owner counts before this release ({@link LeaseEntry#holdsBeforeRelease}), {@code ttlMillis} the lease time, which
+	 * bounds how long the receipt of a last release lasts (see {@link #receiptMillis}).
 	 */
-	Released release(String redisKey, String owner, long token, String channel, String clientId) {
-		Object nativeReply = this.lettuceNative
-				? runNative(LockScripts.RELEASE, redisKey, this.nativeArgs.release(owner, token, channel, clientId)) : null;
+	Released release(String redisKey, String owner, long token, String channel, String clientId, long holdsBefore,
+			long ttlMillis) {
+		long receipt = receiptMillis(ttlMillis);
+		Object nativeReply = this.lettuceNative ? runNative(LockScripts.RELEASE, redisKey,
+				this.nativeArgs.release(owner, token, channel, clientId, holdsBefore, receipt)) : null;
 		List<?> reply = (nativeReply != null) ? (List<?>) nativeReply
 				: this.template.execute(LockScripts.RELEASE, List.of(redisKey), owner, Long.toString(token), channel,
-						clientId, this.publishMode);
+						clientId, this.publishMode, Long.toString(holdsBefore), Long.toString(receipt));
 		return released(reply);
+	}
+
+	/**
+	 * How long the receipt of a last release lasts in Redis (see {@link LockScripts#RELEASE}): as long as a client may
+	 * still send the same call again, which is one command timeout (a command past it is cancelled, not re-sent; 60 s,
+	 * Lettuce's default, where the timeout is not known), and no longer than the lease time, at least one second. A
+	 * second run that comes later finds no receipt and reports the lease lost: the conservative side.
+	 */
+	long receiptMillis(long ttlMillis) {
+		long timeout = (this.timeoutMillis > 0) ? this.timeoutMillis : 60_000;
+		return Math.max(1_000, Math.min(timeout, ttlMillis));
 	}
 
 	private static Released released(@Nullable List<?> reply) {
@@ -347,10 +373,18 @@ final class LeaseStore {
 		return this.timeoutMillis;
 	}
 
-	/** The new remaining ttl in ms, or -1 when the lease is not ours. */
+	/**
+	 * The new remaining ttl in ms, or -1 when the lease is not ours. An {@code add} carries a fresh call id, so that it
+	 * adds once however often it runs (see {@link LockScripts#EXTEND}).
+	 */
 	long extend(String redisKey, String owner, long token, long millis, boolean add) {
 		return nonNull(this.template.execute(LockScripts.EXTEND, List.of(redisKey), owner, Long.toString(token),
-				Long.toString(millis), add ? "add" : "set"));
+				Long.toString(millis), add ? "add" : "set", add ? callId() : ""));
+	}
+
+	/** {@return a fresh id for one call whose second run must be told from a new call: 64 random bits} */
+	static String callId() {
+		return Long.toHexString(java.util.concurrent.ThreadLocalRandom.current().nextLong());
 	}
 
 	/** {holds, fencing token, remaining ttl ms} of the lease at {@code redisKey}; null when the key is free. */
@@ -381,9 +415,13 @@ final class LeaseStore {
 		return deleted == 1;
 	}
 
-	/** The deleted lease's hash as field, value pairs; empty when there was no lease. */
+	/**
+	 * The deleted lease's hash as field, value pairs; empty when there was no lease. The call carries a fresh id, and
+	 * its second run answers from the first one's receipt (see {@link LockScripts#FORCE_RELEASE}).
+	 */
 	List<?> forceRelease(String redisKey, String channel) {
-		List<?> reply = this.template.execute(LockScripts.FORCE_RELEASE, List.of(redisKey), channel, this.publishMode);
+		List<?> reply = this.template.execute(LockScripts.FORCE_RELEASE, List.of(redisKey), channel, this.publishMode,
+				callId(), Long.toString(receiptMillis(Long.MAX_VALUE)));
 		return (reply != null) ? reply : List.of();
 	}
 

@@ -33,43 +33,95 @@ final class LockScripts {
 	static final String WAITER_PREFIX = "~w:";
 
 	/**
+	 * The infix of a release receipt's key: {@code <lease>:r:<owner>}, in the lease's hash slot. When a script ends an
+	 * owner's last hold it leaves this key behind for a short while (see {@link #RELEASE}), holding the token it
+	 * released and what its reply said, so that the same call run a second time (a client that re-sends an unanswered
+	 * command after a reconnect, a retrying proxy) answers as the first run did instead of finding the lease gone.
+	 */
+	static final String RECEIPT_INFIX = ":r:";
+
+	/** The hash field of an exclusive lease that names the last {@code add} extension applied (its call id). */
+	static final String EXTENDED_FIELD = "~a";
+
+	/**
+	 * Lua shared by the scripts that write: {@code n(x)} formats a number as an integer string, for every number a
+	 * script hands to Redis (Redis 7.2.0 to 7.2.4 turn a Lua number with eight or more trailing zeros into scientific
+	 * notation, which a string comparison of tokens then misses and {@code PEXPIRE} refuses, redis/redis#13113);
+	 * {@code expire(key, ms, created)} sets an expiry and, when Redis refuses it (an ACL without {@code pexpire}),
+	 * deletes a key this call created, so that no script leaves a key without expiry: it returns Redis's error for the
+	 * script to return, else nil.
+	 */
+	static final String PRELUDE = """
+			local function n(x)
+			  return string.format('%d', x)
+			end
+			local function expire(key, ms, created)
+			  local r = redis.pcall('pexpire', key, n(ms))
+			  if type(r) == 'table' and r.err then
+			    if created then
+			      redis.pcall('del', key)
+			    end
+			    return r
+			  end
+			  return nil
+			end
+			""";
+
+	/**
 	 * KEYS[1] lease; ARGV[1] owner, ARGV[2] ttl ms, ARGV[3] the caller's client id if it will wait, else '', ARGV[4]
-	 * the token of the lease the caller holds and re-enters, or '' for a new acquisition. Returns {hold count, fencing
-	 * token} when acquired or re-entered, {0, remaining ttl ms of the holder} when another owner holds the lock, and
-	 * {-1, 0} when a re-entry finds its lease gone; a caller that will wait is then noted in the lease
-	 * ({@value #WAITER_PREFIX}&lt;client id&gt;), so that the holder knows other processes wait. A re-entry never
-	 * shortens the lease.
+	 * the token of the lease the caller holds and re-enters, or '' for a new acquisition, ARGV[5] for a re-entry the
+	 * hold count the owner will have with it (its holds plus its re-entries on their way, this one included). Returns
+	 * {hold count, fencing token} when acquired or re-entered, {0, remaining ttl ms of the holder} when another owner
+	 * holds the lock, and {-1, 0} when a re-entry finds its lease gone; a caller that will wait is then noted in the
+	 * lease ({@value #WAITER_PREFIX}&lt;client id&gt;, with HSETNX: a retry writes nothing), so that the holder knows
+	 * other processes wait. A re-entry never shortens the lease.
 	 * <p>
 	 * Owner ids are fresh per acquisition (see {@code RedisLockService}), so a hold of the owner that the caller does
 	 * not re-enter can only come from an earlier attempt of the same acquisition whose reply was lost: it is adopted as
 	 * a new lease (one hold, a greater token), never counted on. A re-entry counts only on the lease with the token the
 	 * caller knows; it never creates a lease, so a late re-entry cannot leave a hold behind a lease that expired.
+	 * <p>
+	 * Run twice (see "At least once" in the fault model): a new acquisition adopts what its first run took; a
+	 * re-entry raises the count to ARGV[5] only if it is lower, so its second run counts nothing more, and Redis never
+	 * counts fewer holds than the owner (it may count more: those of re-entries whose replies were lost, which the
+	 * owner's last release ends with the lease).
 	 */
 	@SuppressWarnings("rawtypes")
-	static final RedisScript<List> ACQUIRE = RedisScript.of("""
+	static final RedisScript<List> ACQUIRE = RedisScript.of(PRELUDE + """
 			if redis.call('exists', KEYS[1]) == 0 then
 			  if ARGV[4] ~= '' then
 			    return {-1, 0}
 			  end
 			  local t = redis.call('time')
-			  local token = tonumber(t[1]) * 1000000 + tonumber(t[2])
+			  local token = n(tonumber(t[1]) * 1000000 + tonumber(t[2]))
 			  redis.call('hset', KEYS[1], ARGV[1], 1, '~t', token)
-			  redis.call('pexpire', KEYS[1], ARGV[2])
-			  return {1, token}
+			  local failed = expire(KEYS[1], ARGV[2], true)
+			  if failed then
+			    return failed
+			  end
+			  return {1, tonumber(token)}
 			end
 			local held = redis.call('hmget', KEYS[1], ARGV[1], '~t')
 			if held[1] then
 			  if ARGV[4] == '' then
 			    local t = redis.call('time')
-			    local token = math.max(tonumber(held[2] or '0') + 1, tonumber(t[1]) * 1000000 + tonumber(t[2]))
+			    local token = n(math.max(tonumber(held[2] or '0') + 1, tonumber(t[1]) * 1000000 + tonumber(t[2])))
 			    redis.call('hset', KEYS[1], ARGV[1], 1, '~t', token)
-			    redis.call('pexpire', KEYS[1], ARGV[2])
-			    return {1, token}
+			    local failed = expire(KEYS[1], ARGV[2], false)
+			    if failed then
+			      return failed
+			    end
+			    return {1, tonumber(token)}
 			  end
 			  if held[2] ~= ARGV[4] then
 			    return {-1, 0}
 			  end
-			  local count = redis.call('hincrby', KEYS[1], ARGV[1], 1)
+			  local count = tonumber(held[1])
+			  local target = tonumber(ARGV[5] or '') or (count + 1)
+			  if count < target then
+			    count = target
+			    redis.call('hset', KEYS[1], ARGV[1], n(count))
+			  end
 			  if redis.call('pttl', KEYS[1]) < tonumber(ARGV[2]) then
 			    redis.call('pexpire', KEYS[1], ARGV[2])
 			  end
@@ -79,18 +131,26 @@ final class LockScripts {
 			  return {-1, 0}
 			end
 			if ARGV[3] ~= '' then
-			  redis.call('hset', KEYS[1], '~w:' .. ARGV[3], 1)
+			  redis.call('hsetnx', KEYS[1], '~w:' .. ARGV[3], 1)
 			end
 			return {0, redis.call('pttl', KEYS[1])}
 			""", List.class);
 
 	/**
 	 * KEYS[1] lease; ARGV[1] owner, ARGV[2] token, ARGV[3] release channel, ARGV[4] the owner's client id, ARGV[5]
-	 * {@value #SHARDED} to announce the release with {@code SPUBLISH} on its shard (Redis Cluster), else absent or empty
-	 * (see {@link #SHARDED} for Redis before 7.0). Returns
-	 * {-1, 0} when the lease is not ours, otherwise {holds left, 0}; at zero holds the key is deleted, and the second
-	 * element is 1 when another process had noted that it waits for the lock. One HGETALL reads token, hold count and
-	 * waiter notes at once: a lease hash has a handful of fields.
+	 * {@value #SHARDED} to announce the release with {@code SPUBLISH} on its shard (Redis Cluster), else empty (see
+	 * {@link #SHARDED} for Redis before 7.0), ARGV[6] the holds the owner counts before this release (its holds plus its
+	 * re-entries on their way), ARGV[7] how long in ms the receipt of a last release lasts. Returns {-1, 0} when the
+	 * lease is not ours, otherwise {holds left, 0}; at zero holds the key is deleted, and the second element is 1 when
+	 * another process had noted that it waits for the lock. One HGETALL reads token, hold count and waiter notes at
+	 * once: a lease hash has a handful of fields.
+	 * <p>
+	 * Run twice, it answers as it did the first time (see "At least once" in the fault model): a release counts down
+	 * only while Redis counts at least the holds the owner counted before it (ARGV[6]), so a second run finds one fewer
+	 * and changes nothing; a last release leaves a receipt, {@code <lease>:r:<owner>} = {@code <token>:<others>}, for
+	 * ARGV[7] ms (the client's command timeout, at most the lease time), and a second run that finds the lease gone
+	 * answers from it, a release, not a loss. The receipt is written before the delete, so a Redis that refuses it (an
+	 * ACL without {@code set}) refuses the release whole.
 	 * <p>
 	 * The release is published only when the lease holds a waiter note ({@value #WAITER_PREFIX}&lt;client id&gt;, of
 	 * any process, this one's included, so that the rule does not depend on how a process wakes its own waiters). Every
@@ -98,9 +158,8 @@ final class LockScripts {
 	 * an attempt made once its channel is subscribed counts on the message; the notes live as long as the lease (a
 	 * hand-over keeps them), so a release that finds none has nobody to wake and skips the publish (measured in
 	 * docs/benchmarks.md, "Cheaper scripts"). A waiter whose note went with an expired lease retries when that lease
-	 * would have run out, as its last attempt told it; only a lease shortened by {@code Lease.extend} below what a
-	 * waiter was told, which then expires and is taken and released by a new holder before that time, leaves that
-	 * waiter asleep until then. DISCARD and FORCE_RELEASE always publish.
+	 * would have run out, as its last attempt told it, and every wait ends with a last attempt at its deadline.
+	 * DISCARD and FORCE_RELEASE always publish.
 	 * <p>
 	 * The delete comes first and the publish cannot undo it: when Redis refuses the publish (an ACL without the
 	 * channel), the release has happened all the same, and the reply says so with a third element, Redis's error text
@@ -124,12 +183,21 @@ final class LockScripts {
 			    end
 			  end
 			end
+			local receipt = KEYS[1] .. ':r:' .. ARGV[1]
 			if token ~= ARGV[2] or count < 1 then
+			  local done = redis.call('get', receipt)
+			  if done and string.sub(done, 1, #ARGV[2] + 1) == ARGV[2] .. ':' then
+			    return {0, tonumber(string.sub(done, #ARGV[2] + 2))}
+			  end
 			  return {-1, 0}
+			end
+			if count < tonumber(ARGV[6] or '1') then
+			  return {count, 0}
 			end
 			if count > 1 then
 			  return {redis.call('hincrby', KEYS[1], ARGV[1], -1), 0}
 			end
+			redis.call('set', receipt, ARGV[2] .. ':' .. others, 'px', ARGV[7] or '1000')
 			redis.call('del', KEYS[1])
 			if not noted then
 			  return {0, 0}
@@ -151,14 +219,20 @@ final class LockScripts {
 	 * KEYS[1] lease; ARGV[1] owner, ARGV[2] token, ARGV[3] next owner, ARGV[4] next owner's ttl ms. Hands a lease
 	 * held once by its owner straight to another owner waiting in the same process: one round trip instead of a release,
 	 * a publish and a new acquisition that waiters of other processes would race for. The new holder gets a greater
-	 * token, as every new holder does; notes of waiting processes stay. Returns the new token; -1 when the lease is not ours, -2 when the owner holds it
-	 * more than once (the caller then releases normally).
+	 * token, as every new holder does; notes of waiting processes stay. Returns the new token; -1 when the lease is not
+	 * ours, -2 when the owner holds it more than once (the caller then releases normally). Run twice, the second run
+	 * finds the lease the next owner's (its owner id is fresh, so only this hand-over or that waiter's own attempt gave
+	 * it the lease) and answers its token.
 	 */
-	static final RedisScript<Long> HAND_OVER = RedisScript.of("""
-			if redis.call('hget', KEYS[1], '~t') ~= ARGV[2] then
+	static final RedisScript<Long> HAND_OVER = RedisScript.of(PRELUDE + """
+			local held = redis.call('hmget', KEYS[1], '~t', ARGV[1], ARGV[3])
+			if held[1] ~= ARGV[2] then
+			  if held[1] and held[3] and not held[2] then
+			    return tonumber(held[1])
+			  end
 			  return -1
 			end
-			local count = tonumber(redis.call('hget', KEYS[1], ARGV[1]) or '0')
+			local count = tonumber(held[2] or '0')
 			if count < 1 then
 			  return -1
 			end
@@ -166,26 +240,41 @@ final class LockScripts {
 			  return -2
 			end
 			local t = redis.call('time')
-			local token = math.max(tonumber(ARGV[2]) + 1, tonumber(t[1]) * 1000000 + tonumber(t[2]))
+			local token = n(math.max(tonumber(ARGV[2]) + 1, tonumber(t[1]) * 1000000 + tonumber(t[2])))
 			redis.call('hdel', KEYS[1], ARGV[1])
 			redis.call('hset', KEYS[1], ARGV[3], 1, '~t', token)
-			redis.call('pexpire', KEYS[1], ARGV[4])
-			return token
+			local failed = expire(KEYS[1], ARGV[4], false)
+			if failed then
+			  return failed
+			end
+			return tonumber(token)
 			""", Long.class);
 
 	/**
-	 * KEYS[1] lease; ARGV[1] owner, ARGV[2] token, ARGV[3] ms, ARGV[4] 'set' (expire in ms) or 'add' (add ms).
-	 * Returns the new remaining ttl in ms, or -1 when the lease is not ours.
+	 * KEYS[1] lease; ARGV[1] owner, ARGV[2] token, ARGV[3] ms, ARGV[4] 'set' (expire in ms) or 'add' (add ms), ARGV[5]
+	 * for 'add' a call id, fresh per call. Returns the new remaining ttl in ms, or -1 when the lease is not ours. An
+	 * 'add' notes its call id in the lease ({@value #EXTENDED_FIELD}), so that a second run of the same call adds
+	 * nothing and answers the remaining ttl; a 'set' run twice sets the same time again.
 	 */
-	static final RedisScript<Long> EXTEND = RedisScript.of("""
-			if redis.call('hexists', KEYS[1], ARGV[1]) == 0 or redis.call('hget', KEYS[1], '~t') ~= ARGV[2] then
+	static final RedisScript<Long> EXTEND = RedisScript.of(PRELUDE + """
+			local held = redis.call('hmget', KEYS[1], ARGV[1], '~t', '~a')
+			if (not held[1]) or held[2] ~= ARGV[2] then
 			  return -1
 			end
 			local ms = tonumber(ARGV[3])
 			if ARGV[4] == 'add' then
+			  if ARGV[5] and ARGV[5] ~= '' and held[3] == ARGV[5] then
+			    return math.max(redis.call('pttl', KEYS[1]), 0)
+			  end
 			  ms = ms + math.max(redis.call('pttl', KEYS[1]), 0)
+			  if ARGV[5] and ARGV[5] ~= '' then
+			    redis.call('hset', KEYS[1], '~a', ARGV[5])
+			  end
 			end
-			redis.call('pexpire', KEYS[1], ms)
+			local failed = expire(KEYS[1], ms, false)
+			if failed then
+			  return failed
+			end
 			return ms
 			""", Long.class);
 
@@ -193,7 +282,8 @@ final class LockScripts {
 	 * KEYS[1..n] leases; ARGV[3i-2..3i] owner, token, ttl ms of KEYS[i]. For each lease returns 1 when it is still
 	 * ours (its expiry raised to at least ttl, never lowered, so an explicit extension survives) or 0 when it is gone.
 	 * Owner and token are read with one HMGET: the server's time per lease is what bounds a renewal cycle of many
-	 * leases, and three calls per lease cost about a quarter less than four.
+	 * leases, and three calls per lease cost about a quarter less than four. Run twice, it raises the same expiries
+	 * again; the ttl goes to {@code PEXPIRE} as the client's string, never as a Lua number (see {@link #PRELUDE}).
 	 */
 	@SuppressWarnings("rawtypes")
 	static final RedisScript<List> RENEW_ALL = RedisScript.of("""
@@ -203,9 +293,8 @@ final class LockScripts {
 			  local a = 3 * i - 2
 			  local held = redis.call('hmget', k, ARGV[a], '~t')
 			  if held[1] and held[2] == ARGV[a + 1] then
-			    local ttl = tonumber(ARGV[a + 2])
-			    if redis.call('pttl', k) < ttl then
-			      redis.call('pexpire', k, ttl)
+			    if redis.call('pttl', k) < tonumber(ARGV[a + 2]) then
+			      redis.call('pexpire', k, ARGV[a + 2])
 			    end
 			    result[i] = 1
 			  else
@@ -216,17 +305,27 @@ final class LockScripts {
 			""", List.class);
 
 	/**
-	 * KEYS[1] lease; ARGV[1] release channel, ARGV[2] {@value #SHARDED} or absent (as for RELEASE). An operator's
-	 * override: deletes the lease whoever holds it and publishes
-	 * the release so waiters wake. Returns the deleted hash as {field, value, ...}, empty when there was no lease;
-	 * when Redis refused the publish, the deleted hash is followed by the field {@value #PUBLISH_REFUSED_FIELD} and
-	 * Redis's error text (the delete stands).
+	 * KEYS[1] lease; ARGV[1] release channel, ARGV[2] {@value #SHARDED} or absent (as for RELEASE), ARGV[3] a call id,
+	 * fresh per call, ARGV[4] how long its receipt lasts in ms. An operator's override: deletes the lease whoever holds
+	 * it and publishes the release so waiters wake. Returns the deleted hash as {field, value, ...}, empty when there was
+	 * no lease; when Redis refused the publish, the deleted hash is followed by the field
+	 * {@value #PUBLISH_REFUSED_FIELD} and Redis's error text (the delete stands). The deleted hash is kept for ARGV[4]
+	 * ms as the receipt {@code <lease>:f:<call id>}: the same call run a second time answers from it, and never deletes a
+	 * lease taken after the first run.
 	 */
 	@SuppressWarnings("rawtypes")
 	static final RedisScript<List> FORCE_RELEASE = RedisScript.of("""
+			local receipt = KEYS[1] .. ':f:' .. (ARGV[3] or '')
+			if ARGV[3] and ARGV[3] ~= '' and redis.call('exists', receipt) == 1 then
+			  return redis.call('hgetall', receipt)
+			end
 			local fields = redis.call('hgetall', KEYS[1])
 			if #fields == 0 then
 			  return {}
+			end
+			if ARGV[3] and ARGV[3] ~= '' then
+			  redis.call('hset', receipt, unpack(fields))
+			  redis.call('pexpire', receipt, ARGV[4])
 			end
 			redis.call('del', KEYS[1])
 			local stamp = redis.call('time')[1]

@@ -24,16 +24,20 @@ final class NativeScriptArgs {
 		this.publishMode = bytes(publishMode);
 	}
 
-	/** ACQUIRE's ARGV: owner, lease time, waiter (a client id or empty), the re-entered token (or empty). */
-	byte[][] acquire(String owner, long ttlMillis, String waiter, long reenteredToken) {
+	/**
+	 * ACQUIRE's ARGV: owner, lease time, waiter (a client id or empty), the re-entered token (or empty), the hold count
+	 * a re-entry is to reach (or empty).
+	 */
+	byte[][] acquire(String owner, long ttlMillis, String waiter, long reenteredToken, long reentryTarget) {
 		return new byte[][] { bytes(owner), ttl(ttlMillis), waiter.isEmpty() ? EMPTY : clientId(waiter),
-				(reenteredToken != 0) ? bytes(Long.toString(reenteredToken)) : EMPTY };
+				(reenteredToken != 0) ? bytes(Long.toString(reenteredToken)) : EMPTY,
+				(reentryTarget > 0) ? bytes(Long.toString(reentryTarget)) : EMPTY };
 	}
 
-	/** RELEASE's ARGV: owner, token, channel, client id, publish mode. */
-	byte[][] release(String owner, long token, String channel, String clientId) {
+	/** RELEASE's ARGV: owner, token, channel, client id, publish mode, holds before, receipt time. */
+	byte[][] release(String owner, long token, String channel, String clientId, long holdsBefore, long receiptMillis) {
 		return new byte[][] { bytes(owner), bytes(Long.toString(token)), bytes(channel), clientId(clientId),
-				this.publishMode };
+				this.publishMode, bytes(Long.toString(holdsBefore)), ttl(receiptMillis) };
 	}
 
 	private byte[] ttl(long ttlMillis) {

@@ -42,14 +42,14 @@ final class ReadWriteScripts {
 	 * Shared Lua: the clock, the parse of the hash, the removal of holders and notes whose deadline passed, the expiry
 	 * at the latest deadline (or the delete when nothing live is left), and the publish of a release.
 	 */
-	private static final String COMMON = """
+	private static final String COMMON = LockScripts.PRELUDE + """
 			local k = KEYS[1]
 			local clock = redis.call('time')
 			local nowus = tonumber(clock[1]) * 1000000 + tonumber(clock[2])
 			local now = math.floor(nowus / 1000)
 			local function load()
 			  local f = redis.call('hgetall', k)
-			  local s = {exists = #f > 0, holds = {}, dl = {}, q = {}}
+			  local s = {exists = #f > 0, existed = #f > 0, holds = {}, dl = {}, q = {}}
 			  for i = 1, #f, 2 do
 			    local name, v = f[i], f[i + 1]
 			    if string.sub(name, 1, 1) ~= '~' then s.holds[name] = tonumber(v)
@@ -93,9 +93,9 @@ final class ReadWriteScripts {
 			  if #gone > 0 then redis.call('hdel', k, unpack(gone)) end
 			end
 			local function settle(s)
-			  local last, n = 0, 0
+			  local last, count = 0, 0
 			  for o in pairs(s.holds) do
-			    n = n + 1
+			    count = count + 1
 			    if s.dl[o] > last then last = s.dl[o] end
 			  end
 			  for _, d in pairs(s.q) do
@@ -105,8 +105,11 @@ final class ReadWriteScripts {
 			    if s.exists then redis.call('del', k) end
 			    return 0
 			  end
-			  redis.call('pexpire', k, last - now)
-			  return n
+			  local failed = expire(k, last - now, not s.existed)
+			  if failed then
+			    error(failed.err)
+			  end
+			  return count
 			end
 			local function announce(channel, sharded, body)
 			  local sent
@@ -142,10 +145,15 @@ final class ReadWriteScripts {
 			local o, ttl = ARGV[1], tonumber(ARGV[2])
 			if ARGV[4] ~= '' then
 			  if s.holds[o] and s.t == tonumber(ARGV[4]) then
-			    local c = redis.call('hincrby', k, o, 1)
+			    local c = s.holds[o]
+			    local target = tonumber(ARGV[8] or '') or (c + 1)
+			    if c < target then
+			      c = target
+			      redis.call('hset', k, o, n(c))
+			    end
 			    if s.dl[o] < now + ttl then
 			      s.dl[o] = now + ttl
-			      redis.call('hset', k, '~e:' .. o, now + ttl)
+			      redis.call('hset', k, '~e:' .. o, n(now + ttl))
 			    end
 			    settle(s)
 			    return {c, s.t}
@@ -160,7 +168,7 @@ final class ReadWriteScripts {
 			      if ARGV[7] ~= '' then
 			        local note = tonumber(ARGV[7])
 			        s.q[o] = now + note
-			        redis.call('hset', k, '~q:' .. o, now + note)
+			        redis.call('hset', k, '~q:' .. o, n(now + note))
 			        wait = math.max(1, math.floor(note / 3))
 			      end
 			      settle(s)
@@ -170,7 +178,7 @@ final class ReadWriteScripts {
 			  local token = math.max((s.t or 0) + 1, nowus)
 			  s.holds[o], s.dl[o], s.x, s.t, s.q[o] = 1, now + ttl, o, token, nil
 			  redis.call('hdel', k, '~q:' .. o)
-			  redis.call('hset', k, o, 1, '~e:' .. o, now + ttl, '~x', o, '~m', 'w', '~t', token)
+			  redis.call('hset', k, o, 1, '~e:' .. o, n(now + ttl), '~x', o, '~m', 'w', '~t', n(token))
 			  s.exists = true
 			  settle(s)
 			  return {1, token}
@@ -192,7 +200,7 @@ final class ReadWriteScripts {
 			s.holds[o], s.dl[o], s.t = 1, now + ttl, token
 			local mode = 'r'
 			if s.x then mode = 'w' end
-			redis.call('hset', k, o, 1, '~e:' .. o, now + ttl, '~m', mode, '~t', token)
+			redis.call('hset', k, o, 1, '~e:' .. o, n(now + ttl), '~m', mode, '~t', n(token))
 			s.exists = true
 			settle(s)
 			return {1, token}
@@ -200,34 +208,46 @@ final class ReadWriteScripts {
 
 	/**
 	 * KEYS[1] lease; ARGV[1] owner, ARGV[2] token, ARGV[3] release channel, ARGV[4] {@value LockScripts#SHARDED} or ''
-	 * (as for {@link LockScripts#RELEASE}). Returns {-1, ''} when the hold is not ours (gone, or its deadline passed),
+	 * (as for {@link LockScripts#RELEASE}), ARGV[5] the holds the owner counts before this release, ARGV[6] how long the
+	 * receipt of a last release lasts in ms. Returns {-1, ''} when the hold is not ours (gone, or its deadline passed),
 	 * else {holds left, message}: at zero the owner's hold ends, and when that frees the lock for others (no holder left,
 	 * or the writer gone while its downgrade reads on) the release is published, and the message sent is the second
 	 * element ('' when none was sent). A refused publish appends Redis's error as a third element; the release stands.
+	 * Run twice, it answers as the first run did (as {@link LockScripts#RELEASE}: the count goes down only while Redis
+	 * counts the holds the owner counted before, and a last release leaves the receipt {@code <lease>:r:<owner>} =
+	 * {@code <token>:<message>}).
 	 */
 	@SuppressWarnings("rawtypes")
 	static final RedisScript<List> RELEASE = RedisScript.of(COMMON + """
 			local s = load()
-			if s.m == nil then return {-1, ''} end
-			prune(s)
 			local o = ARGV[1]
-			if s.holds[o] == nil or s.t ~= tonumber(ARGV[2]) then
-			  settle(s)
+			local receipt = k .. ':r:' .. o
+			if s.m ~= nil then prune(s) end
+			if s.m == nil or s.holds[o] == nil or s.t ~= tonumber(ARGV[2]) then
+			  if s.m ~= nil then settle(s) end
+			  local done = redis.call('get', receipt)
+			  if done and string.sub(done, 1, #ARGV[2] + 1) == ARGV[2] .. ':' then
+			    return {0, string.sub(done, #ARGV[2] + 2)}
+			  end
 			  return {-1, ''}
 			end
+			if s.holds[o] < tonumber(ARGV[5] or '1') then return {s.holds[o], ''} end
 			if s.holds[o] > 1 then return {redis.call('hincrby', k, o, -1), ''} end
+			local ms = ARGV[6] or '1000'
+			redis.call('set', receipt, ARGV[2] .. ':', 'px', ms)
 			s.holds[o], s.dl[o] = nil, nil
 			local writer = s.x == o
 			if writer then
 			  s.x = nil
-			  redis.call('hdel', k, o, '~e:' .. o, '~x')
+			  redis.call('hdel', k, o, '~e:' .. o, '~a:' .. o, '~x')
 			else
-			  redis.call('hdel', k, o, '~e:' .. o)
+			  redis.call('hdel', k, o, '~e:' .. o, '~a:' .. o)
 			end
-			local n = settle(s)
-			if writer and n > 0 then redis.call('hset', k, '~m', 'r') end
-			if n > 0 and not writer then return {0, ''} end
-			local body = '*' .. nowus
+			local left = settle(s)
+			if writer and left > 0 then redis.call('hset', k, '~m', 'r') end
+			if left > 0 and not writer then return {0, ''} end
+			local body = '*' .. string.format('%d', nowus)
+			redis.call('set', receipt, ARGV[2] .. ':' .. body, 'px', ms)
 			local err = announce(ARGV[3], ARGV[4], body)
 			if err then return {0, body, err} end
 			return {0, body}
@@ -249,8 +269,10 @@ final class ReadWriteScripts {
 			  local held = redis.call('hmget', k, ARGV[a], '~t', '~e:' .. ARGV[a])
 			  if held[1] and tonumber(held[2]) == tonumber(ARGV[a + 1]) and tonumber(held[3] or '0') >= now then
 			    local ttl = tonumber(ARGV[a + 2])
-			    if tonumber(held[3]) < now + ttl then redis.call('hset', k, '~e:' .. ARGV[a], now + ttl) end
-			    if redis.call('pttl', k) < ttl then redis.call('pexpire', k, ttl) end
+			    if tonumber(held[3]) < now + ttl then
+			      redis.call('hset', k, '~e:' .. ARGV[a], string.format('%d', now + ttl))
+			    end
+			    if redis.call('pttl', k) < ttl then redis.call('pexpire', k, ARGV[a + 2]) end
 			    result[i] = 1
 			  else
 			    result[i] = 0
@@ -260,9 +282,10 @@ final class ReadWriteScripts {
 			""", List.class);
 
 	/**
-	 * KEYS[1] lease; ARGV[1] owner, ARGV[2] token, ARGV[3] ms, ARGV[4] {@code set} or {@code add}, as
-	 * {@link LockScripts#EXTEND} for this holder's own deadline. Returns the new remaining ms of the hold, -1 when it is
-	 * not ours.
+	 * KEYS[1] lease; ARGV[1] owner, ARGV[2] token, ARGV[3] ms, ARGV[4] {@code set} or {@code add}, ARGV[5] for
+	 * {@code add} a call id, as {@link LockScripts#EXTEND} for this holder's own deadline (the call id noted in
+	 * {@code ~a:<owner>}, so that a second run adds nothing). Returns the new remaining ms of the hold, -1 when it is not
+	 * ours.
 	 */
 	static final RedisScript<Long> EXTEND = RedisScript.of(COMMON + """
 			local s = load()
@@ -274,9 +297,16 @@ final class ReadWriteScripts {
 			  return -1
 			end
 			local d = now + tonumber(ARGV[3])
-			if ARGV[4] == 'add' then d = s.dl[o] + tonumber(ARGV[3]) end
+			if ARGV[4] == 'add' then
+			  local call = ARGV[5] or ''
+			  if call ~= '' and redis.call('hget', k, '~a:' .. o) == call then
+			    return s.dl[o] - now
+			  end
+			  d = s.dl[o] + tonumber(ARGV[3])
+			  if call ~= '' then redis.call('hset', k, '~a:' .. o, call) end
+			end
 			s.dl[o] = d
-			redis.call('hset', k, '~e:' .. o, d)
+			redis.call('hset', k, '~e:' .. o, n(d))
 			settle(s)
 			return d - now
 			""", Long.class);
@@ -315,14 +345,14 @@ final class ReadWriteScripts {
 			prune(s)
 			local writer = s.x == o
 			s.holds[o], s.dl[o], s.q[o] = nil, nil, nil
-			redis.call('hdel', k, o, '~e:' .. o, '~q:' .. o)
+			redis.call('hdel', k, o, '~e:' .. o, '~q:' .. o, '~a:' .. o)
 			if writer then
 			  s.x = nil
 			  redis.call('hdel', k, '~x')
 			end
-			local n = settle(s)
-			if writer and n > 0 then redis.call('hset', k, '~m', 'r') end
-			if n == 0 or writer or v[4] then announce(ARGV[2], ARGV[3], '*' .. nowus) end
+			local left = settle(s)
+			if writer and left > 0 then redis.call('hset', k, '~m', 'r') end
+			if left == 0 or writer or v[4] then announce(ARGV[2], ARGV[3], '*' .. n(nowus)) end
 			if v[2] then return 1 end
 			return 0
 			""", Long.class);

@@ -58,10 +58,14 @@ final class ReadWriteStore {
 				attempt.downgradeOwner, (attempt.downgradeToken != 0) ? Long.toString(attempt.downgradeToken) : "", note };
 	}
 
-	/** One more hold of {@code entry}'s lease: {holds, token}, or {-1, 0} when the hold is gone. */
-	long[] reenter(LeaseEntry entry, long ttlMillis) {
+	/**
+	 * One more hold of {@code entry}'s lease, raising the count in Redis to {@code target} (see
+	 * {@link LeaseEntry#reentryTarget}): {holds, token}, or {-1, 0} when the hold is gone.
+	 */
+	long[] reenter(LeaseEntry entry, long ttlMillis, long target) {
 		return pair(this.store.run(ReadWriteScripts.ACQUIRE, entry.redisKey, entry.owner, Long.toString(ttlMillis),
-				(entry.mode == LockMode.WRITE) ? "w" : "r", Long.toString(entry.token), "", "", ""), "acquire");
+				(entry.mode == LockMode.WRITE) ? "w" : "r", Long.toString(entry.token), "", "", "",
+				Long.toString(target)), "acquire");
 	}
 
 	/**
@@ -69,14 +73,20 @@ final class ReadWriteStore {
 	 * (else empty), and Redis's error when it refused the publish.
 	 */
 	Released release(LeaseEntry entry) {
-		return released(this.store.run(ReadWriteScripts.RELEASE, entry.redisKey, entry.owner,
-				Long.toString(entry.token), entry.channel, this.store.publishMode()));
+		return released(this.store.run(ReadWriteScripts.RELEASE, entry.redisKey, releaseArgs(entry)));
+	}
+
+	/** RELEASE's arguments, with the holds before and the receipt time (see {@link LeaseStore#release}). */
+	private String[] releaseArgs(LeaseEntry entry) {
+		return new String[] { entry.owner, Long.toString(entry.token), entry.channel, this.store.publishMode(),
+				Long.toString(entry.holdsBeforeRelease()),
+				Long.toString(this.store.receiptMillis(entry.ttlMillis())) };
 	}
 
 	/** {@link #release} without waiting for Redis, as {@link #acquireAsync}: null when that path is not available. */
 	@Nullable CompletableFuture<Released> releaseAsync(LeaseEntry entry) {
 		CompletableFuture<Object> reply = this.store.runNativeAsync(ReadWriteScripts.RELEASE, entry.redisKey,
-				NativeScriptArgs.encode(entry.owner, Long.toString(entry.token), entry.channel, this.store.publishMode()));
+				NativeScriptArgs.encode(releaseArgs(entry)));
 		return (reply != null) ? reply.thenApply(ReadWriteStore::released) : null;
 	}
 
@@ -92,7 +102,7 @@ final class ReadWriteStore {
 	/** The hold's new remaining ms after adding {@code millis} or setting it, -1 when it is not ours. */
 	long extend(LeaseEntry entry, long millis, boolean add) {
 		return number(this.store.run(ReadWriteScripts.EXTEND, entry.redisKey, entry.owner, Long.toString(entry.token),
-				Long.toString(millis), add ? "add" : "set"));
+				Long.toString(millis), add ? "add" : "set", add ? LeaseStore.callId() : ""));
 	}
 
 	/** The hold's remaining ms when it is still ours, else -1. */

@@ -215,11 +215,18 @@ final class RedlockAcquirer {
 		long ttlMillis = request.ttl().toMillis();
 		int quorum = this.nodes.quorum();
 		long sent = System.nanoTime();
-		RedlockNodes.Replies<long[]> replies = this.nodes.onAll((node, store) -> {
-			long token = entry.token(node);
-			return (token == 0) ? new long[] { -1, 0 }
-					: store.acquire(entry.redisKey, entry.owner, ttlMillis, "", token);
-		}, r -> r.count(v -> v[0] > 0) >= quorum);
+		long target = entry.reentryTarget();
+		RedlockNodes.Replies<long[]> replies;
+		try {
+			replies = this.nodes.onAll((node, store) -> {
+				long token = entry.token(node);
+				return (token == 0) ? new long[] { -1, 0 }
+						: store.acquire(entry.redisKey, entry.owner, ttlMillis, "", token, target);
+			}, r -> r.count(v -> v[0] > 0) >= quorum);
+		}
+		finally {
+			entry.reentryAnswered();
+		}
 		int ours = replies.count(v -> v[0] > 0);
 		int gone = replies.count(v -> v[0] < 0);
 		long validUntil = this.nodes.validUntil(sent, ttlMillis);

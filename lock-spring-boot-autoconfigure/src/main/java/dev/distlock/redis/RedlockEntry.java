@@ -56,6 +56,9 @@ final class RedlockEntry {
 
 	private int holds = 1;
 
+	/** Re-entries sent and not answered yet (as {@link LeaseEntry#reentryTarget}). */
+	private int reentering;
+
 	private long ttlMillis;
 
 	private boolean autoRenew;
@@ -146,6 +149,22 @@ final class RedlockEntry {
 
 	synchronized int holds() {
 		return this.holds;
+	}
+
+	/** As {@link LeaseEntry#reentryTarget}: the count each node is to reach with a re-entry; pair with the next. */
+	synchronized long reentryTarget() {
+		this.reentering++;
+		return (long) this.holds + this.reentering;
+	}
+
+	/** The re-entry of {@link #reentryTarget} was answered or given up. */
+	synchronized void reentryAnswered() {
+		this.reentering = Math.max(0, this.reentering - 1);
+	}
+
+	/** As {@link LeaseEntry#holdsBeforeRelease}. */
+	synchronized long holdsBeforeRelease() {
+		return (long) this.holds + this.reentering;
 	}
 
 	synchronized State state() {

@@ -50,6 +50,8 @@ final class RedlockReleaser {
 			throw new LockLostException(lost);
 		}
 		boolean last = entry.holds() <= 1;
+		long holdsBefore = entry.holdsBeforeRelease();
+		long ttlMillis = entry.ttlMillis();
 		int quorum = this.nodes.quorum();
 		RedlockNodes.Replies<Long> replies = this.nodes.onAll((node, store) -> {
 			long token = entry.token(node);
@@ -59,7 +61,8 @@ final class RedlockReleaser {
 				}
 				return NOT_HELD_HERE;
 			}
-			return store.release(entry.redisKey, entry.owner, token, entry.channel, this.clientId).holdsLeft();
+			return store.release(entry.redisKey, entry.owner, token, entry.channel, this.clientId, holdsBefore,
+					ttlMillis).holdsLeft();
 		}, r -> r.count(v -> v >= 0) >= quorum);
 		int ours = replies.count(v -> v >= 0);
 		int notOurs = replies.count(v -> v == -1);

@@ -14,7 +14,7 @@ import dev.distlock.test.redis.RedisServer;
 
 /**
  * Injects one fault at a time, at random, into the lock server's path: network faults on one service's proxy (or now
- * and then on all of them), a frozen server (SIGSTOP) for less or more than a lease time, and a restart that loses all
+ * and then on all of them; among them re-delivery, a command run twice), a frozen server (SIGSTOP) for less or more than a lease time, and a restart that loses all
  * data. Every kind comes once, in a random order, before the rest are drawn by weight, so that even a short run
  * covers them all. Durations and gaps are the chaos itself, not synchronisation: nothing waits on them.
  */
@@ -22,7 +22,8 @@ final class ChaosFaults {
 
 	enum Kind {
 
-		LATENCY(22), BLACKHOLE(22), DROP_REPLIES(22), RESET(14), SHORT_PAUSE(9), LONG_PAUSE(6), RESTART(5);
+		LATENCY(22), BLACKHOLE(22), DROP_REPLIES(22), RESET(14), REDELIVERY(16), SHORT_PAUSE(9), LONG_PAUSE(6),
+		RESTART(5);
 
 		final int weight;
 
@@ -118,6 +119,8 @@ final class ChaosFaults {
 			}
 			case BLACKHOLE -> network(kind, "", FaultProxy::blackhole);
 			case DROP_REPLIES -> network(kind, "", FaultProxy::dropReplies);
+			// the next command runs and its connection closes before the reply: Lettuce sends it again
+			case REDELIVERY -> network(kind, "", FaultProxy::redeliverNext);
 			case RESET -> {
 				List<FaultProxy> targets = targets();
 				this.current = "reset of " + targets.size() + " proxies";

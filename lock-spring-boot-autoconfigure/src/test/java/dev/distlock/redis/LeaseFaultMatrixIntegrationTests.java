@@ -156,8 +156,11 @@ class LeaseFaultMatrixIntegrationTests {
 	}
 
 	static Stream<Arguments> matrix() {
+		// a re-delivery is one command's fault: no lease is lost by it, so the row that waits for a loss is left out
 		return Arrays.stream(Operation.values())
-			.flatMap(operation -> Arrays.stream(Fault.values()).map(fault -> Arguments.of(operation, fault)));
+			.flatMap(operation -> Arrays.stream(Fault.values())
+				.filter(fault -> !(operation == Operation.WATCHDOG_OUTLASTED && fault == Fault.REDELIVERY))
+				.map(fault -> Arguments.of(operation, fault)));
 	}
 
 	@ParameterizedTest(name = "{0} under {1}")
@@ -172,6 +175,10 @@ class LeaseFaultMatrixIntegrationTests {
 			}
 			finally {
 				fault.end(c.proxy);
+			}
+			if (fault == Fault.REDELIVERY) {
+				// at least once delivery: the call ran twice, and what it did the first time is what its caller hears
+				assertThat(outcome.failure()).as("%s, a call run twice", operation).isNull();
 			}
 			List<Outcome> outcomes = new ArrayList<>();
 			outcomes.add(outcome);
@@ -416,6 +423,13 @@ class LeaseFaultMatrixIntegrationTests {
 			@Override
 			void inject(FaultProxy proxy) {
 				proxy.latency(ONE_WAY_LATENCY);
+			}
+		},
+
+		REDELIVERY("re-delivery: the next command runs, its connection closes before the reply, Lettuce sends it again") {
+			@Override
+			void inject(FaultProxy proxy) {
+				proxy.redeliverNext();
 			}
 		};
 

@@ -36,7 +36,7 @@ class LettuceSharedCommandsIntegrationTests {
 			assertThat(first[0]).isEqualTo(1);
 			Object kept = store.keptCommands();
 			assertThat(kept).isNotNull();
-			assertThat(store.release("lock:{a}", "owner-1", first[1], "lock:{a}:released", "client").holdsLeft())
+			assertThat(store.release("lock:{a}", "owner-1", first[1], "lock:{a}:released", "client", 1, 30_000).holdsLeft())
 				.isZero();
 			assertThat(store.keptCommands()).isSameAs(kept);
 
@@ -45,7 +45,7 @@ class LettuceSharedCommandsIntegrationTests {
 			long[] second = store.acquire("lock:{a}", "owner-2", TTL_MILLIS, "client", 0);
 			assertThat(second[0]).isEqualTo(1);
 			assertThat(store.keptCommands()).isNotNull().isNotSameAs(kept);
-			assertThat(store.release("lock:{a}", "owner-2", second[1], "lock:{a}:released", "client").holdsLeft())
+			assertThat(store.release("lock:{a}", "owner-2", second[1], "lock:{a}:released", "client", 1, 30_000).holdsLeft())
 				.isZero();
 			assertThat((Long) server.execute("EXISTS", "lock:{a}")).isZero();
 		}
@@ -57,7 +57,7 @@ class LettuceSharedCommandsIntegrationTests {
 			LeaseStore store = new LeaseStore(support.connectionFactory(), true);
 			long[] held = store.acquire("lock:{d}", "owner-1", TTL_MILLIS, "", 0);
 			server.execute("SCRIPT", "FLUSH"); // EVALSHA now fails with NOSCRIPT: the script goes with EVAL
-			assertThat(store.release("lock:{d}", "owner-1", held[1], "lock:{d}:released", "client").holdsLeft())
+			assertThat(store.release("lock:{d}", "owner-1", held[1], "lock:{d}:released", "client", 1, 30_000).holdsLeft())
 				.isZero();
 			server.execute("SCRIPT", "FLUSH");
 			long[] again = store.acquire("lock:{d}", "owner-2", TTL_MILLIS, "", 0);
@@ -78,11 +78,11 @@ class LettuceSharedCommandsIntegrationTests {
 			factory.stop();
 			assertThat(store.keptCommands()).isNull();
 			assertThatException().isThrownBy(() -> store.release("lock:{b}", "owner-1", held[1], "lock:{b}:released",
-					"client"));
+					"client", 1, 30_000));
 			assertThat((Long) server.execute("EXISTS", "lock:{b}")).isOne(); // the stopped factory sent nothing
 
 			factory.start();
-			assertThat(store.release("lock:{b}", "owner-1", held[1], "lock:{b}:released", "client").holdsLeft())
+			assertThat(store.release("lock:{b}", "owner-1", held[1], "lock:{b}:released", "client", 1, 30_000).holdsLeft())
 				.isZero();
 			assertThat(store.keptCommands()).isNotNull();
 		}
@@ -97,7 +97,7 @@ class LettuceSharedCommandsIntegrationTests {
 			long[] held = store.acquire("lock:{c}", "owner-1", TTL_MILLIS, "", 0);
 			assertThat(held[0]).isEqualTo(1);
 			assertThat(store.keptCommands()).isNull();
-			assertThat(store.release("lock:{c}", "owner-1", held[1], "lock:{c}:released", "client").holdsLeft())
+			assertThat(store.release("lock:{c}", "owner-1", held[1], "lock:{c}:released", "client", 1, 30_000).holdsLeft())
 				.isZero();
 		}
 	}

@@ -51,6 +51,11 @@ import org.jspecify.annotations.Nullable;
  * }
  * }</pre>
  *
+ * <p>{@linkplain #redeliverNext() Re-delivery} covers the rule's second half, "every call may have
+ * run, and may run twice": the server runs a command, its reply is lost with its connection, and
+ * the client (Lettuce re-sends the commands a closed connection left unanswered once it
+ * reconnects) or a retrying proxy sends it again.
+ *
  * <p>One daemon thread, {@code fault-proxy-<port>}, does all I/O on non-blocking sockets, and a mode
  * change runs on that thread between two socket operations. So a change also applies to data in
  * flight inside the proxy: once a mode method returns, no byte is handed to a socket against the
@@ -102,6 +107,11 @@ public final class FaultProxy implements AutoCloseable {
 	/** The loop has ended; guarded by {@code this}, so no task is queued after it drained them. */
 	private boolean stopped;
 	private volatile @Nullable Throwable failure;
+	private final AtomicLong redeliveries = new AtomicLong();
+	// Re-delivery (loop-thread state, set through call()): armed, optionally for commands holding a marker
+	private boolean redeliverArmed;
+	private byte @Nullable [] redeliverMarker;
+	private @Nullable Connection redeliverTarget;
 
 	// Loop-thread state
 	private final List<Connection> connections = new ArrayList<>();
@@ -167,7 +177,8 @@ public final class FaultProxy implements AutoCloseable {
 
 	/**
 	 * Forwards normally again: delivers everything held, in order, and resets every connection that
-	 * lost replies, since its RESP stream cannot be resynchronised. Returns once held bytes have been
+	 * lost replies, since its RESP stream cannot be resynchronised, and calls off a
+	 * {@link #redeliverNext()} that has not closed a connection yet. Returns once held bytes have been
 	 * offered to the sockets (the kernel takes what fits, the rest follows as the peer reads); the
 	 * server runs held commands shortly after, so poll for their effect.
 	 */
@@ -214,6 +225,49 @@ public final class FaultProxy implements AutoCloseable {
 	 */
 	public void resetAll() {
 		call("resetAll", () -> List.copyOf(connections).forEach(this::reset));
+	}
+
+	/**
+	 * Re-delivery, once: the next command a client sends (on any connection) is delivered, and the
+	 * first reply bytes the server sends back on that connection are discarded and the connection is
+	 * closed (FIN, as by the server's {@code timeout} or {@code CLIENT KILL}) at once, both sides. The server ran the command; the client never heard. A client
+	 * that delivers at least once (Lettuce's default: it re-sends the commands a closed connection
+	 * left unanswered after it reconnects) then runs the same command a second time. Pipelined
+	 * commands sent before the reply came share the fate. The proxy then forwards normally; the
+	 * mode is unchanged. {@link #redeliveries()} counts the connections this closed.
+	 */
+	public void redeliverNext() {
+		call("redeliverNext()", () -> {
+			redeliverArmed = true;
+			redeliverMarker = null;
+			redeliverTarget = null;
+		});
+	}
+
+	/**
+	 * As {@link #redeliverNext()}, for the next command whose bytes contain {@code marker} (a key, a
+	 * script's SHA-1), so that other traffic (renewals, pub/sub) passes untouched. The marker must
+	 * arrive in one chunk, as a short command's bytes do.
+	 */
+	public void redeliverNext(String marker) {
+		byte[] bytes = marker.getBytes(java.nio.charset.StandardCharsets.UTF_8);
+		call("redeliverNext(" + marker + ")", () -> {
+			redeliverArmed = true;
+			redeliverMarker = bytes;
+			redeliverTarget = null;
+		});
+	}
+
+	/** Whether a {@link #redeliverNext()} is still waiting for its command or its reply. */
+	public boolean redeliveryPending() {
+		AtomicLong pending = new AtomicLong();
+		call("redeliveryPending()", () -> pending.set(redeliverArmed ? 1 : 0));
+		return pending.get() == 1;
+	}
+
+	/** Connections {@link #redeliverNext()} closed after the server answered a command on them. */
+	public long redeliveries() {
+		return redeliveries.get();
 	}
 
 	/** While {@code true}, new connections are accepted and reset at once, as by a refusing server. */
@@ -283,6 +337,10 @@ public final class FaultProxy implements AutoCloseable {
 	private void setMode(Mode next) {
 		call(next.toString(), () -> {
 			mode = next;
+			if (next.kind == Kind.HEAL) {
+				redeliverArmed = false; // a re-delivery that found no command is called off too
+				redeliverTarget = null;
+			}
 			if (next.kind == Kind.HEAL || next.kind == Kind.LATENCY) {
 				for (Connection c : List.copyOf(connections)) {
 					if (c.lostReplies) {
@@ -507,6 +565,20 @@ public final class FaultProxy implements AutoCloseable {
 		while (!flow.held.isEmpty()) {
 			Chunk chunk = flow.held.peekFirst();
 			ByteBuffer data = chunk.data();
+			if (redeliverArmed && data != null && m.kind != Kind.BLACKHOLE) {
+				if (!towardsClient && redeliverTarget == null && contains(data, redeliverMarker)) {
+					redeliverTarget = c; // this command runs; its reply will be lost with the connection
+				}
+				else if (towardsClient && redeliverTarget == c) {
+					redeliverArmed = false;
+					redeliverTarget = null;
+					redeliveries.incrementAndGet();
+					// a close (FIN), as by the server's timeout or CLIENT KILL: Lettuce re-sends what the connection
+					// left unanswered; a reset (RST) would fail the first of them with the reset instead
+					end(c, pendingCloses);
+					return false;
+				}
+			}
 			if (discard) {
 				flow.held.removeFirst();
 				if (data != null) {
@@ -561,6 +633,23 @@ public final class FaultProxy implements AutoCloseable {
 			flow.held.removeFirst();
 		}
 		return true;
+	}
+
+	private static boolean contains(ByteBuffer data, byte @Nullable [] marker) {
+		if (marker == null) {
+			return true;
+		}
+		int start = data.position();
+		for (int i = start; i <= data.limit() - marker.length; i++) {
+			int j = 0;
+			while (j < marker.length && data.get(i + j) == marker[j]) {
+				j++;
+			}
+			if (j == marker.length) {
+				return true;
+			}
+		}
+		return false;
 	}
 
 	private void interest(Connection c) {
