@@ -42,9 +42,9 @@ public final class LockPreflight {
 	 * The commands the engine's Lua scripts call; Redis checks each against the ACL as the script runs. The sorted-set
 	 * commands are the fair locks' queue ({@code LockMode.FAIR}).
 	 */
-	public static final List<String> SCRIPT_COMMANDS = List.of("exists", "time", "hset", "hmget", "hget", "hexists",
-			"hincrby", "hgetall", "hdel", "pttl", "pexpire", "del", "publish", "zadd", "zscore", "zrank", "zrange",
-			"zrangebyscore", "zrem");
+	public static final List<String> SCRIPT_COMMANDS = List.of("exists", "time", "hset", "hsetnx", "hmget", "hget",
+			"hexists", "hincrby", "hgetall", "hdel", "pttl", "pexpire", "del", "set", "get", "publish", "zadd", "zscore",
+			"zrank", "zrange", "zrangebyscore", "zrem");
 
 	/**
 	 * What the engine needs besides on a Redis Cluster through Lettuce, where releases are announced and heard on their
@@ -70,6 +70,7 @@ public final class LockPreflight {
 			try('time')
 			try('hset', KEYS[1], '~preflight', 1)
 			try('pexpire', KEYS[1], 10000)
+			try('hsetnx', KEYS[1], '~preflight', 1)
 			try('hmget', KEYS[1], '~preflight', '~t')
 			try('hget', KEYS[1], '~preflight')
 			try('hexists', KEYS[1], '~preflight')
@@ -85,6 +86,9 @@ public final class LockPreflight {
 			try('zrange', KEYS[1], 0, 0)
 			try('zrangebyscore', KEYS[1], '-inf', 0)
 			try('zrem', KEYS[1], '~preflight')
+			redis.pcall('del', KEYS[1])
+			try('set', KEYS[1], 'preflight', 'px', 10000)
+			try('get', KEYS[1])
 			redis.pcall('del', KEYS[1])
 			try('publish', ARGV[1], 'preflight')
 			if ARGV[2] == 's' then

@@ -285,14 +285,21 @@ final class LeaseStore {
 
 	/**
 	 * How long the receipt of a last release lasts in Redis (see {@link LockScripts#RELEASE}): as long as a client may
-	 * still send the same call again, which is one command timeout (a command past it is cancelled, not re-sent; 60 s,
-	 * Lettuce's default, where the timeout is not known), and no longer than the lease time, at least one second. A
-	 * second run that comes later finds no receipt and reports the lease lost: the conservative side.
+	 * still send the same call again, which is one command timeout (a command past it is cancelled, not re-sent), and
+	 * no longer than the lease time nor {@link #MAX_RECEIPT_MILLIS}, at least one second. A second run that comes later
+	 * finds no receipt and reports the lease lost: the conservative side.
 	 */
 	long receiptMillis(long ttlMillis) {
-		long timeout = (this.timeoutMillis > 0) ? this.timeoutMillis : 60_000;
-		return Math.max(1_000, Math.min(timeout, ttlMillis));
+		long timeout = (this.timeoutMillis > 0) ? this.timeoutMillis : MAX_RECEIPT_MILLIS;
+		return Math.max(1_000, Math.min(Math.min(timeout, MAX_RECEIPT_MILLIS), ttlMillis));
 	}
+
+	/**
+	 * The longest a release receipt lasts: a client re-sends after it reconnects, which takes milliseconds while Redis
+	 * is reachable; the cap keeps the receipts of a hot key to a few thousand short-lived keys (one per last release)
+	 * whatever the command timeout (Lettuce's default is 60 s).
+	 */
+	static final long MAX_RECEIPT_MILLIS = 10_000;
 
 	private static Released released(@Nullable List<?> reply) {
 		if (reply == null || reply.size() < 2 || reply.size() > 3) {

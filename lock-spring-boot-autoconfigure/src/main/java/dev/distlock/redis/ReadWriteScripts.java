@@ -21,7 +21,11 @@ import org.springframework.data.redis.core.script.RedisScript;
  * drops those whose deadline passed;</li>
  * <li>{@code ~q:<owner>}: a writer that waits, until the deadline it holds (refreshed by each of its attempts): while a
  * live one exists, new readers are refused, so a stream of readers cannot starve a writer, and the note of a writer
- * that died ends by itself.</li>
+ * that died ends by itself;</li>
+ * <li>{@code ~w:<client id>}: a process with a caller (reader or writer) that failed to acquire and waits for a release
+ * message, as on an exclusive lease; a release that frees the lock publishes only when the lease holds one (or a
+ * waiting writer's note), and its message wakes every waiter of a process;</li>
+ * <li>{@code ~a:<owner>}: the call id of that holder's last {@code add} extension.</li>
  * </ul>
  * The key's expiry is kept at the latest deadline, and the key is deleted once no holder and no note is live.
  * <p>
@@ -59,7 +63,8 @@ final class ReadWriteScripts {
 			    else
 			      local p = string.sub(name, 1, 3)
 			      if p == '~e:' then s.dl[string.sub(name, 4)] = tonumber(v)
-			      elseif p == '~q:' then s.q[string.sub(name, 4)] = tonumber(v) end
+			      elseif p == '~q:' then s.q[string.sub(name, 4)] = tonumber(v)
+			      elseif p == '~w:' then s.noted = true end
 			    end
 			  end
 			  return s
@@ -126,8 +131,10 @@ final class ReadWriteScripts {
 	 * KEYS[1] lease; ARGV[1] owner, ARGV[2] ttl ms, ARGV[3] {@code r} or {@code w}, ARGV[4] the token of the hold the
 	 * caller re-enters or '' for a new acquisition, ARGV[5] and ARGV[6] for a reader: the owner id and token of the
 	 * write lease its {@code LockOwner} holds (a downgrade), else '', ARGV[7] for a writer that will wait: how long its
-	 * note lasts in ms, else ''. Returns {holds, token} when acquired or re-entered, {0, ms after which to try again}
-	 * when refused, {-1, 0} when a re-entry finds its hold gone.
+	 * note lasts in ms, else '', ARGV[8] for a re-entry the hold count it is to reach (as for
+	 * {@link LockScripts#ACQUIRE}), ARGV[9] '1' when a caller that is refused will wait for a release message (its
+	 * process is then noted, {@code ~w:<client id>}, the owner id's first part). Returns {holds, token} when acquired or
+	 * re-entered, {0, ms after which to try again} when refused, {-1, 0} when a re-entry finds its hold gone.
 	 * <p>
 	 * A reader is refused while another owner writes (unless it is that writer's downgrade) and, as a new reader, while
 	 * a writer waits; a writer is refused while anyone else holds the lock, and then notes that it waits. A hold of the
@@ -165,6 +172,7 @@ final class ReadWriteScripts {
 			  for h in pairs(s.holds) do
 			    if h ~= o then
 			      local wait = 1000
+			      if ARGV[9] == '1' then redis.call('hsetnx', k, '~w:' .. string.match(o, '^[^:]*'), 1) end
 			      if ARGV[7] ~= '' then
 			        local note = tonumber(ARGV[7])
 			        s.q[o] = now + note
@@ -192,6 +200,7 @@ final class ReadWriteScripts {
 			  end
 			end
 			if blocked then
+			  if ARGV[9] == '1' then redis.call('hsetnx', k, '~w:' .. string.match(o, '^[^:]*'), 1) end
 			  settle(s)
 			  return {0, math.max(1, blocked - now)}
 			end
@@ -211,8 +220,9 @@ final class ReadWriteScripts {
 	 * (as for {@link LockScripts#RELEASE}), ARGV[5] the holds the owner counts before this release, ARGV[6] how long the
 	 * receipt of a last release lasts in ms. Returns {-1, ''} when the hold is not ours (gone, or its deadline passed),
 	 * else {holds left, message}: at zero the owner's hold ends, and when that frees the lock for others (no holder left,
-	 * or the writer gone while its downgrade reads on) the release is published, and the message sent is the second
-	 * element ('' when none was sent). A refused publish appends Redis's error as a third element; the release stands.
+	 * or the writer gone while its downgrade reads on) the message is the second element ('' when the lock is not free
+	 * for others): it is published when a process noted that it waits ({@code ~w:}) or a writer waits ({@code ~q:}), and
+	 * the releasing process wakes its own waiters with it either way. A refused publish appends Redis's error as a third element; the release stands.
 	 * Run twice, it answers as the first run did (as {@link LockScripts#RELEASE}: the count goes down only while Redis
 	 * counts the holds the owner counted before, and a last release leaves the receipt {@code <lease>:r:<owner>} =
 	 * {@code <token>:<message>}).
@@ -248,6 +258,7 @@ final class ReadWriteScripts {
 			if left > 0 and not writer then return {0, ''} end
 			local body = '*' .. string.format('%d', nowus)
 			redis.call('set', receipt, ARGV[2] .. ':' .. body, 'px', ms)
+			if not s.noted and next(s.q) == nil then return {0, body} end
 			local err = announce(ARGV[3], ARGV[4], body)
 			if err then return {0, body, err} end
 			return {0, body}

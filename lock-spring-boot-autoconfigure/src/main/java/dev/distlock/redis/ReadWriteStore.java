@@ -55,7 +55,8 @@ final class ReadWriteStore {
 			attempt.unanswered = true; // its note is in Redis (or may be): discarded unless the lock is acquired
 		}
 		return new String[] { attempt.owner, Long.toString(attempt.ttlMillis), writer ? "w" : "r", "",
-				attempt.downgradeOwner, (attempt.downgradeToken != 0) ? Long.toString(attempt.downgradeToken) : "", note };
+				attempt.downgradeOwner, (attempt.downgradeToken != 0) ? Long.toString(attempt.downgradeToken) : "", note,
+				"", willWait ? "1" : "" };
 	}
 
 	/**

@@ -28,6 +28,7 @@ import dev.distlock.interceptor.LockedBeans.Order;
 import dev.distlock.interceptor.LockedBeans.Outer;
 import dev.distlock.interceptor.LockedBeans.Regions;
 import dev.distlock.test.redis.RedisServer;
+import dev.distlock.redis.LockTestSupport;
 import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -79,7 +80,7 @@ class DistributedLockInterceptorIntegrationTests extends RedisContextFixture {
 			assertThat(seen.lease().isHeld()).isFalse(); // released after the call
 			assertThat(seen.lease().isOwned()).isFalse();
 			assertThat(LockContext.current()).isEmpty();
-			assertThat(redis.execute("DBSIZE")).isEqualTo(0L);
+			assertThat(LockTestSupport.leftKeys(redis)).isEmpty();
 		});
 	}
 
@@ -123,7 +124,7 @@ class DistributedLockInterceptorIntegrationTests extends RedisContextFixture {
 			assertThat(seen.get(1).lease().fencingToken()).isEqualTo(seen.get(0).lease().fencingToken());
 			assertThat(seen.get(2).holdsInRedis()).isEqualTo("1");
 			assertThat(seen.get(2).lease()).isSameAs(seen.get(0).lease()); // the context is back to the outer call's
-			assertThat(redis.execute("DBSIZE")).isEqualTo(0L);
+			assertThat(LockTestSupport.leftKeys(redis)).isEmpty();
 		});
 	}
 
@@ -166,7 +167,7 @@ class DistributedLockInterceptorIntegrationTests extends RedisContextFixture {
 			Observation split = inventory.reserveSplit("y,x");
 			assertThat(split.leases()).extracting(Lease::key).containsExactly("x", "y");
 			assertThat(split.allHoldsInRedis()).containsExactly("1", "1");
-			assertThat(redis.execute("DBSIZE")).isEqualTo(0L);
+			assertThat(LockTestSupport.leftKeys(redis)).isEmpty();
 
 			LockService locks = context.getBean(LockService.class);
 			Lease held = CompletableFuture.supplyAsync(() -> locks.acquire("c", Duration.ofSeconds(30), Duration.ZERO)).join();
@@ -246,7 +247,7 @@ class DistributedLockInterceptorIntegrationTests extends RedisContextFixture {
 				.isThrownBy(() -> inventory.reserveAll(java.util.Arrays.asList("a", null)))
 				.withMessageContaining("null element");
 			assertThat(inventory.calls()).isZero();
-			assertThat(redis.execute("DBSIZE")).isEqualTo(0L);
+			assertThat(LockTestSupport.leftKeys(redis)).isEmpty();
 		});
 	}
 

@@ -11,6 +11,7 @@ import dev.distlock.annotation.LockContext;
 import dev.distlock.core.LeaseSnapshot;
 import dev.distlock.core.LockMode;
 import dev.distlock.redis.RedisLockService;
+import dev.distlock.redis.LockTestSupport;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -47,7 +48,7 @@ class FairLockInterceptorIntegrationTests extends RedisContextFixture {
 				assertThat(one.token()).isPositive();
 				assertThat(two.token()).isGreaterThan(one.token());
 				assertThat(one.modes()).containsExactly(LockMode.FAIR);
-				assertThat(this.redis.execute("DBSIZE")).isEqualTo(0L);
+				assertThat(LockTestSupport.leftKeys(this.redis)).isEmpty();
 			});
 	}
 

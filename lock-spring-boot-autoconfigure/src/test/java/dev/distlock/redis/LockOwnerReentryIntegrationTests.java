@@ -47,6 +47,45 @@ class LockOwnerReentryIntegrationTests extends OneServerFixture {
 		assertThat(server.execute("EXISTS", service.redisKey("owned"))).isEqualTo(0L);
 	}
 
+	/**
+	 * A re-entry raises the count in Redis to a target rather than adding one (so that it counts once when it runs
+	 * twice): concurrent re-entries of one owner each reserve their own target, and Redis counts every one of them.
+	 */
+	@Test
+	void concurrentReentriesOfOneOwnerEachCount() throws Exception {
+		RedisLockService service = this.support.service();
+		LockOwner owner = LockOwner.newOwner();
+		Lease outer = service.tryAcquireAsync(dev.distlock.core.LockRequest.of("owned", TTL, Duration.ZERO), owner)
+			.get(30, TimeUnit.SECONDS).orElseThrow();
+		int threads = 8;
+		java.util.concurrent.CyclicBarrier start = new java.util.concurrent.CyclicBarrier(threads);
+		List<CompletableFuture<Lease>> inner = new java.util.ArrayList<>();
+		java.util.concurrent.ExecutorService pool = java.util.concurrent.Executors.newFixedThreadPool(threads);
+		for (int i = 0; i < threads; i++) {
+			inner.add(CompletableFuture.supplyAsync(() -> {
+				try (LockOwner.Binding binding = owner.bind()) {
+					start.await(30, TimeUnit.SECONDS);
+					return service.acquire("owned", TTL, Duration.ZERO);
+				}
+				catch (Exception ex) {
+					throw new IllegalStateException(ex);
+				}
+			}, pool));
+		}
+		pool.shutdown();
+		for (CompletableFuture<Lease> each : inner) {
+			assertThat(each.get(30, TimeUnit.SECONDS).fencingToken()).isEqualTo(outer.fencingToken());
+		}
+		assertThat(server.execute("HGET", service.redisKey("owned"), outer.owner()))
+			.isEqualTo(Integer.toString(threads + 1));
+		for (CompletableFuture<Lease> each : inner) {
+			each.get().release();
+			assertThat(server.execute("EXISTS", service.redisKey("owned"))).isEqualTo(1L);
+		}
+		outer.release();
+		assertThat(server.execute("EXISTS", service.redisKey("owned"))).isEqualTo(0L);
+	}
+
 	@Test
 	void aThreadsOwnOwnerIsUnchanged() throws Exception {
 		RedisLockService service = this.support.service();

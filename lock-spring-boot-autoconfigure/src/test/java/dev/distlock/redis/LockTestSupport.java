@@ -168,6 +168,35 @@ public final class LockTestSupport implements AutoCloseable {
 		return template(connectionFactory());
 	}
 
+	/**
+	 * The keys matching {@code pattern} on {@code server}, less the receipts that last releases leave for a short time
+	 * ({@code <lease>:r:<owner>}, {@code <lease>:f:<call id>}; see {@code LockScripts.RELEASE}): what a test means by
+	 * "nothing is left of the lock in Redis".
+	 */
+	public static List<String> leftKeys(RedisServer server, String pattern) {
+		List<String> keys = new ArrayList<>();
+		for (Object key : (List<?>) java.util.Objects.requireNonNull(server.execute("KEYS", pattern))) {
+			keys.add(String.valueOf(key));
+		}
+		return withoutReceipts(keys);
+	}
+
+	/** {@link #leftKeys(RedisServer, String)} of every key. */
+	public static List<String> leftKeys(RedisServer server) {
+		return leftKeys(server, "*");
+	}
+
+	/** {@code keys} less release receipts (see {@link #leftKeys(RedisServer, String)}). */
+	public static List<String> withoutReceipts(java.util.Collection<String> keys) {
+		return keys.stream().filter(key -> !isReceipt(key)).sorted().toList();
+	}
+
+	/** Whether {@code key} is a release receipt: {@code <lease>:r:<owner>} or {@code <lease>:f:<call id>}. */
+	public static boolean isReceipt(String key) {
+		int tag = key.lastIndexOf('}');
+		return tag >= 0 && (key.startsWith(LockScripts.RECEIPT_INFIX, tag + 1) || key.startsWith(":f:", tag + 1));
+	}
+
 	public static StringRedisTemplate template(RedisConnectionFactory factory) {
 		StringRedisTemplate template = new StringRedisTemplate(factory);
 		template.afterPropertiesSet();

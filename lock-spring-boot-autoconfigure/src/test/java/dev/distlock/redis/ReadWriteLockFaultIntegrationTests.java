@@ -55,7 +55,7 @@ class ReadWriteLockFaultIntegrationTests extends OneServerFixture {
 			assertThat(fields(key)).contains(other.owner());
 			assertThat(other.isOwned()).isTrue();
 			other.release();
-			assertThat(server.execute("DBSIZE")).isEqualTo(0L);
+			assertThat(LockTestSupport.leftKeys(server)).isEmpty();
 		}
 	}
 
@@ -79,7 +79,7 @@ class ReadWriteLockFaultIntegrationTests extends OneServerFixture {
 			assertThat(client.activeLeases()).isEmpty();
 			assertThat(other.isOwned()).isTrue();
 			other.release();
-			assertThat(server.execute("DBSIZE")).isEqualTo(0L);
+			assertThat(LockTestSupport.leftKeys(server)).isEmpty();
 		}
 	}
 
@@ -106,7 +106,7 @@ class ReadWriteLockFaultIntegrationTests extends OneServerFixture {
 			Lease newReader = others.tryAcquire(LockRequest.of("lost-note", TTL, Duration.ZERO).read()).orElseThrow();
 			newReader.release();
 			reader.release();
-			assertThat(server.execute("DBSIZE")).isEqualTo(0L);
+			assertThat(LockTestSupport.leftKeys(server)).isEmpty();
 		}
 	}
 
@@ -135,7 +135,7 @@ class ReadWriteLockFaultIntegrationTests extends OneServerFixture {
 			assertThat(fields(key)).doesNotContain(reader.owner(), "~e:" + reader.owner());
 			assertThatExceptionOfType(LockException.class).isThrownBy(reader::release);
 			written.release();
-			await().atMost(Duration.ofSeconds(20)).until(() -> server.execute("DBSIZE").equals(0L));
+			await().atMost(Duration.ofSeconds(20)).until(() -> LockTestSupport.leftKeys(server).isEmpty());
 		}
 		finally {
 			thread.shutdownNow();

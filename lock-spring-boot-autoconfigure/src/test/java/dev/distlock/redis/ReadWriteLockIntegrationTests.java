@@ -84,7 +84,7 @@ class ReadWriteLockIntegrationTests extends OneServerFixture {
 			tokens.add(reader.get(60, TimeUnit.SECONDS));
 		}
 		assertThat(tokens).allMatch(token -> token > 0);
-		assertThat(server.execute("DBSIZE")).isEqualTo(0L);
+		assertThat(LockTestSupport.leftKeys(server)).isEmpty();
 	}
 
 	@Test
@@ -145,7 +145,7 @@ class ReadWriteLockIntegrationTests extends OneServerFixture {
 			assertThat(ordered.get(i)[1]).as("token of write %d", i + 1).isGreaterThan(ordered.get(i - 1)[1]);
 		}
 		data.delete(List.of("a", "b"));
-		assertThat(server.execute("DBSIZE")).isEqualTo(0L);
+		assertThat(LockTestSupport.leftKeys(server)).isEmpty();
 	}
 
 	@Test
@@ -170,7 +170,7 @@ class ReadWriteLockIntegrationTests extends OneServerFixture {
 		assertThat(written.fencingToken()).isGreaterThan(reader.fencingToken());
 		assertThat(fields(key)).noneMatch(f -> f.startsWith("~q:"));
 		written.release();
-		assertThat(server.execute("DBSIZE")).isEqualTo(0L);
+		assertThat(LockTestSupport.leftKeys(server)).isEmpty();
 	}
 
 	@Test
@@ -205,7 +205,7 @@ class ReadWriteLockIntegrationTests extends OneServerFixture {
 			reader.get(30, TimeUnit.SECONDS);
 		}
 		assertThat(waited).as("the writer's wait, well below its 60s").isLessThan(Duration.ofSeconds(15));
-		assertThat(server.execute("DBSIZE")).isEqualTo(0L);
+		assertThat(LockTestSupport.leftKeys(server)).isEmpty();
 	}
 
 	@Test
@@ -239,7 +239,7 @@ class ReadWriteLockIntegrationTests extends OneServerFixture {
 		readAgain.release();
 		read.release();
 		otherRead.release();
-		assertThat(server.execute("DBSIZE")).isEqualTo(0L);
+		assertThat(LockTestSupport.leftKeys(server)).isEmpty();
 
 		// the other order: the read lock released before the write lock
 		Lease write2 = acquire(service, write("down"));
@@ -251,7 +251,7 @@ class ReadWriteLockIntegrationTests extends OneServerFixture {
 		Lease afterwards = acquire(other, LockRequest.of("down", TTL, Duration.ZERO).write());
 		assertThat(afterwards.fencingToken()).isGreaterThan(write2.fencingToken());
 		afterwards.release();
-		assertThat(server.execute("DBSIZE")).isEqualTo(0L);
+		assertThat(LockTestSupport.leftKeys(server)).isEmpty();
 	}
 
 	@Test
@@ -273,7 +273,7 @@ class ReadWriteLockIntegrationTests extends OneServerFixture {
 			.get(20, TimeUnit.SECONDS)).isEmpty();
 		read.release();
 		asyncRead.releaseAsync().get(20, TimeUnit.SECONDS);
-		assertThat(server.execute("DBSIZE")).isEqualTo(0L);
+		assertThat(LockTestSupport.leftKeys(server)).isEmpty();
 	}
 
 	@Test
@@ -291,7 +291,7 @@ class ReadWriteLockIntegrationTests extends OneServerFixture {
 		Lease written = writer.get(20, TimeUnit.SECONDS).orElseThrow();
 		assertThat(written.fencingToken()).isGreaterThan(second.fencingToken());
 		written.releaseAsync().get(20, TimeUnit.SECONDS);
-		assertThat(server.execute("DBSIZE")).isEqualTo(0L);
+		assertThat(LockTestSupport.leftKeys(server)).isEmpty();
 	}
 
 	@Test
@@ -340,7 +340,7 @@ class ReadWriteLockIntegrationTests extends OneServerFixture {
 			assertThat(event.owner()).isEqualTo(writer.owner());
 		});
 		assertThat(writer.isLost()).isTrue();
-		await().atMost(Duration.ofSeconds(20)).until(() -> server.execute("DBSIZE").equals(0L));
+		await().atMost(Duration.ofSeconds(20)).until(() -> LockTestSupport.leftKeys(server).isEmpty());
 	}
 
 	@Test
@@ -373,7 +373,7 @@ class ReadWriteLockIntegrationTests extends OneServerFixture {
 			read.extend(Duration.ofMillis(200), dev.distlock.core.ExtendMode.REPLACE);
 			read.release();
 			otherRead.release();
-			assertThat(server.execute("DBSIZE")).isEqualTo(0L);
+			assertThat(LockTestSupport.leftKeys(server)).isEmpty();
 		}
 	}
 
