@@ -227,13 +227,19 @@ final class ReleaseSubscriber implements SubscriptionConnection.Events, AutoClos
 
 	/**
 	 * The lock was freed from this process other than by its holder's release (a forced release, whose message does not
-	 * carry a token this process knows): wake a local waiter without waiting for the message.
+	 * carry a token this process knows): wake a local waiter without waiting for the message, or every one when the
+	 * lock may now admit several ({@code all}: a read-write lock, or a fair lock's hand-over channel).
 	 */
-	void releasedLocally(String channel) {
+	void forceReleased(String channel, boolean all) {
 		ReleaseChannel ch = this.channels.get(channel);
 		if (ch != null) {
 			synchronized (ch) {
-				wakeOne(ch);
+				if (all) {
+					ch.waiters.forEach(Waiter::signal);
+				}
+				else {
+					wakeOne(ch);
+				}
 			}
 		}
 	}
