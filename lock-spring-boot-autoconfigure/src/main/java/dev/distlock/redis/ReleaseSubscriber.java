@@ -25,9 +25,9 @@ import org.springframework.data.redis.listener.RedisMessageListenerContainer;
  * awake: the others would only lose the race to it. A release by a holder in this process wakes its waiter directly,
  * and the message of that release is then ignored here (its wake-up was given; any later attempt sees the lock as it
  * is). A waiter that leaves without acquiring passes its wake-up on; one that got a read lock wakes all the others
- * (the lock admits them too, and a message may have woken only it). Read-write releases and forced releases of
- * read-write locks wake every waiter of the channel. None of these wake-ups is sure to come (a publish refused or
- * lost with a connection): every wait also ends with a last attempt at its deadline.
+ * (the lock admits them too, and a message may have woken only it). Read-write releases wake every waiter of the
+ * channel, and so does a forced release of a read-write lock in the process that made it. None of these wake-ups is
+ * sure to come (a publish refused or lost with a connection): every wait also ends with a last attempt at its deadline.
  * Channels are subscribed while they have waiters and unsubscribed once idle: the subscriptions' upkeep on the
  * connection is {@link ChannelSubscriptions}', to which this class hands the connection's confirmations and
  * replacements. Waiters never wait for its commands thread; they wait for a future, up to their own deadline, and poll
