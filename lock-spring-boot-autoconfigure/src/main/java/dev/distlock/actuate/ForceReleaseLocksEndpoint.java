@@ -32,8 +32,8 @@ import org.springframework.util.Assert;
  * <p>
  * Every use is logged at WARN (key, former holder(s), fencing token, caller) and published as an
  * {@link AuditApplicationEvent} of type {@value #AUDIT_EVENT_TYPE}, which Boot records when an audit event repository
- * is configured. The former holder finds its lease lost at its next renewal or release (each reader of a read lock). The
- * response shows the former owner ids and fencing token as the read operation does
+ * is configured. The former holder (each reader of a read lock) finds its lease lost at its next renewal or release.
+ * The response shows the former owner ids and fencing token as the read operation does
  * ({@code management.endpoint.locks.show-values}); the log and the audit event always carry them.
  *
  * @since 0.1.0

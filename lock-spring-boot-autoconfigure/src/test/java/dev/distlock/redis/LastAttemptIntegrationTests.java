@@ -62,6 +62,7 @@ class LastAttemptIntegrationTests extends OneServerFixture {
 		held.put("write-blocking", holder.acquire(LockRequest.of("write-blocking", TTL, Duration.ZERO).read()));
 		held.put("fair", holder.acquire(LockRequest.of("fair", TTL, Duration.ZERO).fair()));
 
+		long started = System.nanoTime(); // before any wait began: every wait ends after started + WAIT
 		List<Thread> threads = new ArrayList<>();
 		Map<String, CompletableFuture<Optional<Lease>>> waits = new LinkedHashMap<>();
 		waits.put("blocking", blocking(waiter, LockRequest.of("blocking", TTL, WAIT), threads));
@@ -69,9 +70,9 @@ class LastAttemptIntegrationTests extends OneServerFixture {
 		waits.put("read-blocking", blocking(waiter, LockRequest.of("read-blocking", TTL, WAIT).read(), threads));
 		waits.put("read-async",
 				waiter.tryAcquireAsync(LockRequest.of("read-async", TTL, WAIT).read(), LockOwner.newOwner()));
+		// (a waiting writer also retries every third of its note's life, ReadWriteStore.MAX_NOTE_MILLIS: not only at the end)
 		waits.put("write-blocking", blocking(waiter, LockRequest.of("write-blocking", TTL, WAIT).write(), threads));
 		waits.put("fair", waiter.tryAcquireAsync(LockRequest.of("fair", TTL, WAIT).fair(), LockOwner.newOwner()));
-		long started = System.nanoTime();
 
 		// every waiter made its attempts and sleeps: the blocking ones are parked between attempts, the others are
 		// subscribed (their one attempt after the confirmation takes a round trip)
