@@ -2,6 +2,7 @@ package dev.distlock.actuate;
 
 import java.security.Principal;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
@@ -29,11 +30,11 @@ import org.springframework.util.Assert;
  * option. Only configured when {@code distlock.actuator.force-release.enabled=true}, on an engine that is a
  * {@link LockForceReleaser} as well as a {@link LockOperatorView} (the Redis engine is both).
  * <p>
- * Every use is logged at WARN (key, former holder, fencing token, caller) and published as an
+ * Every use is logged at WARN (key, former holder(s), fencing token, caller) and published as an
  * {@link AuditApplicationEvent} of type {@value #AUDIT_EVENT_TYPE}, which Boot records when an audit event repository
- * is configured. The former holder finds its lease lost at its next renewal or release. The response shows the former
- * owner id and fencing token as the read operation does ({@code management.endpoint.locks.show-values}); the log and
- * the audit event always carry them.
+ * is configured. The former holder (each reader of a read lock) finds its lease lost at its next renewal or release.
+ * The response shows the former owner ids and fencing token as the read operation does
+ * ({@code management.endpoint.locks.show-values}); the log and the audit event always carry them.
  *
  * @since 0.1.0
  */
@@ -95,16 +96,19 @@ public class ForceReleaseLocksEndpoint extends LocksEndpoint {
 			logger.warn("Force-release of lock '" + lockKey + "' requested through the actuator by " + caller
 					+ ": the lock was free, nothing released");
 			audit(caller, lockKey, null);
-			return new ForceReleaseDescriptor(lockKey, false, null, 0, null);
+			return new ForceReleaseDescriptor(lockKey, false, null, 0, null, List.of());
 		}
 		ForcedRelease release = released.get();
 		logger.warn("Force-released lock '" + lockKey + "' through the actuator, requested by " + caller
-				+ ": former holder " + release.owner() + " (" + release.holdCount() + " hold(s), fencing token "
-				+ release.fencingToken() + ") will find its lease lost");
+				+ ((release.owners().size() == 1) ? ": former holder " : ": former holders ")
+				+ String.join(", ", release.owners()) + " (" + release.holdCount() + " hold(s), fencing token "
+				+ release.fencingToken() + ") will find "
+				+ ((release.owners().size() == 1) ? "its lease lost" : "their leases lost"));
 		audit(caller, lockKey, release);
 		boolean show = showValues(securityContext);
 		return new ForceReleaseDescriptor(lockKey, true, show ? release.owner() : MASK, release.holdCount(),
-				show ? release.fencingToken() : MASK);
+				show ? release.fencingToken() : MASK,
+				show ? release.owners() : release.owners().stream().map(owner -> MASK).toList());
 	}
 
 	private void audit(String caller, String key, @Nullable ForcedRelease release) {
@@ -116,6 +120,7 @@ public class ForceReleaseLocksEndpoint extends LocksEndpoint {
 		data.put("released", release != null);
 		if (release != null) {
 			data.put("formerOwner", release.owner());
+			data.put("formerOwners", release.owners());
 			data.put("holdCount", release.holdCount());
 			data.put("fencingToken", release.fencingToken());
 		}
@@ -127,12 +132,15 @@ public class ForceReleaseLocksEndpoint extends LocksEndpoint {
 	 *
 	 * @param key the lock key
 	 * @param released whether a lease was deleted ({@code false}: the key was free)
-	 * @param formerOwner the owner id of the deleted lease (or {@value LocksEndpoint#MASK})
-	 * @param holdCount the holds it had open
+	 * @param formerOwner the owner id of the deleted lease (or {@value LocksEndpoint#MASK}): its writer, or one of the
+	 * readers of a read lock
+	 * @param holdCount the holds it had open, over all its holders
 	 * @param fencingToken its fencing token, a number (or {@value LocksEndpoint#MASK})
+	 * @param formerOwners every owner id that held it, {@code formerOwner} first (each {@value LocksEndpoint#MASK}):
+	 * one, or the readers of a read lock
 	 */
 	public record ForceReleaseDescriptor(String key, boolean released, @Nullable String formerOwner, long holdCount,
-			@Nullable Object fencingToken) {
+			@Nullable Object fencingToken, List<String> formerOwners) {
 	}
 
 }

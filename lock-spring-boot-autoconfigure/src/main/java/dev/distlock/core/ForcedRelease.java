@@ -1,14 +1,48 @@
 package dev.distlock.core;
 
+import java.util.List;
+
+import org.springframework.util.Assert;
+
 /**
- * What {@link LockForceReleaser#forceRelease(String)} removed: the holder of the lease at that moment, so that an
- * operator's intervention can be audited.
+ * What {@link LockForceReleaser#forceRelease(String)} removed: the holder(s) of the lease at that moment, so that an
+ * operator's intervention can be audited. An exclusive, fair or write lock has one holder; a read lock has as many as
+ * it had readers, which share one fencing token.
  *
  * @param key the lock key
- * @param owner the owner id that held it (its client id names the instance)
- * @param holdCount how many holds the owner had open
+ * @param owner the owner id that held it (its client id names the instance): the writer of a write lock, one of the
+ * readers of a read lock (the first of {@code owners})
+ * @param holdCount how many holds were open, over all holders
  * @param fencingToken the removed lease's fencing token; the next holder gets a greater one
+ * @param owners every owner id that held it, {@code owner} first: one for an exclusive or fair lock, the writer and a
+ * reader it downgraded to for a write lock, each reader for a read lock
  * @since 0.1.0 (in {@code dev.distlock.redis} until 0.2.0)
  */
-public record ForcedRelease(String key, String owner, long holdCount, long fencingToken) {
+public record ForcedRelease(String key, String owner, long holdCount, long fencingToken, List<String> owners) {
+
+	/**
+	 * A release as the store reported it.
+	 * @param key the lock key
+	 * @param owner the holder named first
+	 * @param holdCount the holds that were open
+	 * @param fencingToken the lease's fencing token
+	 * @param owners every holder, {@code owner} first
+	 */
+	public ForcedRelease {
+		Assert.notNull(owners, "'owners' must not be null");
+		owners = List.copyOf(owners);
+		Assert.isTrue(!owners.isEmpty() && owners.get(0).equals(owner), "'owners' must start with 'owner'");
+	}
+
+	/**
+	 * The release of a lease with one holder.
+	 * @param key the lock key
+	 * @param owner the owner id that held it
+	 * @param holdCount how many holds it had open
+	 * @param fencingToken the lease's fencing token
+	 */
+	public ForcedRelease(String key, String owner, long holdCount, long fencingToken) {
+		this(key, owner, holdCount, fencingToken, List.of(owner));
+	}
+
 }

@@ -1,18 +1,15 @@
 package dev.distlock.redis;
 
 import java.time.Duration;
-import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.Executor;
 import java.util.concurrent.RejectedExecutionException;
-import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 
 import dev.distlock.core.Lease;
 import dev.distlock.core.LockAccessDeniedException;
-import dev.distlock.core.LockListener;
+import dev.distlock.core.LockMode;
 import dev.distlock.core.LockOwner;
 import dev.distlock.core.LockRequest;
 import dev.distlock.core.LockUnavailableException;
@@ -23,10 +20,10 @@ import org.jspecify.annotations.Nullable;
  * One asynchronous acquisition: {@link LeaseAcquirer}'s acquisition without a thread that waits. Each attempt is one
  * script call: on Lettuce's asynchronous commands where the engine takes the Lettuce-native path, else a blocking
  * call on the engine's bounded call pool (a short call, never a wait); replies are applied on that pool. Between
- * attempts nothing runs: the
- * acquisition is a {@link Waiter} without a thread on the release channel, woken by the release message or a release
- * in this process, and a timer on the engine's scheduler retries when the holder's lease would run out, polls while the
- * channel is not subscribed, backs off while Redis does not answer, and ends the wait at its deadline.
+ * attempts nothing runs: the acquisition is a {@link Waiter} without a thread on the release channel, woken by the
+ * release message or a release in this process, and a timer on the engine's scheduler retries when the holder's lease
+ * would run out, polls while the channel is not subscribed, backs off while Redis does not answer, and makes a last
+ * attempt at the wait's deadline (unless one was answered after it) before it ends the wait.
  * <p>
  * Unlike a waiting thread it is never handed a lease by a holder of this process (no thread waits to take it): the
  * holder then releases the normal way, and the local release wakes it.
@@ -75,11 +72,10 @@ final class AsyncAcquisition {
 
 	private @Nullable ScheduledFuture<?> timer;
 
-	private boolean attempting;
+	private boolean attempting, wakePending, done;
 
-	private boolean wakePending;
-
-	private boolean done;
+	/** The latest attempt was answered at or after the deadline: it was the last one. */
+	private boolean lastAnswered;
 
 	/** Why the last attempt got no answer, or null when it got one. */
 	private @Nullable LockUnavailableException failure;
@@ -154,9 +150,11 @@ final class AsyncAcquisition {
 				return;
 			}
 			cancelTimer();
-			attemptNow = this.waiter == null || System.nanoTime() - this.deadline < 0;
+			// every wait ends with one last attempt: a release whose message did not come is found then
+			boolean late = System.nanoTime() - this.deadline >= 0;
+			attemptNow = this.waiter == null || !late || !this.lastAnswered;
 			if (attemptNow) {
-				long yieldUntil = this.engine.subscriber().yieldingUntil(current.channel);
+				long yieldUntil = late ? 0 : this.engine.subscriber().yieldingUntil(current.channel);
 				if (yieldUntil != 0) {
 					schedule(earlier(yieldUntil, this.deadline));
 					return;
@@ -198,6 +196,7 @@ final class AsyncAcquisition {
 		boolean abandoned;
 		synchronized (this) {
 			this.attempting = false;
+			this.lastAnswered = System.nanoTime() - this.deadline >= 0;
 			abandoned = this.done;
 			if (!abandoned && acquired) {
 				this.done = true;
@@ -383,8 +382,8 @@ final class AsyncAcquisition {
 			registered = this.waiter;
 			this.waiter = null;
 		}
-		if (registered != null) {
-			this.engine.subscriber().unregister(registered, acquired);
+		if (registered != null) { // a reader that got in tells the others of this process that they may enter too
+			this.engine.subscriber().unregister(registered, acquired, this.request.mode() == LockMode.READ);
 		}
 	}
 

@@ -21,8 +21,10 @@ import org.jspecify.annotations.Nullable;
  * key: a release hands it the lease in the script and names it there (or in the reply to a holder of this process),
  * and it enters without another round trip. A timer repeats the attempt every third of the entry ttl (the keepalive,
  * which also notices a lost message and an expired holder), at the holder's pttl, while unsubscribed and after
- * failures. At the deadline, on cancellation or a final failure it leaves with {@code FAIR_LEAVE}, which passes on a
- * lease handed to it meanwhile; an unanswered leave or call goes to the {@link HoldReconciler}'s fair discard.
+ * failures. At the deadline it makes a last attempt (unless one is under way: its reply is the last), which takes a
+ * lease handed to it whose message did not come; then, as on cancellation or a final failure, it leaves with
+ * {@code FAIR_LEAVE}, which passes on a lease handed to it meanwhile; an unanswered leave or call goes to the
+ * {@link HoldReconciler}'s fair discard.
  * <p>
  * Invariants (guarded by {@code this}): at most one script call is in flight; the state moves WAITING to ACQUIRED, or
  * WAITING to LEAVING to DONE, never back; the leave is sent once, after the call in flight returned (so no late attempt
@@ -32,9 +34,7 @@ import org.jspecify.annotations.Nullable;
  */
 final class FairAcquisition {
 
-	private enum State {
-		WAITING, ACQUIRED, LEAVING, DONE
-	}
+	private enum State { WAITING, ACQUIRED, LEAVING, DONE }
 
 	private final FairEngine engine;
 
@@ -64,8 +64,11 @@ final class FairAcquisition {
 
 	private State state = State.WAITING;
 
-	/** A script call is in flight; a wake came meanwhile; the leave was sent; the caller cancelled. */
-	private boolean inFlight, wakePending, leaveSent, cancelled;
+	/**
+	 * A script call is in flight; a wake came meanwhile; the leave was sent; the caller cancelled; the deadline passed
+	 * (the reply of the attempt under way, or of the one it starts, is the last).
+	 */
+	private boolean inFlight, wakePending, leaveSent, cancelled, deadlinePassed;
 
 	/** Send time of the latest call that ran with the caller queued: a hand-over ran after it. 0 before any. */
 	private long queuedSentNanos;
@@ -73,8 +76,6 @@ final class FairAcquisition {
 	private @Nullable Waiter waiter;
 
 	private @Nullable ScheduledFuture<?> nextAttempt, deadlineTimer;
-
-	private @Nullable LockUnavailableException failure;
 
 	/** What the result completes with after the leave: null for "not acquired", else the failure. */
 	private @Nullable RuntimeException outcome;
@@ -163,10 +164,7 @@ final class FairAcquisition {
 	}
 
 	private void replied(long sent, long @Nullable [] reply, @Nullable RuntimeException ex) {
-		boolean deliver = false;
-		boolean again = false;
-		boolean notAcquired = false;
-		boolean registerNow = false;
+		boolean deliver = false, again = false, notAcquired = false, registerNow = false;
 		boolean subscribed = this.engine.subscriber().isSubscribed(this.handOverChannel); // not under this monitor
 		synchronized (this) {
 			this.inFlight = false;
@@ -181,7 +179,6 @@ final class FairAcquisition {
 								: AcquireCall.unansweredWithin(this.request, failed);
 					}
 					else {
-						this.failure = failed;
 						this.nextAttempt = this.engine.schedule(this::wake, this.backoff.nextNanos());
 					}
 				}
@@ -194,7 +191,6 @@ final class FairAcquisition {
 				// ACQUIRED: the same lease, delivered by its hand-over message; LEAVING: the leave passes it on
 			}
 			else {
-				this.failure = null;
 				this.backoff.reset();
 				if (reply[2] > 0) {
 					this.queuedSentNanos = sent;
@@ -203,6 +199,9 @@ final class FairAcquisition {
 					if (!this.mayWait) {
 						this.state = State.DONE;
 						notAcquired = true;
+					}
+					else if (this.deadlinePassed) {
+						this.state = State.LEAVING; // that was the last attempt
 					}
 					else if (this.waiter == null) {
 						registerNow = true; // after this monitor is released: see the lock order
@@ -314,12 +313,12 @@ final class FairAcquisition {
 		}
 	}
 
+	/** The last attempt, unless one is under way: a lease handed over by a message that did not come is taken. */
 	private void deadlineReached() {
-		LockUnavailableException last;
 		synchronized (this) {
-			last = this.failure;
+			this.deadlinePassed = true;
 		}
-		giveUp((last != null) ? AcquireCall.unansweredWithin(this.request, last) : null, false);
+		fire(false);
 	}
 
 	/**

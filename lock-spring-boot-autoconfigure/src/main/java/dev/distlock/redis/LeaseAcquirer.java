@@ -192,7 +192,7 @@ final class LeaseAcquirer {
 	 * Wait for the lock, retrying when a release message (or a release in this process) wakes this thread, when the
 	 * holder's lease would run out, or not at all if a holder in this process hands the lease over. While the release
 	 * channel is not subscribed, and while Redis does not answer, it retries at short intervals instead, until the
-	 * deadline.
+	 * deadline, where it makes one last attempt unless one was under way then (no wake-up is sure to come).
 	 * @param holderTtl the holder's remaining ttl in ms from the last attempt, or -1 if it is not known
 	 * @param failure why the last attempt got no answer, or null
 	 */
@@ -220,12 +220,12 @@ final class LeaseAcquirer {
 					}
 					continue;
 				}
-				long yieldUntil = this.subscriber.yieldingUntil(channel);
+				// Every wait ends with one last attempt, at its deadline (or once woken after it): a release whose
+				// message did not come (refused, lost with a connection, one message for several waiters) is found.
+				long yieldUntil = (System.nanoTime() - deadline >= 0) ? 0 : this.subscriber.yieldingUntil(channel);
 				if (yieldUntil != 0) {
 					waiter.endAttempt();
-					if (!waiter.await(earlier(yieldUntil, deadline)) && System.nanoTime() - deadline >= 0) {
-						break;
-					}
+					waiter.await(earlier(yieldUntil, deadline));
 					continue;
 				}
 				long sent = System.nanoTime();
@@ -239,10 +239,10 @@ final class LeaseAcquirer {
 						throw ex; // waiting does not help: an operator must grant it
 					}
 					failure = ex;
-					if (!waiter.await(earlier(System.nanoTime() + backoff.nextNanos(), deadline))
-							&& System.nanoTime() - deadline >= 0) {
-						break;
+					if (System.nanoTime() - deadline >= 0) {
+						break; // the attempt under way at the deadline was the last
 					}
+					waiter.await(earlier(System.nanoTime() + backoff.nextNanos(), deadline));
 					continue;
 				}
 				failure = null;
@@ -254,15 +254,13 @@ final class LeaseAcquirer {
 				waiter.endAttempt();
 				now = System.nanoTime();
 				if (now - deadline >= 0) {
-					break;
+					break; // the last attempt: sent at the deadline, or answered after it
 				}
 				long wakeAt = now + holderTtlNanos(reply[1]);
 				if (!this.subscriber.isSubscribed(channel)) {
 					wakeAt = earlier(wakeAt, now + pollNanos()); // no release message can come: poll
 				}
-				if (!waiter.await(earlier(wakeAt, deadline)) && System.nanoTime() - deadline >= 0) {
-					break;
-				}
+				waiter.await(earlier(wakeAt, deadline));
 			}
 			if (waiter.leave()) { // handed the lease just as the wait ended: take it
 				acquired = true;
@@ -289,7 +287,8 @@ final class LeaseAcquirer {
 			if (waiter.handOverUnanswered()) {
 				attempt.unanswered = true; // a holder's hand-over to this owner may yet run in Redis
 			}
-			this.subscriber.unregister(waiter, acquired);
+			// a reader that got in tells the others of this process that they may enter too
+			this.subscriber.unregister(waiter, acquired, request.mode() == LockMode.READ);
 		}
 	}
 

@@ -152,7 +152,7 @@ public class RedisLockService
 				releaser, listeners, this.clientId, builder.replicaAcks, builder.replicaAckTimeout.toMillis(),
 				this.asyncCalls, this.asyncTimers, builder.fairEntryTtl.toMillis());
 		this.view = new LeaseView(this.registry, this.subscriber);
-		this.forcedReleaser = new ForcedReleaser(store, this.subscriber, refusals);
+		this.forcedReleaser = new ForcedReleaser(store, this.subscriber, refusals, this.clientId);
 		this.holderQuery = new HolderQuery(store);
 		this.fairStore = store.fair();
 	}

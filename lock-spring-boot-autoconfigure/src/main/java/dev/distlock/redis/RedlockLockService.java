@@ -100,7 +100,7 @@ public class RedlockLockService
 		this.acquirer = new RedlockAcquirer(this.nodes, this.registry, this.waiting, releaser, this.watchdog,
 				listeners, this.clientId);
 		for (int i = 0; i < this.nodes.size(); i++) {
-			this.forcedReleasers.add(this.waiting.forcedReleaser(i, this.nodes.store(i)));
+			this.forcedReleasers.add(this.waiting.forcedReleaser(i, this.nodes.store(i), this.clientId));
 		}
 	}
 

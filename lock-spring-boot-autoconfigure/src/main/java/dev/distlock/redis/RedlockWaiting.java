@@ -51,8 +51,8 @@ final class RedlockWaiting implements AutoCloseable {
 	}
 
 	/** {@return an operator's forced release on node {@code node}, which wakes this process's waiters there} */
-	ForcedReleaser forcedReleaser(int node, LeaseStore store) {
-		return new ForcedReleaser(store, this.subscribers.get(node), this.refusals);
+	ForcedReleaser forcedReleaser(int node, LeaseStore store, String clientId) {
+		return new ForcedReleaser(store, this.subscribers.get(node), this.refusals, clientId);
 	}
 
 	/** {@return waiting threads over all nodes' subscribers, by lock name (each thread counted once)} */

@@ -24,7 +24,10 @@ import org.springframework.data.redis.listener.RedisMessageListenerContainer;
  * a release by a holder in this process) wakes one waiter of the channel, the longest waiting one that is not already
  * awake: the others would only lose the race to it. A release by a holder in this process wakes its waiter directly,
  * and the message of that release is then ignored here (its wake-up was given; any later attempt sees the lock as it
- * is). A waiter that leaves without acquiring passes its wake-up on.
+ * is). A waiter that leaves without acquiring passes its wake-up on; one that got a read lock wakes all the others
+ * (the lock admits them too, and a message may have woken only it). Read-write releases wake every waiter of the
+ * channel, and so does a forced release of a read-write lock in the process that made it. None of these wake-ups is
+ * sure to come (a publish refused or lost with a connection): every wait also ends with a last attempt at its deadline.
  * Channels are subscribed while they have waiters and unsubscribed once idle: the subscriptions' upkeep on the
  * connection is {@link ChannelSubscriptions}', to which this class hands the connection's confirmations and
  * replacements. Waiters never wait for its commands thread; they wait for a future, up to their own deadline, and poll
@@ -193,11 +196,28 @@ final class ReleaseSubscriber implements SubscriptionConnection.Events, AutoClos
 
 	/** Stop waiting; a wake-up the waiter did not use (it did not acquire) goes to the next waiter. */
 	void unregister(Waiter waiter, boolean acquired) {
+		unregister(waiter, acquired, false);
+	}
+
+	/**
+	 * As {@link #unregister(Waiter, boolean)}; {@code admitsOthers}: the waiter acquired a lock that others may hold
+	 * with it (a read lock), so every other waiter of the channel that sleeps is woken. A release message wakes one
+	 * waiter per process unless it says that it freed the lock for several, and a forced release's message cannot say
+	 * it (the script does not know the lease's kind): the first reader that gets in passes the news on.
+	 */
+	void unregister(Waiter waiter, boolean acquired, boolean admitsOthers) {
 		ReleaseChannel ch = waiter.channel;
 		synchronized (ch) {
 			ch.waiters.remove(waiter);
 			if (waiter.signalled && !acquired) {
 				wakeOne(ch);
+			}
+			else if (acquired && admitsOthers) {
+				for (Waiter other : ch.waiters) {
+					if (!other.signalled) {
+						other.signal();
+					}
+				}
 			}
 			if (ch.waiters.isEmpty()) {
 				ch.idleSinceNanos = System.nanoTime();
@@ -207,13 +227,19 @@ final class ReleaseSubscriber implements SubscriptionConnection.Events, AutoClos
 
 	/**
 	 * The lock was freed from this process other than by its holder's release (a forced release, whose message does not
-	 * carry a token this process knows): wake a local waiter without waiting for the message.
+	 * carry a token this process knows): wake a local waiter without waiting for the message, or every one when the
+	 * lock may now admit several ({@code all}: a read-write lock, or a fair lock's hand-over channel).
 	 */
-	void releasedLocally(String channel) {
+	void forceReleased(String channel, boolean all) {
 		ReleaseChannel ch = this.channels.get(channel);
 		if (ch != null) {
 			synchronized (ch) {
-				wakeOne(ch);
+				if (all) {
+					ch.waiters.forEach(Waiter::signal);
+				}
+				else {
+					wakeOne(ch);
+				}
 			}
 		}
 	}

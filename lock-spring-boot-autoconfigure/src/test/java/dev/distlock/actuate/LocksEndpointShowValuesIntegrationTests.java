@@ -163,12 +163,14 @@ class LocksEndpointShowValuesIntegrationTests {
 			assertThat(anonymous.<Boolean>read("$.released")).isTrue();
 			assertThat(anonymous.<Integer>read("$.holdCount")).isEqualTo(1);
 			assertThat(anonymous.<String>read("$.formerOwner")).isEqualTo(MASK);
+			assertThat(anonymous.<List<String>>read("$.formerOwners")).containsExactly(MASK);
 			assertThat(anonymous.<Object>read("$.fencingToken")).isEqualTo(MASK);
 
 			Lease second = locks.acquire("sku-2", Duration.ofSeconds(30), Duration.ZERO);
 			String token = token("sku-2");
 			Response authenticated = client.delete("/actuator/locks/sku-2", TestPrincipalFilter.USER, "alice");
 			assertThat(authenticated.<String>read("$.formerOwner")).isEqualTo(second.owner());
+			assertThat(authenticated.<List<String>>read("$.formerOwners")).containsExactly(second.owner());
 			assertThat(String.valueOf(authenticated.<Object>read("$.fencingToken"))).isEqualTo(token);
 		}
 	}

@@ -17,8 +17,10 @@ import dev.distlock.actuate.ActuatorTestApp.Response;
 import dev.distlock.core.Lease;
 import dev.distlock.core.LockLostEvent;
 import dev.distlock.core.LockLostException;
+import dev.distlock.core.LockRequest;
 import dev.distlock.observability.Catalog;
 import dev.distlock.redis.RedisLockService;
+import dev.distlock.redis.WaiterProbe;
 import dev.distlock.test.redis.RedisServer;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
@@ -180,6 +182,84 @@ class LocksForceReleaseIntegrationTests {
 		assertThat(response.<Boolean>read("$.released")).isTrue();
 		assertThat(String.valueOf(response.<Object>read("$.fencingToken"))).isEqualTo(Long.toString(held.fencingToken()));
 		assertThatExceptionOfType(LockLostException.class).isThrownBy(held::release);
+	}
+
+	@Test
+	void aReadLockOfTwoReadersIsForceReleasedReportedWithBothAndAudited(CapturedOutput output) throws Exception {
+		Lease first = holdOnThreadOfItsOwn(LockRequest.of("report", Duration.ofSeconds(60), Duration.ZERO).read());
+		Lease second = holdOnThreadOfItsOwn(LockRequest.of("report", Duration.ofSeconds(60), Duration.ZERO).read());
+
+		Response response = this.client.delete("/actuator/locks/report");
+
+		assertThat(response.status()).isEqualTo(200);
+		assertThat(response.<Boolean>read("$.released")).isTrue();
+		assertThat(response.<Integer>read("$.holdCount")).isEqualTo(2);
+		assertThat(response.<List<String>>read("$.formerOwners")).containsExactlyInAnyOrder(first.owner(),
+				second.owner());
+		assertThat(response.<String>read("$.formerOwner")).isIn(first.owner(), second.owner());
+		assertThat(String.valueOf(response.<Object>read("$.fencingToken")))
+			.isEqualTo(Long.toString(first.fencingToken()));
+		assertThat(redis.execute("EXISTS", "lock:{report}")).isEqualTo(0L);
+		assertThat(output).contains("Force-released lock 'report' through the actuator, requested by anonymous")
+			.contains(first.owner())
+			.contains(second.owner());
+		assertThat(this.recorder.audits).singleElement()
+			.satisfies(audit -> assertThat(audit.getAuditEvent().getData()).containsEntry("key", "report")
+				.containsEntry("released", true)
+				.containsEntry("holdCount", 2L)
+				.containsKey("formerOwners"));
+		assertThatExceptionOfType(LockLostException.class).isThrownBy(first::release);
+		assertThatExceptionOfType(LockLostException.class).isThrownBy(second::release);
+	}
+
+	@Test
+	void aForceReleasedWriteLockIsReportedWithItsWriterAndEveryWaitingReaderGetsIn() throws Exception {
+		Lease writer = holdOnThreadOfItsOwn(LockRequest.of("ledger", Duration.ofSeconds(60), Duration.ZERO).write());
+		// the readers' wait is long: one that got in before it ended was woken by the forced release
+		Duration wait = Duration.ofSeconds(20);
+		List<Thread> threads = new CopyOnWriteArrayList<>();
+		List<CompletableFuture<Long>> readers = List.of(waitToRead("ledger", wait, threads),
+				waitToRead("ledger", wait, threads));
+		await().atMost(DEADLINE).until(() -> threads.size() == 2);
+		for (Thread thread : threads) {
+			await().atMost(DEADLINE).until(() -> WaiterProbe.parkedBetweenAttempts(thread));
+		}
+
+		Response response = this.client.delete("/actuator/locks/ledger");
+
+		assertThat(response.status()).isEqualTo(200);
+		assertThat(response.<String>read("$.formerOwner")).isEqualTo(writer.owner());
+		assertThat(response.<List<String>>read("$.formerOwners")).containsExactly(writer.owner());
+		assertThat(response.<Integer>read("$.holdCount")).isEqualTo(1);
+		assertThat(String.valueOf(response.<Object>read("$.fencingToken")))
+			.isEqualTo(Long.toString(writer.fencingToken()));
+		assertThat(this.recorder.audits).singleElement()
+			.satisfies(audit -> assertThat(audit.getAuditEvent().getData()).containsEntry("key", "ledger")
+				.containsEntry("formerOwner", writer.owner()));
+		for (CompletableFuture<Long> reader : readers) {
+			assertThat(Duration.ofNanos(reader.get(wait.toSeconds() + 15, TimeUnit.SECONDS))).isLessThan(wait);
+		}
+		assertThatExceptionOfType(LockLostException.class).isThrownBy(writer::release);
+	}
+
+	/** A lease held by an owner of its own: the thread that acquired it, which ends at once. */
+	private Lease holdOnThreadOfItsOwn(LockRequest request) throws Exception {
+		return CompletableFuture.supplyAsync(() -> this.lockService.tryAcquire(request).orElseThrow(),
+				runnable -> new Thread(runnable, "holder").start())
+			.get(10, TimeUnit.SECONDS);
+	}
+
+	/** A reader that waits on a thread of its own; its future has how long it waited, once it got the lock. */
+	private CompletableFuture<Long> waitToRead(String key, Duration wait, List<Thread> threads) {
+		return CompletableFuture.supplyAsync(() -> {
+			threads.add(Thread.currentThread());
+			long start = System.nanoTime();
+			Lease lease = this.lockService.tryAcquire(LockRequest.of(key, Duration.ofSeconds(60), wait).read())
+				.orElseThrow(() -> new IllegalStateException("no read lock within " + wait));
+			long waited = System.nanoTime() - start;
+			lease.release();
+			return waited;
+		}, runnable -> new Thread(runnable, "reader").start());
 	}
 
 	@Test
