@@ -30,7 +30,7 @@ public interface AsyncLockService extends LockService {
 
 	/**
 	 * {@link #tryAcquireAsync(LockRequest, LockOwner)}, failing with {@link LockAcquisitionTimeoutException} when the
-	 * key was not free in time.
+	 * key was not free in time. Cancelling the returned future abandons the wait as cancelling the attempt does.
 	 * @param request the key, lease time, wait and renewal of the lease to acquire
 	 * @param owner whose hold the lease is, for re-entry
 	 * @return a future of the lease
@@ -40,8 +40,11 @@ public interface AsyncLockService extends LockService {
 		CompletableFuture<Lease> lease = attempt.thenApply(
 				acquired -> acquired.orElseThrow(() -> new LockAcquisitionTimeoutException(request.key(), request.waitTime())));
 		lease.whenComplete((result, failure) -> {
-			if (lease.isCancelled()) {
-				attempt.cancel(false);
+			// Invariant: a lease granted to a caller who cancelled is released, never left held. The attempt releases
+			// one granted after its cancel; one granted just before it (the cancel returns false) never reached the
+			// cancelled future, so it is released here.
+			if (lease.isCancelled() && !attempt.cancel(false)) {
+				attempt.thenAccept((acquired) -> acquired.ifPresent(Lease::releaseAsync));
 			}
 		});
 		return lease;

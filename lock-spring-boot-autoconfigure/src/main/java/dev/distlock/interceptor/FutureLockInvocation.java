@@ -188,21 +188,34 @@ final class FutureLockInvocation {
 	}
 
 	/**
-	 * The outcome of an asynchronous acquisition, waited for on the calling thread. An interrupt abandons the wait
-	 * (the service releases a lease granted meanwhile) and keeps the thread's interrupt status.
+	 * The outcome of an asynchronous acquisition, waited for on the calling thread. An interrupt abandons the wait and
+	 * keeps the thread's interrupt status. Invariant: a lease granted for an abandoned wait is released, never left
+	 * held: the service releases one it grants after the cancel, and a grant that completed the future just before the
+	 * cancel (which then returns false) is released here, as this caller will never use it.
 	 */
 	private static Optional<Lease> await(CompletableFuture<Optional<Lease>> attempt, String key) {
 		try {
 			return attempt.get();
 		}
 		catch (InterruptedException ex) {
-			attempt.cancel(true);
+			if (!attempt.cancel(true)) {
+				attempt.thenAccept((lease) -> lease.ifPresent(FutureLockInvocation::releaseUnused));
+			}
 			Thread.currentThread().interrupt();
 			throw new LockInterruptedException(key, ex);
 		}
 		catch (ExecutionException ex) {
 			throw OrderedAcquisition.causeOf(ex);
 		}
+	}
+
+	/** A lease granted to a caller who gave up: released without blocking the interrupted caller. */
+	private static void releaseUnused(Lease lease) {
+		lease.releaseAsync().whenComplete((ignored, failure) -> {
+			if (failure != null && logger.isDebugEnabled()) {
+				logger.debug("Release of lock '" + lease.key() + "' after an interrupted acquisition failed", failure);
+			}
+		});
 	}
 
 	private @Nullable Object onFailure(LockOperation operation, MethodInvocation invocation, LockException ex) {

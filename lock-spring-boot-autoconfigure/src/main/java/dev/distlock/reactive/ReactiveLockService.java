@@ -5,8 +5,7 @@ import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
-import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.Consumer;
 import java.util.function.Function;
 
 import dev.distlock.core.AsyncLockService;
@@ -34,7 +33,9 @@ import org.springframework.util.Assert;
  * subscription and writes it into the context of the work it runs, so a locked stream subscribed inside that work
  * (a {@code flatMap} of it) re-enters the lease it holds, while other subscriptions on the same threads wait for it.
  * A lease found lost while held ({@link Lease#onLost}) cancels the work and fails the stream with
- * {@link LockLostException}. Cancelling a subscription that still waits for its lease abandons the wait.
+ * {@link LockLostException}. Cancelling a subscription that still waits for its lease abandons the wait; a lease
+ * granted as the subscription is cancelled, before the work or the caller got it, is released, never left held
+ * ({@link LeaseCustody}).
  * <p>
  * The work reads its leases with {@link #currentLease()} and {@link #currentLeases()} (a {@code ThreadLocal} such as
  * {@link dev.distlock.annotation.LockContext} does not follow a reactive stream).
@@ -50,9 +51,15 @@ public class ReactiveLockService implements AutoCloseable {
 
 	private static final String LEASES = ReactiveLockService.class.getName() + ".LEASES";
 
+	private static final Consumer<Lease> NO_SEAM = (lease) -> {
+	};
+
 	private final AsyncLockService service;
 
 	private final @Nullable BlockingCallThreads threads;
+
+	/** Runs with each granted lease before it is handed over: a seam for tests, a no-op otherwise. */
+	private final Consumer<Lease> granted;
 
 	/** What a locked stream does with its leases: watch for their loss, release them. */
 	private final ReactiveLeases releases = new ReactiveLeases(this::release);
@@ -63,13 +70,23 @@ public class ReactiveLockService implements AutoCloseable {
 	 * @param service the engine
 	 */
 	public ReactiveLockService(AsyncLockService service) {
-		this(service, null);
+		this(service, null, NO_SEAM);
 	}
 
-	private ReactiveLockService(AsyncLockService service, @Nullable BlockingCallThreads threads) {
+	/**
+	 * Reactive locks that run {@code granted} with each lease the engine grants, before it is handed over to the work
+	 * or the caller: tests cancel there to land exactly between a grant and its hand-off.
+	 */
+	ReactiveLockService(AsyncLockService service, Consumer<Lease> granted) {
+		this(service, null, granted);
+	}
+
+	private ReactiveLockService(AsyncLockService service, @Nullable BlockingCallThreads threads,
+			Consumer<Lease> granted) {
 		Assert.notNull(service, "'service' must not be null");
 		this.service = service;
 		this.threads = threads;
+		this.granted = granted;
 	}
 
 	/**
@@ -97,7 +114,7 @@ public class ReactiveLockService implements AutoCloseable {
 			return new ReactiveLockService(async);
 		}
 		BlockingCallThreads threads = new BlockingCallThreads(maxBlockingCalls);
-		return new ReactiveLockService(AsyncLockService.adapt(service, threads), threads);
+		return new ReactiveLockService(AsyncLockService.adapt(service, threads), threads, NO_SEAM);
 	}
 
 	/** {@return the engine this view acquires from} */
@@ -113,7 +130,7 @@ public class ReactiveLockService implements AutoCloseable {
 	 */
 	public Mono<Optional<Lease>> tryAcquire(LockRequest request) {
 		Assert.notNull(request, "'request' must not be null");
-		return Mono.deferContextual((context) -> acquireOne(request, ownerOf(context)).map(Optional::of)
+		return Mono.deferContextual((context) -> handedOver(request, ownerOf(context)).map(Optional::of)
 			.onErrorResume(LockAcquisitionTimeoutException.class, (ex) -> Mono.just(Optional.empty())));
 	}
 
@@ -125,7 +142,7 @@ public class ReactiveLockService implements AutoCloseable {
 	 */
 	public Mono<Lease> acquire(LockRequest request) {
 		Assert.notNull(request, "'request' must not be null");
-		return Mono.deferContextual((context) -> acquireOne(request, ownerOf(context)));
+		return Mono.deferContextual((context) -> handedOver(request, ownerOf(context)));
 	}
 
 	/**
@@ -181,11 +198,17 @@ public class ReactiveLockService implements AutoCloseable {
 		List<LockRequest> copy = checked(requests);
 		Mono<T> locked = Mono.deferContextual((context) -> {
 			LockOwner owner = ownerOf(context);
-			return Mono.usingWhen(acquireAll(copy, owner),
-					(leases) -> Mono.defer(() -> work.apply(leases))
-						.takeUntilOther(ReactiveLeases.lossOf(leases))
-						.contextWrite((inner) -> inner.put(OWNER, owner).put(LEASES, leases)),
-					this.releases::onComplete, this.releases::onError, this.releases::onCancel);
+			return Mono.usingWhen(acquireAll(copy, owner), (custody) -> {
+				List<Lease> leases = custody.claim();
+				if (leases == null) {
+					return Mono.empty(); // the subscriber left first: its cancellation releases them
+				}
+				return Mono.defer(() -> work.apply(leases))
+					.takeUntilOther(ReactiveLeases.lossOf(leases))
+					.contextWrite((inner) -> inner.put(OWNER, owner).put(LEASES, leases));
+			}, (custody) -> this.releases.onComplete(custody.end()),
+					(custody, ex) -> this.releases.onError(custody.end(), ex),
+					(custody) -> this.releases.onCancel(custody.end()));
 		});
 		return (whenNotAcquired != null) ? locked.onErrorResume(NotAcquired.class,
 				(ex) -> whenNotAcquired.apply(ex.failure)) : locked.onErrorMap(NotAcquired.class, (ex) -> ex.failure);
@@ -205,11 +228,17 @@ public class ReactiveLockService implements AutoCloseable {
 		List<LockRequest> copy = checked(requests);
 		Flux<T> locked = Flux.deferContextual((context) -> {
 			LockOwner owner = ownerOf(context);
-			return Flux.usingWhen(acquireAll(copy, owner),
-					(leases) -> Flux.defer(() -> work.apply(leases))
-						.takeUntilOther(ReactiveLeases.lossOf(leases))
-						.contextWrite((inner) -> inner.put(OWNER, owner).put(LEASES, leases)),
-					this.releases::onComplete, this.releases::onError, this.releases::onCancel);
+			return Flux.usingWhen(acquireAll(copy, owner), (custody) -> {
+				List<Lease> leases = custody.claim();
+				if (leases == null) {
+					return Flux.empty(); // the subscriber left first: its cancellation releases them
+				}
+				return Flux.defer(() -> work.apply(leases))
+					.takeUntilOther(ReactiveLeases.lossOf(leases))
+					.contextWrite((inner) -> inner.put(OWNER, owner).put(LEASES, leases));
+			}, (custody) -> this.releases.onComplete(custody.end()),
+					(custody, ex) -> this.releases.onError(custody.end(), ex),
+					(custody) -> this.releases.onCancel(custody.end()));
 		});
 		return (whenNotAcquired != null) ? locked.onErrorResume(NotAcquired.class,
 				(ex) -> whenNotAcquired.apply(ex.failure)) : locked.onErrorMap(NotAcquired.class, (ex) -> ex.failure);
@@ -262,60 +291,66 @@ public class ReactiveLockService implements AutoCloseable {
 	}
 
 	/**
-	 * The leases of {@code requests}, in order, within the first one's wait; on a failure (or a cancellation) those
-	 * acquired so far are released. Failures are {@link NotAcquired} when they are the engine's {@link LockException}.
+	 * The leases of {@code requests}, in order, within the first one's wait, in the custody this emits for the work to
+	 * claim; on a failure, or a cancellation before the work claimed them, those acquired so far are released.
+	 * Failures are {@link NotAcquired} when they are the engine's {@link LockException}.
 	 */
-	private Mono<List<Lease>> acquireAll(List<LockRequest> requests, LockOwner owner) {
-		if (requests.size() == 1) {
-			return acquireOne(requests.get(0), owner).map(List::of).onErrorMap(LockException.class, NotAcquired::new);
-		}
+	private Mono<LeaseCustody> acquireAll(List<LockRequest> requests, LockOwner owner) {
 		return Mono.defer(() -> {
-			long deadline = System.nanoTime() + requests.get(0).waitTime().toNanos();
-			// written by the acquisitions in turn, read by a cancellation from any thread
-			List<Lease> acquired = new CopyOnWriteArrayList<>();
+			LeaseCustody custody = new LeaseCustody();
+			LockRequest first = requests.get(0);
+			long deadline = System.nanoTime() + first.waitTime().toNanos();
 			return Flux.fromIterable(requests).concatMap((request) -> {
-				if (acquired.isEmpty()) {
-					return acquireOne(request, owner);
+				if (request == first) {
+					return acquireOne(request, owner, custody);
 				}
 				Duration remaining = Duration.ofNanos(Math.max(0, deadline - System.nanoTime()));
 				return acquireOne(new LockRequest(request.key(), request.ttl(), remaining, request.autoRenew(),
-						request.name()), owner).onErrorMap(LockAcquisitionTimeoutException.class,
-								(ex) -> new LockAcquisitionTimeoutException(request.key(), requests.get(0).waitTime()));
+						request.name()), owner, custody).onErrorMap(LockAcquisitionTimeoutException.class,
+								(ex) -> new LockAcquisitionTimeoutException(request.key(), first.waitTime()));
 			}, 0)
-				.doOnNext(acquired::add)
-				.then(Mono.fromSupplier(() -> List.copyOf(acquired)))
-				.onErrorResume((ex) -> this.releases.quietly(acquired, ex).then(Mono.error(ex)))
-				.doOnCancel(() -> this.releases.quietly(acquired, null).subscribe())
+				.then(Mono.just(custody))
+				.onErrorResume((ex) -> this.releases.quietly(custody.abandon(), ex).then(Mono.error(ex)))
+				.doOnCancel(() -> this.releases.onCancel(custody.abandon()).subscribe())
 				.onErrorMap(LockException.class, NotAcquired::new);
 		});
 	}
 
 	/**
-	 * One lease: the engine's future, cancelled when the subscription is. Whichever of delivery and cancellation comes
-	 * first settles it: a lease that arrives after the cancellation is released, never left held.
+	 * One lease for a caller who releases it: it leaves the custody when it reaches the caller, and is released when
+	 * the caller left before it did.
 	 */
-	private Mono<Lease> acquireOne(LockRequest request, LockOwner owner) {
+	private Mono<Lease> handedOver(LockRequest request, LockOwner owner) {
+		return Mono.defer(() -> {
+			LeaseCustody custody = new LeaseCustody();
+			return acquireOne(request, owner, custody).filter((lease) -> custody.claim() != null)
+				.doOnCancel(() -> this.releases.onCancel(custody.abandon()).subscribe());
+		});
+	}
+
+	/**
+	 * One lease: the engine's future, cancelled when the subscription is, and its lease taken into {@code custody}
+	 * before it is emitted. Emitting may still lose it (Reactor drops a value that meets a cancellation); the custody
+	 * releases it then, as it releases a lease granted after the custody was abandoned (see {@link LeaseCustody}).
+	 */
+	private Mono<Lease> acquireOne(LockRequest request, LockOwner owner, LeaseCustody custody) {
 		return Mono.create((sink) -> {
 			CompletableFuture<Optional<Lease>> future = this.service.tryAcquireAsync(request, owner);
-			AtomicBoolean settled = new AtomicBoolean();
-			sink.onCancel(() -> {
-				if (settled.compareAndSet(false, true)) {
-					future.cancel(true);
-					future.thenAccept((lease) -> lease.ifPresent(ReactiveLeases::detached));
-				}
-			});
+			// the engine releases a lease it grants after this; one granted just before meets an abandoned custody
+			sink.onCancel(() -> future.cancel(true));
 			future.whenComplete((lease, failure) -> {
-				if (!settled.compareAndSet(false, true)) {
-					return;
-				}
 				if (failure != null) {
 					sink.error(unwrap(failure));
 				}
-				else if (lease.isPresent()) {
+				else if (lease.isEmpty()) {
+					sink.error(new LockAcquisitionTimeoutException(request.key(), request.waitTime()));
+				}
+				else if (custody.admit(lease.get())) {
+					this.granted.accept(lease.get());
 					sink.success(lease.get());
 				}
 				else {
-					sink.error(new LockAcquisitionTimeoutException(request.key(), request.waitTime()));
+					ReactiveLeases.detached(lease.get());
 				}
 			});
 		});

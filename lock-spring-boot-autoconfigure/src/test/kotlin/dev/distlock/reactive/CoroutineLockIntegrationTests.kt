@@ -4,6 +4,9 @@ import dev.distlock.annotation.DistributedLock
 import dev.distlock.autoconfigure.DistributedLockAutoConfiguration
 import dev.distlock.autoconfigure.ReactiveLockServiceAutoConfiguration
 import dev.distlock.autoconfigure.RedisLockServiceAutoConfiguration
+import dev.distlock.core.AsyncLockService
+import dev.distlock.core.LockOperatorView
+import dev.distlock.core.LockRequest
 import dev.distlock.core.LockService
 import dev.distlock.test.redis.RedisServer
 import dev.distlock.test.redis.RedisServerExtension
@@ -15,6 +18,7 @@ import kotlinx.coroutines.reactor.awaitSingle
 import kotlinx.coroutines.runBlocking
 import kotlinx.coroutines.withTimeout
 import org.assertj.core.api.Assertions.assertThat
+import org.awaitility.Awaitility.await
 import org.junit.jupiter.api.BeforeAll
 import org.junit.jupiter.api.BeforeEach
 import org.junit.jupiter.api.Test
@@ -26,6 +30,9 @@ import org.springframework.boot.autoconfigure.aop.AopAutoConfiguration
 import org.springframework.boot.data.redis.autoconfigure.DataRedisAutoConfiguration
 import org.springframework.boot.test.context.assertj.AssertableApplicationContext
 import org.springframework.boot.test.context.runner.ApplicationContextRunner
+import org.springframework.context.annotation.Bean
+import org.springframework.context.annotation.Configuration
+import java.time.Duration
 import java.util.concurrent.ConcurrentHashMap
 import java.util.concurrent.TimeUnit
 
@@ -59,6 +66,10 @@ class CoroutineLockIntegrationTests {
 	}
 
 	private fun run(test: (AssertableApplicationContext) -> Unit) {
+		runner().run { context -> test(context) }
+	}
+
+	private fun runner(): ApplicationContextRunner =
 		ApplicationContextRunner()
 			.withConfiguration(AutoConfigurations.of(AopAutoConfiguration::class.java,
 					DataRedisAutoConfiguration::class.java, RedisLockServiceAutoConfiguration::class.java,
@@ -68,8 +79,6 @@ class CoroutineLockIntegrationTests {
 			.withBean(Counter::class.java)
 			.withBean(Inner::class.java)
 			.withBean(Outer::class.java)
-			.run { context -> test(context) }
-	}
 
 	@Test
 	fun `a locked suspend function loses no update under concurrency`() = run { context ->
@@ -106,6 +115,42 @@ class CoroutineLockIntegrationTests {
 		val (outerToken, innerToken) = runBlocking { withTimeout(30_000) { outer.run("o-1") } }
 		assertThat(innerToken).isEqualTo(outerToken)
 		assertThat(context.getBean(LockService::class.java).isLocked("order:o-1")).isFalse()
+	}
+
+	@Test
+	fun `a suspend call cancelled as its lease is granted leaves no hold`() {
+		// instance A holds the key; instance B's call waits for it and is cancelled on the thread that delivers its
+		// grant, after the engine granted it and before the function got it (GrantWindow): the race, made deterministic
+		val window = GrantWindow()
+		ReactiveLockServiceIntegrationTests.runner(redis).run { a ->
+			runner().withBean(GrantWindow::class.java, { window }).withUserConfiguration(WindowedLocks::class.java)
+				.run { b ->
+					val view = b.getBean(LockOperatorView::class.java)
+					val held = a.getBean(LockService::class.java)
+						.acquire(LockRequest.of("counter:race", Duration.ofSeconds(30), Duration.ZERO))
+					val counter = b.getBean(Counter::class.java)
+					runBlocking {
+						val call = launch(Dispatchers.Default) { counter.increment("race") }
+						await().atMost(Duration.ofSeconds(10)).until { view.waitingThreads() == 1 }
+						window.cancelAtGrant { call.cancel() }
+						held.release()
+						window.awaitCancelled()
+						withTimeout(10_000) { call.join() }
+						assertThat(call.isCancelled).isTrue()
+					}
+					GrantWindow.assertNothingHeld(redis, view, "counter:race")
+					assertThat(Counter.values["race"]).isNull()
+				}
+		}
+	}
+
+	@Configuration(proxyBeanMethods = false)
+	open class WindowedLocks {
+
+		@Bean
+		open fun reactiveLockService(window: GrantWindow, service: LockService): ReactiveLockService =
+			window.locks(service as AsyncLockService)
+
 	}
 
 	open class Counter {
