@@ -17,6 +17,7 @@ import dev.distlock.core.LockListener;
 import dev.distlock.core.LockRequest;
 import dev.distlock.test.redis.CompatibilityServer;
 import dev.distlock.test.redis.RedisServer;
+import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -73,7 +74,7 @@ class CompatibilityServersIntegrationTests {
 	}
 
 	/** A field of {@code INFO server}, or null where the server has no such field. */
-	static String info(RedisServer server, String field) {
+	static @Nullable String info(RedisServer server, String field) {
 		for (String line : ((String) server.execute("INFO", "server")).split("\r?\n")) {
 			if (line.startsWith(field + ":")) {
 				return line.substring(field.length() + 1).trim();

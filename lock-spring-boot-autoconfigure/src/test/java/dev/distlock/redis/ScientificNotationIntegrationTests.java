@@ -1,7 +1,9 @@
 package dev.distlock.redis;
 
 import java.time.Duration;
+import java.util.EnumMap;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
@@ -15,7 +17,6 @@ import dev.distlock.test.redis.RedisErrorException;
 import dev.distlock.test.redis.RedisServer;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
@@ -31,8 +32,9 @@ import static org.awaitility.Awaitility.await;
  * {@code PEXPIRE}, so about one token in 10^8, and ttls such as 100,000,000 ms, would break leases there. This class
  * first shows the defect on the server (so a green run proves the server under test has it), then forces such
  * tokens and ttls through every script that makes one and checks the lease still works. Valkey 8.0.1, which answers
- * {@code INFO} as Redis 7.2.4, does not have the defect: the probe says so too. Skipped where the shared servers'
- * folder is absent ({@link CompatibilityServer#require()}).
+ * {@code INFO} as Redis 7.2.4, does not have the defect: the probe says so, and the same lease tests run on it, where
+ * they pass whatever the scripts do with numbers. Skipped where the shared servers' folder is absent
+ * ({@link CompatibilityServer#require()}).
  */
 @Timeout(value = 120, unit = TimeUnit.SECONDS)
 class ScientificNotationIntegrationTests {
@@ -44,25 +46,18 @@ class ScientificNotationIntegrationTests {
 
 	private static final long ROUND = BEFORE_ROUND + 1;
 
-	private static RedisServer redis724;
+	private static final Map<CompatibilityServer, RedisServer> SERVERS = new EnumMap<>(CompatibilityServer.class);
 
 	private LockTestSupport support;
 
 	/** One thread: a lease handed to a waiter there is re-entered and released there. */
 	private final ExecutorService threads = Executors.newSingleThreadExecutor();
 
+	/** The class's server of that kind (started once, by path), flushed, with this test's support on it. */
 	private RedisServer server(CompatibilityServer kind) {
 		RedisServer server;
-		if (kind == CompatibilityServer.REDIS_7_2_4) {
-			synchronized (ScientificNotationIntegrationTests.class) {
-				if (redis724 == null) {
-					redis724 = RedisServer.builder().binary(kind.require()).start();
-				}
-				server = redis724;
-			}
-		}
-		else {
-			server = RedisServer.builder().binary(kind.require()).start();
+		synchronized (SERVERS) {
+			server = SERVERS.computeIfAbsent(kind, k -> RedisServer.builder().binary(k.require()).start());
 		}
 		server.execute("FLUSHALL");
 		this.support = LockTestSupport.forServer(server);
@@ -78,10 +73,10 @@ class ScientificNotationIntegrationTests {
 	}
 
 	@AfterAll
-	static void stopServer() {
-		if (redis724 != null) {
-			redis724.close();
-			redis724 = null;
+	static void stopServers() {
+		synchronized (SERVERS) {
+			SERVERS.values().forEach(RedisServer::close);
+			SERVERS.clear();
 		}
 	}
 
@@ -89,29 +84,22 @@ class ScientificNotationIntegrationTests {
 	@EnumSource(CompatibilityServer.class)
 	void luaNumbersWithEightTrailingZerosReachCommandsAsTheServerFormatsThem(CompatibilityServer kind) {
 		RedisServer server = server(kind);
-		try {
-			Object stored = server.execute("EVAL",
-					"redis.call('set', KEYS[1], 100000000 + 0) return redis.call('get', KEYS[1])", "1", "k");
-			Object token = server.execute("EVAL",
-					"redis.call('hset', KEYS[1], '~t', " + ROUND + ") return redis.call('hget', KEYS[1], '~t')", "1", "h");
-			String expire = "redis.call('set', KEYS[1], 'v') return redis.call('pexpire', KEYS[1], 100000000 + 0)";
-			if (kind == CompatibilityServer.REDIS_7_2_4) {
-				assertThat(stored).isEqualTo("1e+8");
-				assertThat(token).isEqualTo("1.8957148e+15");
-				assertThatExceptionOfType(RedisErrorException.class)
-					.isThrownBy(() -> server.execute("EVAL", expire, "1", "e"))
-					.withMessageContaining("not an integer");
-			}
-			else {
-				assertThat(stored).isEqualTo("100000000");
-				assertThat(token).isEqualTo(Long.toString(ROUND));
-				assertThat(server.execute("EVAL", expire, "1", "e")).isEqualTo(1L);
-			}
+		Object stored = server.execute("EVAL",
+				"redis.call('set', KEYS[1], 100000000 + 0) return redis.call('get', KEYS[1])", "1", "k");
+		Object token = server.execute("EVAL",
+				"redis.call('hset', KEYS[1], '~t', " + ROUND + ") return redis.call('hget', KEYS[1], '~t')", "1", "h");
+		String expire = "redis.call('set', KEYS[1], 'v') return redis.call('pexpire', KEYS[1], 100000000 + 0)";
+		if (kind == CompatibilityServer.REDIS_7_2_4) {
+			assertThat(stored).isEqualTo("1e+8");
+			assertThat(token).isEqualTo("1.8957148e+15");
+			assertThatExceptionOfType(RedisErrorException.class)
+				.isThrownBy(() -> server.execute("EVAL", expire, "1", "e"))
+				.withMessageContaining("not an integer");
 		}
-		finally {
-			if (kind != CompatibilityServer.REDIS_7_2_4) {
-				server.close();
-			}
+		else {
+			assertThat(stored).isEqualTo("100000000");
+			assertThat(token).isEqualTo(Long.toString(ROUND));
+			assertThat(server.execute("EVAL", expire, "1", "e")).isEqualTo(1L);
 		}
 	}
 
@@ -156,9 +144,10 @@ class ScientificNotationIntegrationTests {
 		assertThat(server.execute("EXISTS", key)).isEqualTo(0L);
 	}
 
-	@Test
-	void anAdoptedLeaseWhoseTokenEndsInEightZerosIsReenteredRenewedExtendedAndReleased() {
-		RedisServer server = server(CompatibilityServer.REDIS_7_2_4);
+	@ParameterizedTest
+	@EnumSource(CompatibilityServer.class)
+	void anAdoptedLeaseWhoseTokenEndsInEightZerosIsReenteredRenewedExtendedAndReleased(CompatibilityServer kind) {
+		RedisServer server = server(kind);
 		RedisLockService service = this.support.service();
 		String owner = nextOwner(service);
 		leftByALostReply(server, service.redisKey("round"), owner, BEFORE_ROUND);
@@ -168,9 +157,10 @@ class ScientificNotationIntegrationTests {
 		reenterRenewExtendRelease(server, service, lease, LockRequest.of("round", TTL, Duration.ZERO));
 	}
 
-	@Test
-	void aLeaseHandedOverInTheProcessWithATokenEndingInEightZerosIsRenewedAndReleased() throws Exception {
-		RedisServer server = server(CompatibilityServer.REDIS_7_2_4);
+	@ParameterizedTest
+	@EnumSource(CompatibilityServer.class)
+	void aLeaseHandedOverInTheProcessWithATokenEndingInEightZerosIsRenewedAndReleased(CompatibilityServer kind) throws Exception {
+		RedisServer server = server(kind);
 		RedisLockService service = this.support.service();
 		String owner = nextOwner(service);
 		leftByALostReply(server, service.redisKey("handed"), owner, BEFORE_ROUND - 1);
@@ -189,9 +179,10 @@ class ScientificNotationIntegrationTests {
 		done.get(30, TimeUnit.SECONDS);
 	}
 
-	@Test
-	void aFairLeaseHandedOnWithATokenEndingInEightZerosIsRenewedAndReleased() throws Exception {
-		RedisServer server = server(CompatibilityServer.REDIS_7_2_4);
+	@ParameterizedTest
+	@EnumSource(CompatibilityServer.class)
+	void aFairLeaseHandedOnWithATokenEndingInEightZerosIsRenewedAndReleased(CompatibilityServer kind) throws Exception {
+		RedisServer server = server(kind);
 		RedisLockService holderService = this.support.service();
 		RedisLockService waiting = this.support.service();
 		String owner = nextOwner(holderService);
@@ -216,9 +207,10 @@ class ScientificNotationIntegrationTests {
 	}
 
 	/** 100,000,000 ms (27.8 h) as a ttl the watchdog renews to, and as an extension that replaces the ttl. */
-	@Test
-	void ttlsAndExtensionsEndingInEightZerosAreSet() {
-		RedisServer server = server(CompatibilityServer.REDIS_7_2_4);
+	@ParameterizedTest
+	@EnumSource(CompatibilityServer.class)
+	void ttlsAndExtensionsEndingInEightZerosAreSet(CompatibilityServer kind) {
+		RedisServer server = server(kind);
 		RedisLockService service = this.support.service();
 		Duration round = Duration.ofMillis(100_000_000);
 		Lease lease = service.acquire("long", round, Duration.ZERO);
