@@ -11,7 +11,9 @@
  * topologies that can lose a node and fail over; inject them with
  * {@link dev.distlock.test.redis.RedisTopologyExtension}. Put a
  * {@link dev.distlock.test.redis.FaultProxy} between a client and a server to inject latency,
- * partitions, lost replies and resets.
+ * partitions, lost replies and resets. {@link dev.distlock.test.redis.CompatibilityServer} finds the servers of the
+ * compatibility matrix that only a folder beside the repository has (Redis 7.2.4, Valkey 8.0.1), and skips a test
+ * that needs one where that folder is absent.
  */
 @NullMarked
 package dev.distlock.test.redis;
