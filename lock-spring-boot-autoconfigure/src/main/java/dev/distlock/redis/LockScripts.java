@@ -311,7 +311,8 @@ final class LockScripts {
 	 * no lease; when Redis refused the publish, the deleted hash is followed by the field
 	 * {@value #PUBLISH_REFUSED_FIELD} and Redis's error text (the delete stands). The deleted hash is kept for ARGV[4]
 	 * ms as the receipt {@code <lease>:f:<call id>}: the same call run a second time answers from it, and never deletes a
-	 * lease taken after the first run.
+	 * lease taken after the first run. The message of a read-write lease (field {@code ~m}) starts with
+	 * {@value ReadWriteScripts#WAKE_ALL}, so that it wakes every waiter of a process, as its own releases do.
 	 */
 	@SuppressWarnings("rawtypes")
 	static final RedisScript<List> FORCE_RELEASE = RedisScript.of("""
@@ -329,6 +330,12 @@ final class LockScripts {
 			end
 			redis.call('del', KEYS[1])
 			local stamp = redis.call('time')[1]
+			for i = 1, #fields, 2 do
+			  if fields[i] == '~m' then
+			    stamp = '*' .. stamp
+			    break
+			  end
+			end
 			local sent
 			if ARGV[2] == 's' then
 			  sent = redis.pcall('spublish', ARGV[1], stamp)

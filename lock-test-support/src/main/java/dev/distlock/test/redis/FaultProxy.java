@@ -413,6 +413,11 @@ public final class FaultProxy implements AutoCloseable {
 			selector.selectNow(); // flushEnded() left ready keys behind
 			return;
 		}
+		if (closed || !tasks.isEmpty()) {
+			// a wakeup() from close() or call() may have been consumed by flushEnded()'s selectNow(): do not block
+			selector.selectNow();
+			return;
+		}
 		if (!wakeSet) {
 			selector.select();
 			return;
