@@ -66,7 +66,8 @@ public @interface DistributedLock {
 	 * The lease time, as a duration in Spring Boot's format ({@code "30s"}, {@code "500ms"}, {@code "PT2S"}) or a
 	 * {@code ${...}} placeholder that resolves to one. Empty means {@code distlock.default-ttl}. With the default
 	 * {@link #fixedLease() renewal}, the watchdog renews the lease every ttl × {@code distlock.renewal-ratio} while the
-	 * method runs, so the ttl only bounds how long a crashed instance blocks the key.
+	 * method runs, so the ttl only bounds how long a crashed instance blocks the key. At least 1ms and at most 365 days
+	 * (beyond it Redis's expiry may overflow); another value fails the start, naming the method.
 	 * @return the lease time, or empty for the default
 	 */
 	String ttl() default "";
@@ -92,7 +93,8 @@ public @interface DistributedLock {
 	 * held off by the window), and the window lease expires by itself. A call that finds the window still open fails as
 	 * one that did not get the lock ({@code SKIP} skips it). Only the outermost call of nested ones on the same key
 	 * opens a window. It needs {@code waitTime = "0"}: a call that waited for the lock would find the window of the run
-	 * it waited for, so a declaration with another wait fails the start.
+	 * it waited for, so a declaration with another wait fails the start, as does one longer than 365 days (the longest
+	 * lease time).
 	 * @return the shortest time between two acquisitions by {@code holdAtLeast} calls on the key, or empty for none
 	 * @since 0.1.0
 	 */

@@ -36,7 +36,7 @@ public class LockProperties {
 
 	/**
 	 * Lease time of @DistributedLock methods that do not set one. While the method runs the watchdog keeps renewing
-	 * the lease, so this only bounds how long a crashed instance blocks the key.
+	 * the lease, so this only bounds how long a crashed instance blocks the key. At most 365 days.
 	 */
 	private Duration defaultTtl = Duration.ofSeconds(30);
 
@@ -137,7 +137,7 @@ public class LockProperties {
 
 	/**
 	 * Set the lease time of {@code @DistributedLock} methods that do not set one.
-	 * @param defaultTtl the lease time; at least 1ms
+	 * @param defaultTtl the lease time; at least 1ms, at most 365 days
 	 */
 	public void setDefaultTtl(Duration defaultTtl) {
 		this.defaultTtl = LockSettings.checkTtl(defaultTtl, "distlock.default-ttl");
@@ -215,7 +215,7 @@ public class LockProperties {
 
 	/**
 	 * Set how long a fair lock's queue entry lives without its waiter's keepalive.
-	 * @param fairEntryTtl the entry ttl; at least 30ms
+	 * @param fairEntryTtl the entry ttl; at least 30ms, at most 365 days
 	 */
 	public void setFairEntryTtl(Duration fairEntryTtl) {
 		this.fairEntryTtl = LockSettings.checkFairEntryTtl(fairEntryTtl, "distlock.fair-entry-ttl");

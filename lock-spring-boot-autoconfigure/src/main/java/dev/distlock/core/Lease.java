@@ -74,7 +74,7 @@ public interface Lease extends AutoCloseable {
 
 	/**
 	 * Add {@code extra} to the lease's remaining time; the same as {@code extend(extra, ExtendMode.ADD)}.
-	 * @param extra the time to add; positive
+	 * @param extra the time to add; at least 1ms, at most {@link LockSettings#MAX_TTL}
 	 * @throws LockNotOwnedException if the lease is no longer ours, released by this hold included
 	 * ({@link LockLostException} when it was already lost)
 	 */
@@ -87,9 +87,10 @@ public interface Lease extends AutoCloseable {
 	 * {@code time} ({@link ExtendMode#REPLACE}), which may shorten it. After a replace, {@code time} is the lease time
 	 * the watchdog renews an auto-renewed lease to; a renewal already on its way may still leave the lease its former
 	 * time once.
-	 * @param time the time to add or to set; positive
+	 * @param time the time to add or to set; at least 1ms, at most {@link LockSettings#MAX_TTL}
 	 * @param mode whether to add or to replace
-	 * @throws IllegalArgumentException if {@code time} is not positive or {@code mode} is null, naming the key
+	 * @throws IllegalArgumentException if {@code time} is under 1ms or over {@link LockSettings#MAX_TTL} (365 days, where
+	 * Redis's expiry may overflow) or {@code mode} is null, naming the key
 	 * @throws LockNotOwnedException if the lease is no longer ours, released by this hold included
 	 * ({@link LockLostException} when it was already lost)
 	 * @throws LockUnavailableException if the store did not answer

@@ -68,6 +68,34 @@ public interface LockListener {
 	default void notificationRefused(Notification operation, String channel, String reason) {
 	}
 
+	/**
+	 * The engine gave up deleting a hold that Redis may have of the lock {@code key} unknown to this process (left by
+	 * a call whose reply was lost, see the fault model): Redis refused the delete for good (an ACL without the lock
+	 * scripts, a value of another type at the key), did not answer within the hold's lease time (the hold has expired
+	 * by then, as nothing renews it), or too many were pending. Such a hold, if there is one, ends at its lease time;
+	 * nothing is retried. A refusal is one an operator should look at: the detail says what Redis answered.
+	 * @param key the lock key
+	 * @param reason why the delete was given up
+	 * @param detail what Redis answered, or why it was not asked, in words
+	 * @since 0.1.0
+	 */
+	default void discardAbandoned(String key, Abandonment reason, String detail) {
+	}
+
+	/** Why the engine gave up deleting a hold Redis may have unknown to this process. */
+	enum Abandonment {
+
+		/** Redis refused the delete, and retrying cannot help (an ACL, WRONGTYPE). */
+		REFUSED,
+
+		/** Redis did not answer within the hold's lease time: the hold has expired since. */
+		EXPIRED,
+
+		/** Too many deletes were pending; the hold ends at its lease time. */
+		TOO_MANY
+
+	}
+
 	/** The two sides of a release notification. */
 	enum Notification {
 

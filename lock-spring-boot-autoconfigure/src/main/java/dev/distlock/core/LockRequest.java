@@ -9,7 +9,8 @@ import org.jspecify.annotations.Nullable;
  * while it is held, and a name that groups the key's metrics (keys are unbounded, names are not).
  *
  * @param key the lock key, unique among the keys of one service's prefix; never blank
- * @param ttl the lease time; with {@code autoRenew} the watchdog resets the lease to it while it is held; at least 1ms
+ * @param ttl the lease time; with {@code autoRenew} the watchdog resets the lease to it while it is held; at least 1ms,
+ * at most {@link LockSettings#MAX_TTL} (365 days)
  * @param waitTime how long to wait for a held key; zero tries once; never negative
  * @param autoRenew whether the watchdog renews the lease until it is released (otherwise it expires at {@code ttl})
  * @param name the name used to group this lock in metrics and logs, or {@code null} for {@link #DEFAULT_NAME}
@@ -25,7 +26,7 @@ public record LockRequest(String key, Duration ttl, Duration waitTime, boolean a
 	/**
 	 * Checks the arguments.
 	 * @param key the lock key; not blank
-	 * @param ttl the lease time; at least 1ms
+	 * @param ttl the lease time; at least 1ms, at most {@link LockSettings#MAX_TTL}
 	 * @param waitTime the longest time to wait for the key; zero tries once, never negative
 	 * @param autoRenew whether the watchdog renews the lease while it is held
 	 * @param name the name used to group this lock in metrics and logs, or {@code null} for {@link #DEFAULT_NAME}

@@ -20,6 +20,17 @@ public final class LockSettings {
 	/** The rule of lease times, as the messages word it. */
 	public static final String TTL_RULE = "must be at least 1ms";
 
+	/**
+	 * The longest lease time, and the longest extension or replacement of one: 365 days. Beyond it Redis's
+	 * {@code PEXPIRE} overflows, or the scripts' Lua numbers turn into a form Redis does not take as an integer,
+	 * after the script has written the hold: a hold without expiry. A lease is a bound on how long a crashed holder
+	 * blocks the key; the watchdog renews a held lease however long it is held.
+	 */
+	public static final Duration MAX_TTL = Duration.ofDays(365);
+
+	/** The rule of {@link #MAX_TTL}, as the messages word it. */
+	public static final String MAX_TTL_RULE = "must be at most 365 days";
+
 	/** The rule of wait times, as the messages word it. */
 	public static final String WAIT_TIME_RULE = "must not be negative";
 
@@ -29,12 +40,26 @@ public final class LockSettings {
 	}
 
 	/**
-	 * Whether {@code ttl} is a valid lease time: at least 1ms, the resolution of the store's expiry.
+	 * Whether {@code ttl} is a valid lease time: at least 1ms, the resolution of the store's expiry, and at most
+	 * {@link #MAX_TTL}.
 	 * @param ttl the lease time to check, may be null
 	 * @return true when it is a valid lease time
 	 */
 	public static boolean isValidTtl(@Nullable Duration ttl) {
-		return ttl != null && ttl.compareTo(MIN_TTL) >= 0;
+		return ttlRule(ttl) == null;
+	}
+
+	/**
+	 * The rule a lease time, or an extension of one, breaks: {@link #TTL_RULE} below 1ms (or null),
+	 * {@link #MAX_TTL_RULE} beyond {@link #MAX_TTL}.
+	 * @param ttl the lease time or extension to check, may be null
+	 * @return the rule it breaks, or {@code null} when it is valid
+	 */
+	public static @Nullable String ttlRule(@Nullable Duration ttl) {
+		if (ttl == null || ttl.compareTo(MIN_TTL) < 0) {
+			return TTL_RULE;
+		}
+		return (ttl.compareTo(MAX_TTL) > 0) ? MAX_TTL_RULE : null;
 	}
 
 	/**
@@ -90,15 +115,16 @@ public final class LockSettings {
 	}
 
 	/**
-	 * A lease time: {@value #TTL_RULE}.
+	 * A lease time: {@value #TTL_RULE}, and {@value #MAX_TTL_RULE} ({@link #MAX_TTL}).
 	 * @param ttl the lease time
 	 * @param subject what the message names, e.g. the method or the property
 	 * @return the lease time, unchanged
 	 * @throws IllegalArgumentException naming {@code subject}
 	 */
 	public static Duration checkTtl(@Nullable Duration ttl, String subject) {
-		if (ttl == null || !isValidTtl(ttl)) {
-			throw invalid(subject, TTL_RULE, ttl);
+		String rule = ttlRule(ttl);
+		if (ttl == null || rule != null) {
+			throw invalid(subject, (rule != null) ? rule : TTL_RULE, ttl);
 		}
 		return ttl;
 	}
@@ -133,16 +159,19 @@ public final class LockSettings {
 	}
 
 	/**
-	 * How long a fair lock's queue entry lives without its waiter's keepalive: at least 30ms. It bounds how long a
-	 * waiter that died delays the next one.
+	 * How long a fair lock's queue entry lives without its waiter's keepalive: at least 30ms, at most
+	 * {@link #MAX_TTL} (it is an expiry in Redis too). It bounds how long a waiter that died delays the next one.
 	 * @param entryTtl the entry ttl
 	 * @param subject what the message names, e.g. the property
 	 * @return the duration, unchanged
 	 * @throws IllegalArgumentException naming {@code subject}
 	 */
 	public static Duration checkFairEntryTtl(@Nullable Duration entryTtl, String subject) {
-		if (entryTtl == null || entryTtl.toMillis() < 30) {
+		if (entryTtl == null || entryTtl.compareTo(Duration.ofMillis(30)) < 0) {
 			throw invalid(subject, "must be at least 30ms", entryTtl);
+		}
+		if (entryTtl.compareTo(MAX_TTL) > 0) {
+			throw invalid(subject, MAX_TTL_RULE, entryTtl);
 		}
 		return entryTtl;
 	}

@@ -9,6 +9,7 @@ import dev.distlock.core.ExtendMode;
 import dev.distlock.core.Lease;
 import dev.distlock.core.LockService;
 import dev.distlock.core.LockServiceLock;
+import dev.distlock.core.LockSettings;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 
@@ -82,13 +83,12 @@ public class LockServiceLockRegistry
 	 * Integration's {@code RedisLockRegistry} prefixes them with its registry key), with leases of {@code ttl}.
 	 * @param lockService the service that hands out the leases
 	 * @param keyPrefix put before every key, e.g. {@code "orders:"}; may be empty
-	 * @param ttl the lease time of each hold, renewed by the watchdog while held; at least 1ms
+	 * @param ttl the lease time of each hold, renewed by the watchdog while held; at least 1ms, at most 365 days
 	 */
 	public LockServiceLockRegistry(LockService lockService, String keyPrefix, Duration ttl) {
 		Assert.notNull(lockService, "'lockService' must not be null");
 		Assert.notNull(keyPrefix, "'keyPrefix' must not be null");
-		Assert.notNull(ttl, "'ttl' must not be null");
-		Assert.isTrue(ttl.toMillis() >= 1, () -> "'ttl' must be at least 1ms, but was " + ttl);
+		LockSettings.checkTtl(ttl, "'ttl'");
 		this.lockService = lockService;
 		this.keyPrefix = keyPrefix;
 		this.ttl = ttl;

@@ -11,7 +11,7 @@ import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.Future;
-import java.util.function.Predicate;
+import java.util.function.Function;
 
 import dev.distlock.annotation.DistributedLock;
 import dev.distlock.annotation.LockFailureHandler;
@@ -199,14 +199,15 @@ public class LockOperationSource {
 					"@DistributedLock needs a key expression (attribute 'key')", null);
 		}
 		Expression key = this.evaluator.parseAndValidate(keySource, method, targetClass, description);
-		Duration ttl = duration(annotation.ttl(), "ttl", this.defaultTtl, LockSettings::isValidTtl,
-				LockSettings.TTL_RULE, description);
+		Duration ttl = duration(annotation.ttl(), "ttl", this.defaultTtl, LockSettings::ttlRule, description);
 		Duration waitTime = duration(annotation.waitTime(), "waitTime", this.defaultWaitTime,
-				LockSettings::isValidWaitTime, LockSettings.WAIT_TIME_RULE, description);
+				(value) -> LockSettings.isValidWaitTime(value) ? null : LockSettings.WAIT_TIME_RULE, description);
 		String name = StringUtils.hasText(annotation.name()) ? annotation.name()
 				: ClassUtils.getShortName(targetClass) + "." + method.getName();
+		// the window is a lease of its own: at most a year, as every lease time
 		Duration holdAtLeast = duration(annotation.holdAtLeast(), "holdAtLeast", Duration.ZERO,
-				(value) -> !value.isNegative(), "must not be negative", description);
+				(value) -> value.isNegative() ? "must not be negative"
+						: (value.compareTo(LockSettings.MAX_TTL) > 0) ? LockSettings.MAX_TTL_RULE : null, description);
 		if (holdAtLeast.isZero()) {
 			holdAtLeast = null;
 		}
@@ -253,10 +254,11 @@ public class LockOperationSource {
 
 	/**
 	 * The duration {@code text} declares, after placeholder resolution, or {@code defaultValue} when it declares none.
-	 * @throws InvalidLockDeclarationException if it cannot be resolved or parsed, or fails {@code inRange}
+	 * @throws InvalidLockDeclarationException if it cannot be resolved or parsed, or breaks a rule ({@code rule}
+	 * returns the rule it breaks, or null)
 	 */
-	private Duration duration(String text, String attribute, Duration defaultValue, Predicate<Duration> inRange,
-			String range, String description) {
+	private Duration duration(String text, String attribute, Duration defaultValue,
+			Function<Duration, @Nullable String> rule, String description) {
 		if (!StringUtils.hasText(text)) {
 			return defaultValue;
 		}
@@ -280,9 +282,10 @@ public class LockOperationSource {
 					+ "' is " + quote(text, resolved) + ", which is not a duration (examples: \"30s\", \"500ms\", \"PT2S\")",
 					ex);
 		}
-		if (!inRange.test(duration)) {
+		String broken = rule.apply(duration);
+		if (broken != null) {
 			throw new InvalidLockDeclarationException(description, attribute, "@DistributedLock attribute '" + attribute
-					+ "' " + range + ", but was " + quote(text, resolved), null);
+					+ "' " + broken + ", but was " + quote(text, resolved), null);
 		}
 		return duration;
 	}

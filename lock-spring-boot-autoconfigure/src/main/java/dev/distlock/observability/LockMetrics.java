@@ -8,6 +8,7 @@ import java.util.concurrent.ConcurrentHashMap;
 
 import dev.distlock.core.Lease;
 import dev.distlock.core.LockListener;
+import dev.distlock.core.LockListener.Abandonment;
 import dev.distlock.core.LockListener.Notification;
 import dev.distlock.core.LockLostEvent;
 import dev.distlock.core.LockRequest;
@@ -52,6 +53,13 @@ public class LockMetrics implements LockListener {
 	 */
 	public static final String NOTIFICATIONS_REFUSED = "distlock.notifications.refused";
 
+	/**
+	 * Counter: deletes of holds Redis may have unknown to the engine (left by calls whose replies were lost) that the
+	 * engine gave up, tagged {@code reason} ({@code refused}, {@code expired}, {@code too-many}); not by lock name, as
+	 * the engine knows only the key then.
+	 */
+	public static final String DISCARDS_ABANDONED = "distlock.discards.abandoned";
+
 	/** The tag that names the lock. */
 	public static final String NAME_TAG = "name";
 
@@ -60,6 +68,8 @@ public class LockMetrics implements LockListener {
 	private final Map<String, NameMeters> meters = new ConcurrentHashMap<>();
 
 	private final Map<Notification, Counter> notificationsRefused = new EnumMap<>(Notification.class);
+
+	private final Map<Abandonment, Counter> discardsAbandoned = new EnumMap<>(Abandonment.class);
 
 	/**
 	 * A listener that records into {@code registry}.
@@ -72,6 +82,12 @@ public class LockMetrics implements LockListener {
 			this.notificationsRefused.put(operation, Counter.builder(NOTIFICATIONS_REFUSED)
 				.description("Release notifications the store refused: waiters poll, releases are not announced")
 				.tag("operation", operation.name().toLowerCase(Locale.ROOT))
+				.register(registry));
+		}
+		for (Abandonment reason : Abandonment.values()) {
+			this.discardsAbandoned.put(reason, Counter.builder(DISCARDS_ABANDONED)
+				.description("Deletes of holds Redis may have unknown to the engine that it gave up")
+				.tag("reason", reason.name().toLowerCase(Locale.ROOT).replace('_', '-'))
 				.register(registry));
 		}
 	}
@@ -111,6 +127,11 @@ public class LockMetrics implements LockListener {
 	@Override
 	public void notificationRefused(Notification operation, String channel, String reason) {
 		this.notificationsRefused.get(operation).increment();
+	}
+
+	@Override
+	public void discardAbandoned(String key, Abandonment reason, String detail) {
+		this.discardsAbandoned.get(reason).increment();
 	}
 
 	private NameMeters meters(String name) {

@@ -24,7 +24,8 @@ import org.springframework.util.Assert;
  * It knows the texts of Redis 6.0 to 7.x: for example {@code NOPERM this user has no permissions to run the 'evalsha'
  * command} (7.0), {@code NOPERM User app has no permissions to run the 'evalsha' command} (7.2), and a denial inside a
  * script, {@code ERR The user executing the script can't run this command or subcommand} (7.0) or
- * {@code ERR ACL failure in script: ...} (7.2).
+ * {@code ERR ACL failure in script: ...} (7.2); Redis 6.2 wraps the latter two in
+ * {@code ERR Error running script (call to f_<sha>): @user_script:8: ...}.
  *
  * @since 0.1.0
  */
@@ -103,6 +104,25 @@ public final class RedisErrorClassifier {
 	}
 
 	/**
+	 * Whether {@code failure} carries an error reply of Redis anywhere in its cause chain: Redis answered the call (it
+	 * refused it, or the command failed), as opposed to a call that could not be sent or whose answer did not come. An
+	 * answered call does not run later; an unanswered one may.
+	 * @param failure what a Redis call threw
+	 * @return true when Redis answered with an error
+	 */
+	public static boolean isErrorReply(Throwable failure) {
+		Assert.notNull(failure, "'failure' must not be null");
+		int depth = 0;
+		for (Throwable t = failure; t != null && depth < MAX_DEPTH; t = (t.getCause() != t) ? t.getCause() : null) {
+			if (classifyReply(t.getMessage()) != null) {
+				return true;
+			}
+			depth++;
+		}
+		return false;
+	}
+
+	/**
 	 * Classify a Redis error reply given as text, such as one a script caught with {@code redis.pcall}; a text that is
 	 * no error reply is {@link RedisErrorKind#OTHER OTHER}.
 	 * @param errorReply the error reply's text
@@ -129,7 +149,8 @@ public final class RedisErrorClassifier {
 			return new RedisError(RedisErrorKind.AUTHENTICATION, null, whole);
 		}
 		if (code.equals("NOPERM") || text.contains("ACL failure in script")
-				|| text.startsWith("The user executing the script can't")) {
+				|| text.contains("The user executing the script can't")) { // 6.2 wraps it: "Error running script ..."
+
 			return new RedisError(RedisErrorKind.PERMISSION, refusal(text), whole);
 		}
 		if (TRANSIENT_CODES.contains(code)) {

@@ -10,7 +10,8 @@ import org.jspecify.annotations.Nullable;
 
 /**
  * One call of the acquire script for a new acquisition, and what its failure means: sent and unanswered (it may run
- * yet, so the attempt is marked for the reconciler), refused by Redis (final), or, with replica acknowledgements,
+ * yet, so the attempt is marked for the reconciler), refused or failed by Redis (final; nothing for the reconciler
+ * unless the script may have written before a refused command), or, with replica acknowledgements,
  * answered but acknowledged by too few replicas (the new lease is deleted again). One role, so that
  * {@link LeaseAcquirer} only decides when to try.
  */
@@ -58,7 +59,10 @@ final class AcquireCall {
 		catch (RuntimeException ex) {
 			// Sent and unanswered, Redis may run it yet; refused part-way, a script keeps what it wrote before the
 			// refused command (a new hold without expiry). Either way the reconciler deletes what this owner may hold.
-			attempt.unanswered = true;
+			// Answered otherwise, Redis has nothing of it: nothing to reconcile (see RedisFailures.mayHaveWritten).
+			if (RedisFailures.mayHaveWritten(ex)) {
+				attempt.unanswered = true;
+			}
 			if (Thread.interrupted()) { // the client gave up waiting for Redis because this thread was interrupted
 				InterruptedException interrupted = new InterruptedException();
 				interrupted.initCause(ex);
@@ -84,7 +88,9 @@ final class AcquireCall {
 							willWait ? this.clientId : "", 0);
 		}
 		catch (RuntimeException ex) { // no connection to send it on
-			attempt.unanswered = true;
+			if (RedisFailures.mayHaveWritten(ex)) {
+				attempt.unanswered = true;
+			}
 			return CompletableFuture.failedFuture(failure(request, attempt.redisKey, ex));
 		}
 		if (reply == null) {
@@ -101,7 +107,9 @@ final class AcquireCall {
 				result.complete(value);
 				return;
 			}
-			attempt.unanswered = true; // as in call: it may run yet, or kept part of what it wrote
+			if (RedisFailures.mayHaveWritten(cause)) {
+				attempt.unanswered = true; // as in call: it may run yet, or kept part of what it wrote
+			}
 			result.completeExceptionally(failure(request, attempt.redisKey,
 					(cause instanceof RuntimeException runtime) ? runtime : new IllegalStateException(cause)));
 		});

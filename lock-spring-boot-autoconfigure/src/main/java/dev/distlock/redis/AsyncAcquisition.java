@@ -388,7 +388,7 @@ final class AsyncAcquisition {
 	}
 
 	private void discard(Attempt current) {
-		this.engine.reconciler().discard(this.request.key(), current.redisKey, current.owner, current.channel);
+		this.engine.reconciler().discard(this.request.key(), current, false);
 	}
 
 	private static long earlier(long a, long b) {

@@ -169,7 +169,7 @@ final class FairAcquisition {
 		synchronized (this) {
 			this.inFlight = false;
 			if (ex != null) {
-				this.attempt.unanswered = true; // it may run yet: queue this owner, or take the lease
+				this.attempt.unanswered |= RedisFailures.mayHaveWritten(ex); // may run yet: queue it, take the lease
 				if (this.state == State.WAITING) {
 					LockUnavailableException failed = AcquireCall.failure(this.request, this.attempt.redisKey, ex);
 					if (failed instanceof LockAccessDeniedException || !this.mayWait
@@ -378,8 +378,7 @@ final class FairAcquisition {
 	}
 
 	private void discardLater() {
-		this.engine.reconciler().discard(this.request.key(), this.attempt.redisKey, this.attempt.owner,
-				this.attempt.channel, true);
+		this.engine.reconciler().discard(this.request.key(), this.attempt, true);
 	}
 
 	/** Stop waiting: timers off, the waiter unregistered. */

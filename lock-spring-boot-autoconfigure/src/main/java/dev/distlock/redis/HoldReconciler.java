@@ -1,5 +1,6 @@
 package dev.distlock.redis;
 
+import java.util.List;
 import java.util.concurrent.Executors;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
@@ -8,6 +9,8 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 
+import dev.distlock.core.LockListener;
+import dev.distlock.core.LockListener.Abandonment;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 
@@ -18,6 +21,12 @@ import org.apache.commons.logging.LogFactory;
  * (whose holder's release finds it gone either way); the discard is retried until Redis answers,
  * then sent once more one command timeout later, for a script that reached Redis late on a connection that was replaced
  * meanwhile. What even that misses is a hold that nothing renews: it ends at its lease time.
+ * <p>
+ * No discard lives for ever: one that Redis refuses for good (an ACL without the scripts, WRONGTYPE on a key another
+ * client wrote: see {@link RedisFailures#isPermanent}) ends at once, and one Redis does not answer ends once its
+ * lease time has passed since it was handed here, as the hold it is for, renewed by nobody, has expired by then. Each
+ * discard that ends so is logged (a refusal at WARN) and counted ({@link LockListener#discardAbandoned}), so a
+ * refusal costs one call, not one every few seconds for as long as the process lives.
  * <p>
  * Safe at any moment because owner ids are fresh per acquisition and never reused once handed here (see
  * {@link ReadWriteScripts#DISCARD}).
@@ -37,60 +46,84 @@ final class HoldReconciler implements AutoCloseable {
 
 	private final long confirmDelayMillis;
 
+	/** How long a fair lock's queue entry lives without keepalive: the least life of a fair discard. */
+	private final long fairEntryTtlMillis;
+
+	private final List<LockListener> listeners;
+
 	private final ScheduledExecutorService executor;
 
 	private final AtomicInteger pending = new AtomicInteger();
 
 	private final AtomicLong discarded = new AtomicLong();
 
-	HoldReconciler(LeaseStore store, long confirmDelayMillis, EngineThreads threads, String threadName) {
+	HoldReconciler(LeaseStore store, long confirmDelayMillis, long fairEntryTtlMillis, List<LockListener> listeners,
+			EngineThreads threads, String threadName) {
 		this.store = store;
 		this.confirmDelayMillis = confirmDelayMillis;
+		this.fairEntryTtlMillis = fairEntryTtlMillis;
+		this.listeners = listeners;
 		this.executor = Executors.newSingleThreadScheduledExecutor(threads.named(threadName));
 	}
 
 	/**
-	 * Make sure {@code owner} holds nothing on {@code redisKey}. The caller must never use {@code owner} again.
+	 * Make sure the owner of {@code attempt}, an acquisition of the lock {@code key} that got no lease, holds nothing;
+	 * for a fair lock ({@code fair}) with {@link FairScripts#FAIR_LEAVE}: the owner's queue entry goes, and a lease it
+	 * holds is handed on to the next live waiter rather than deleted (the queue stays). Tried for the attempt's ttl.
 	 */
-	void discard(String key, String redisKey, String owner, String channel) {
-		discard(key, redisKey, owner, channel, false);
+	void discard(String key, Attempt attempt, boolean fair) {
+		discard(key, attempt.redisKey, attempt.owner, attempt.channel, fair, attempt.ttlMillis);
 	}
 
 	/**
-	 * As {@link #discard}; for a fair lock ({@code fair}) with {@link FairScripts#FAIR_LEAVE}: the owner's queue entry
-	 * goes, and a lease it holds is handed on to the next live waiter rather than deleted (the queue stays).
+	 * Make sure the owner of {@code entry} holds nothing more of it (see {@link #discard(String, Attempt, boolean)}).
+	 * Tried for as long as Redis may keep the lease: its ttl, or its last confirmed time if that is longer.
 	 */
-	void discard(String key, String redisKey, String owner, String channel, boolean fair) {
+	void discard(LeaseEntry entry, boolean fair) {
+		discard(entry.key, entry.redisKey, entry.owner, entry.channel, fair, lifeMillis(entry));
+	}
+
+	/**
+	 * Make sure {@code owner} holds nothing on {@code redisKey}, trying for {@code lifeMillis} at most. The caller
+	 * must never use {@code owner} again.
+	 */
+	void discard(String key, String redisKey, String owner, String channel, boolean fair, long lifeMillis) {
 		if (this.pending.incrementAndGet() > MAX_PENDING) {
 			this.pending.decrementAndGet();
-			logger.warn("Too many holds to reconcile; the one of lock '" + key + "' (owner " + owner
-					+ ") ends at its lease time");
+			abandoned(key, owner, Abandonment.TOO_MANY, "too many holds to reconcile (" + MAX_PENDING + ")");
 			return;
 		}
-		schedule(new Discard(key, redisKey, owner, channel, fair, 1, MIN_BACKOFF_MILLIS), 0);
+		long life = fair ? Math.max(lifeMillis, this.fairEntryTtlMillis) : lifeMillis;
+		long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(Math.max(1, life));
+		schedule(new Discard(key, redisKey, owner, channel, fair, 1, MIN_BACKOFF_MILLIS, deadline), 0);
 	}
 
 	/**
-	 * Discard now, on the calling thread, where Redis has just answered; on failure as {@link #discard}. Returns
-	 * whether a hold was deleted.
+	 * Discard {@code entry}'s owner now, on the calling thread, where Redis has just answered; on failure as
+	 * {@link #discard(LeaseEntry, boolean)}. Returns whether a hold was deleted.
 	 */
-	boolean discardNow(String key, String redisKey, String owner, String channel) {
+	boolean discardNow(LeaseEntry entry) {
 		try {
-			boolean deleted = this.store.discard(redisKey, owner, channel);
+			boolean deleted = this.store.discard(entry.redisKey, entry.owner, entry.channel);
 			if (deleted) {
 				this.discarded.incrementAndGet();
-				logger.info("Deleted a hold of lock '" + key + "' (owner " + owner
+				logger.info("Deleted a hold of lock '" + entry.key + "' (owner " + entry.owner
 						+ ") that a call whose reply was lost had left in Redis");
 			}
 			return deleted;
 		}
 		catch (RuntimeException ex) {
-			discard(key, redisKey, owner, channel);
+			if (RedisFailures.isPermanent(ex)) {
+				abandoned(entry.key, entry.owner, Abandonment.REFUSED, RedisFailures.describe(ex, entry.redisKey));
+			}
+			else {
+				discard(entry, false);
+			}
 			return false;
 		}
 	}
 
-	/** Discards not yet confirmed twice by Redis. */
+	/** Discards not yet confirmed twice by Redis, nor given up. */
 	int pending() {
 		return this.pending.get();
 	}
@@ -116,10 +149,7 @@ final class HoldReconciler implements AutoCloseable {
 					: this.store.discard(discard.redisKey, discard.owner, discard.channel);
 		}
 		catch (RuntimeException ex) {
-			long backoff = Math.min(MAX_BACKOFF_MILLIS, discard.backoffMillis * 2);
-			logger.debug("Could not discard the unknown hold of lock '" + discard.key + "' yet; retrying", ex);
-			schedule(discard.retry(backoff), ThreadLocalRandom.current().nextLong(discard.backoffMillis / 2,
-					discard.backoffMillis + 1));
+			failed(discard, ex);
 			return;
 		}
 		if (deleted) {
@@ -135,20 +165,66 @@ final class HoldReconciler implements AutoCloseable {
 		}
 	}
 
+	/** A try that failed: retried with backoff, unless retrying cannot help or the hold has expired by now. */
+	private void failed(Discard discard, RuntimeException ex) {
+		if (RedisFailures.isPermanent(ex)) {
+			this.pending.decrementAndGet();
+			abandoned(discard.key, discard.owner, Abandonment.REFUSED, RedisFailures.describe(ex, discard.redisKey));
+			return;
+		}
+		if (System.nanoTime() - discard.deadlineNanos >= 0) {
+			this.pending.decrementAndGet();
+			abandoned(discard.key, discard.owner, Abandonment.EXPIRED, RedisFailures.describe(ex, discard.redisKey));
+			return;
+		}
+		long backoff = Math.min(MAX_BACKOFF_MILLIS, discard.backoffMillis * 2);
+		logger.debug("Could not discard the unknown hold of lock '" + discard.key + "' yet; retrying", ex);
+		schedule(discard.retry(backoff), ThreadLocalRandom.current().nextLong(discard.backoffMillis / 2,
+				discard.backoffMillis + 1));
+	}
+
+	private void abandoned(String key, String owner, Abandonment reason, String detail) {
+		String message = switch (reason) {
+			case REFUSED -> "Redis refused to delete a hold of lock '" + key + "' (owner " + owner + ") that a call "
+					+ "whose reply was lost may have left; not retried, a hold that is there expires at its lease time: "
+					+ detail;
+			case EXPIRED -> "Gave up deleting a hold of lock '" + key + "' (owner " + owner + ") that a call whose "
+					+ "reply was lost may have left: Redis did not answer within its lease time, so it has expired ("
+					+ detail + ")";
+			case TOO_MANY -> "Too many holds to reconcile; the one of lock '" + key + "' (owner " + owner
+					+ ") ends at its lease time";
+		};
+		if (reason == Abandonment.EXPIRED) {
+			logger.info(message);
+		}
+		else {
+			logger.warn(message);
+		}
+		this.listeners.forEach(listener -> listener.discardAbandoned(key, reason, detail));
+	}
+
+	/** How long Redis may keep {@code entry}'s lease: its ttl, or its last confirmed time if that is longer. */
+	private static long lifeMillis(LeaseEntry entry) {
+		long confirmed = TimeUnit.NANOSECONDS.toMillis(entry.validUntilNanos() - System.nanoTime());
+		return Math.max(entry.ttlMillis(), confirmed);
+	}
+
 	@Override
 	public void close() {
 		this.executor.shutdownNow();
 	}
 
 	private record Discard(String key, String redisKey, String owner, String channel, boolean fair, int pass,
-			long backoffMillis) {
+			long backoffMillis, long deadlineNanos) {
 
 		Discard retry(long backoff) {
-			return new Discard(this.key, this.redisKey, this.owner, this.channel, this.fair, this.pass, backoff);
+			return new Discard(this.key, this.redisKey, this.owner, this.channel, this.fair, this.pass, backoff,
+					this.deadlineNanos);
 		}
 
 		Discard secondPass() {
-			return new Discard(this.key, this.redisKey, this.owner, this.channel, this.fair, 2, MIN_BACKOFF_MILLIS);
+			return new Discard(this.key, this.redisKey, this.owner, this.channel, this.fair, 2, MIN_BACKOFF_MILLIS,
+					this.deadlineNanos);
 		}
 
 	}

@@ -151,7 +151,7 @@ final class LeaseAcquirer {
 		}
 		finally {
 			if (lease.isEmpty() && attempt.unanswered) {
-				this.reconciler.discard(request.key(), attempt.redisKey, attempt.owner, attempt.channel);
+				this.reconciler.discard(request.key(), attempt, false);
 			}
 		}
 	}

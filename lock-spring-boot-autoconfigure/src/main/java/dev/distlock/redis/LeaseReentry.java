@@ -108,7 +108,7 @@ final class LeaseReentry {
 		if (!entry.reenter(request.ttl().toMillis(), request.autoRenew(), sent)) {
 			// Ended here meanwhile (released from another thread, or found lost): the hold just counted is one that
 			// nothing in this process knows. Its owner id is not used again, so it can go.
-			this.reconciler.discard(entry.key, entry.redisKey, entry.owner, entry.channel);
+			this.reconciler.discard(entry, false);
 			return null;
 		}
 		if (request.autoRenew()) {

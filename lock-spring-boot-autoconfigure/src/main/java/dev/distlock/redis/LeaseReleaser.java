@@ -120,7 +120,7 @@ final class LeaseReleaser {
 			String next = reply.nextOwner();
 			if (reply.holdsLeft() > 0) {
 				// Redis counted holds this process does not: the lease ends with the last hold this process knows
-				this.reconciler.discard(entry.key, entry.redisKey, entry.owner, entry.channel, true);
+				this.reconciler.discard(entry, true);
 			}
 			else if (next != null) {
 				this.subscriber.fairHandedOver(FairScripts.handOverChannel(entry.channel, next), next, reply.nextToken());
@@ -170,7 +170,7 @@ final class LeaseReleaser {
 				else if (left > 0) {
 					// Redis counted holds this process does not: they go (the discard publishes when that frees the
 					// lock, and the message wakes this process's waiters too)
-					this.reconciler.discardNow(entry.key, entry.redisKey, entry.owner, entry.channel);
+					this.reconciler.discardNow(entry);
 				}
 			}
 			else if (left == 0) {
@@ -179,7 +179,7 @@ final class LeaseReleaser {
 				}
 				this.subscriber.releasedLocally(entry.channel, entry.token);
 			}
-			else if (this.reconciler.discardNow(entry.key, entry.redisKey, entry.owner, entry.channel)) {
+			else if (this.reconciler.discardNow(entry)) {
 				// Redis counted holds this process does not (re-entries whose replies were lost): the lease ends with
 				// the last hold this process knows
 				this.subscriber.releasedLocally(entry.channel, entry.token);
@@ -312,7 +312,7 @@ final class LeaseReleaser {
 		this.watchdog.unregister(entry);
 		if (entry.releaseHold(false)) {
 			ended(entry);
-			this.reconciler.discard(entry.key, entry.redisKey, entry.owner, entry.channel, entry.isFair());
+			this.reconciler.discard(entry, entry.isFair());
 		}
 		this.listeners.forEach(listener -> listener.released(lease, held, false));
 		return new LockLostException(event);
@@ -327,7 +327,7 @@ final class LeaseReleaser {
 	private LockException unreachable(RedisLease lease, LeaseEntry entry, Duration held, RuntimeException ex) {
 		if (entry.releaseHold(false)) {
 			ended(entry);
-			this.reconciler.discard(entry.key, entry.redisKey, entry.owner, entry.channel, entry.isFair());
+			this.reconciler.discard(entry, entry.isFair());
 		}
 		this.listeners.forEach(listener -> listener.released(lease, held, false));
 		LockLostEvent lost = entry.lostEvent();

@@ -6,6 +6,7 @@ import dev.distlock.core.LockUnavailableException;
 import dev.distlock.preflight.LockPreflight;
 import dev.distlock.preflight.RedisError;
 import dev.distlock.preflight.RedisErrorClassifier;
+import dev.distlock.preflight.RedisErrorKind;
 import dev.distlock.preflight.Refusal;
 import org.jspecify.annotations.Nullable;
 
@@ -34,13 +35,60 @@ final class RedisFailures {
 			return new LockAccessDeniedException(key, denial.reason(), denial.grant(),
 					start + denial.text() + unansweredNote + " (" + error.message() + ")", failure);
 		}
-		return new LockUnavailableException(key, start + answer(error) + unansweredNote + " (" + error.message() + ")",
-				failure);
+		return new LockUnavailableException(key, start + answer(error, redisKey) + unansweredNote + " ("
+				+ error.message() + ")", failure);
 	}
 
 	/** Whether Redis refused the call for good: credentials, permissions or TLS. */
 	static boolean isDenial(Throwable failure) {
 		return RedisErrorClassifier.classify(failure).isMisconfiguration();
+	}
+
+	/**
+	 * Whether a new acquisition that failed with {@code failure} may have left something of its owner in Redis, so
+	 * that its owner id must go to the {@link HoldReconciler}: the call went unanswered (it may run yet), or Redis
+	 * answered with an error raised inside the script, after which the script keeps what it wrote before (a lease
+	 * without expiry: a refused PEXPIRE, or one given a number Redis does not take), until the scripts undo their
+	 * writes on such an error. Not when the script was refused as a whole (a revoked {@code +evalsha}, LOADING, BUSY,
+	 * READONLY, OOM) or failed with WRONGTYPE, which the first access to a key another client wrote raises: none of
+	 * them wrote, and none runs later.
+	 */
+	static boolean mayHaveWritten(Throwable failure) {
+		RedisError error = RedisErrorClassifier.classify(failure);
+		if (error.kind() == RedisErrorKind.AUTHENTICATION || error.kind() == RedisErrorKind.TLS) {
+			return false; // the connection was refused before the call was sent
+		}
+		if (error.kind() == RedisErrorKind.PERMISSION) {
+			Refusal refusal = error.refusal();
+			return refusal == null || refusal.target() != Refusal.Target.COMMAND || refusal.name() == null
+					|| !refusal.name().startsWith("eval");
+		}
+		if (!RedisErrorClassifier.isErrorReply(failure)) {
+			return true;
+		}
+		return !error.message().contains("WRONGTYPE") && raisedInsideScript(failure);
+	}
+
+	/** Whether Redis's error reply says a command inside a script raised it (6.2 to 7.x name the script's line). */
+	private static boolean raisedInsideScript(Throwable failure) {
+		for (Throwable t = failure; t != null; t = (t.getCause() != t) ? t.getCause() : null) {
+			if (t.getMessage() != null && t.getMessage().contains("@user_script")) {
+				return true;
+			}
+		}
+		return false;
+	}
+
+	/**
+	 * Whether retrying a call that failed with {@code failure} cannot help: Redis refused it for good (credentials,
+	 * an ACL permission, TLS) or answered with an error that is not a passing state of the server (WRONGTYPE, a script
+	 * error, NOSCRIPT where the script could not be loaded again). Not when Redis did not answer, or answered that it
+	 * cannot serve now (LOADING, BUSY, TRYAGAIN, MASTERDOWN, CLUSTERDOWN, OOM).
+	 */
+	static boolean isPermanent(Throwable failure) {
+		RedisError error = RedisErrorClassifier.classify(failure);
+		return error.isMisconfiguration()
+				|| (error.kind() != RedisErrorKind.UNAVAILABLE && RedisErrorClassifier.isErrorReply(failure));
 	}
 
 	/** Whether Redis answered that it does not have the script cached (a restart, SCRIPT FLUSH): EVAL it instead. */
@@ -59,22 +107,27 @@ final class RedisFailures {
 	 */
 	static String describe(Throwable failure, String redisKey) {
 		RedisError error = RedisErrorClassifier.classify(failure);
-		String text = error.isMisconfiguration() ? denial(error, redisKey).text() : answer(error);
+		String text = error.isMisconfiguration() ? denial(error, redisKey).text() : answer(error, redisKey);
 		return text + " (" + error.message() + ")";
 	}
 
 	/** As {@link #describe(Throwable, String)} for an error reply a script caught with {@code redis.pcall}. */
 	static String describeReply(String errorReply, String redisKey) {
 		RedisError error = RedisErrorClassifier.classify(errorReply);
-		String text = error.isMisconfiguration() ? denial(error, redisKey).text() : answer(error);
+		String text = error.isMisconfiguration() ? denial(error, redisKey).text() : answer(error, redisKey);
 		return text + " (" + error.message() + ")";
 	}
 
-	private static String answer(RedisError error) {
-		return switch (error.kind()) {
-			case UNAVAILABLE -> "Redis did not answer";
-			default -> "Redis answered with an error";
-		};
+	private static String answer(RedisError error, String redisKey) {
+		if (error.kind() == RedisErrorKind.UNAVAILABLE) {
+			return "Redis did not answer";
+		}
+		if (error.message().contains("WRONGTYPE")) {
+			// another client's value where the lease would be: waiting or retrying does not help
+			return "Redis answered with an error: the key '" + redisKey + "' holds a value of another type, which "
+					+ "the lock scripts did not write (delete it, or give the locks another key prefix)";
+		}
+		return "Redis answered with an error";
 	}
 
 	/** The lock key prefix of a Redis key {@code <prefix>:{<key>}} (a prefix has no braces). */

@@ -10,6 +10,7 @@ import dev.distlock.core.ExtendMode;
 import dev.distlock.core.Lease;
 import dev.distlock.core.LockLostEvent;
 import dev.distlock.core.LockNotOwnedException;
+import dev.distlock.core.LockSettings;
 
 /** One hold of a Redis lease; re-entries of the same lease share its {@link LeaseEntry}. */
 final class RedisLease implements Lease {
@@ -89,9 +90,10 @@ final class RedisLease implements Lease {
 		if (mode == null) {
 			throw new IllegalArgumentException("Extend mode must not be null for lock '" + key() + "'");
 		}
-		if (time == null || time.toMillis() < 1) {
+		String rule = LockSettings.ttlRule(time); // at most a year: beyond it PEXPIRE may overflow
+		if (rule != null) {
 			throw new IllegalArgumentException(((mode == ExtendMode.ADD) ? "Lease extension" : "Replacement lease time")
-					+ " must be at least 1ms, but was " + time + " for lock '" + key() + "'");
+					+ " " + rule + ", but was " + time + " for lock '" + key() + "'");
 		}
 		checkNotReleased("extend");
 		this.releaser.extend(this, time.toMillis(), mode == ExtendMode.ADD, mode == ExtendMode.REPLACE);

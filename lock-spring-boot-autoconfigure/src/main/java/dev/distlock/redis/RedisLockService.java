@@ -136,8 +136,8 @@ public class RedisLockService
 				builder.idleUnsubscribe.toNanos(), threads, threadName + "-pubsub", builder.paths.listenerContainer(), builder.listenerContainerCustomizer, refusals);
 		this.asyncCalls = boundedPool(threads, threadName + "-async", ASYNC_THREADS);
 		long timeout = store.commandTimeoutMillis();
-		this.reconciler = new HoldReconciler(store, (timeout > 0) ? Math.min(timeout, 5_000) : 2_000, threads,
-				threadName + "-reconcile");
+		this.reconciler = new HoldReconciler(store, (timeout > 0) ? Math.min(timeout, 5_000) : 2_000,
+				builder.fairEntryTtl.toMillis(), listeners, threads, threadName + "-reconcile");
 		this.watchdog = new LeaseWatchdog(store.renewals(), builder.renewalRatio,
 				new WatchdogCallbacks(listeners, this.registry, this.reconciler), threads, threadName + "-watchdog");
 		// with replica acknowledgements every new holder acquires through the script and WAIT: no hand-overs
@@ -284,6 +284,11 @@ public class RedisLockService
 		return this.clientId;
 	}
 
+	/** The reconciler of this service's unknown holds, for the tests of this package. */
+	HoldReconciler reconciler() {
+		return this.reconciler;
+	}
+
 	/** The release channel of a lease: the lease's key with a suffix, so in the lease's hash slot. */
 	static String channel(String redisKey) {
 		return redisKey + ":released";
@@ -369,7 +374,7 @@ public class RedisLockService
 				// client on a new connection. Each keeps the lease in Redis for one more lease time, a hold that this
 				// process calls lost. Its owner id is not used again (re-entries take a new one; the holder's release
 				// finds the lease gone either way), and renewals never create a lease, so once Redis answers it can go.
-				this.reconciler.discard(entry.key, entry.redisKey, entry.owner, entry.channel, entry.isFair());
+				this.reconciler.discard(entry, entry.isFair());
 			}
 		}
 

@@ -150,7 +150,7 @@ public final class RedisLockServiceBuilder {
 	 * How long a waiter's entry in a fair lock's queue lives without the waiter's keepalive (sent every third of it):
 	 * a waiter whose process died delays the next waiter by at most about this long, and a lease handed to a waiter
 	 * lasts this long (at most its own lease time) until its process raises it to its lease time. Default 2s.
-	 * @param entryTtl the entry ttl; at least 30ms
+	 * @param entryTtl the entry ttl; at least 30ms, at most 365 days
 	 * @return this builder
 	 */
 	public RedisLockServiceBuilder fairEntryTtl(Duration entryTtl) {

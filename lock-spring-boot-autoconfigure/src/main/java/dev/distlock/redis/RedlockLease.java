@@ -9,6 +9,7 @@ import dev.distlock.core.ExtendMode;
 import dev.distlock.core.Lease;
 import dev.distlock.core.LockLostEvent;
 import dev.distlock.core.LockNotOwnedException;
+import dev.distlock.core.LockSettings;
 
 /** One hold of a Redlock lease; re-entries of the same lease share its {@link RedlockEntry}. */
 final class RedlockLease implements Lease {
@@ -90,9 +91,10 @@ final class RedlockLease implements Lease {
 		if (mode == null) {
 			throw new IllegalArgumentException("Extend mode must not be null for lock '" + key() + "'");
 		}
-		if (time == null || time.toMillis() < 1) {
+		String rule = LockSettings.ttlRule(time); // at most a year: beyond it PEXPIRE may overflow
+		if (rule != null) {
 			throw new IllegalArgumentException(((mode == ExtendMode.ADD) ? "Lease extension" : "Replacement lease time")
-					+ " must be at least 1ms, but was " + time + " for lock '" + key() + "'");
+					+ " " + rule + ", but was " + time + " for lock '" + key() + "'");
 		}
 		checkNotReleased("extend");
 		this.releaser.extend(this.entry, time.toMillis(), mode);

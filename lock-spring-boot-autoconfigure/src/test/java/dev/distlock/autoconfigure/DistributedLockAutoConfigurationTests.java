@@ -225,6 +225,10 @@ class DistributedLockAutoConfigurationTests {
 	void invalidPropertiesFailTheStartNamingTheProperty() {
 		runner().withPropertyValues("distlock.default-ttl=0s").run(context -> assertThat(context).hasFailed()
 			.getFailure().rootCause().hasMessageContaining("distlock.default-ttl"));
+		runner().withPropertyValues("distlock.default-ttl=366d").run(context -> assertThat(context).hasFailed()
+			.getFailure().rootCause().hasMessageContaining("distlock.default-ttl must be at most 365 days"));
+		runner().withPropertyValues("distlock.fair-entry-ttl=366d").run(context -> assertThat(context).hasFailed()
+			.getFailure().rootCause().hasMessageContaining("distlock.fair-entry-ttl must be at most 365 days"));
 		runner().withPropertyValues("distlock.renewal-ratio=1.5").run(context -> assertThat(context).hasFailed()
 			.getFailure().rootCause().hasMessageContaining("distlock.renewal-ratio"));
 		runner().withPropertyValues("distlock.default-wait-time=-1s").run(context -> assertThat(context).hasFailed()

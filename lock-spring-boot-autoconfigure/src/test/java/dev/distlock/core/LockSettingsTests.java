@@ -53,6 +53,23 @@ class LockSettingsTests {
 	}
 
 	@Test
+	void aLeaseTimeLongerThanAYearIsRejected() {
+		// beyond it PEXPIRE may overflow (or Lua turn the number into one Redis refuses) after a script wrote the hold
+		Duration year = Duration.ofDays(365);
+		assertThat(LockSettings.checkTtl(year, "'ttl'")).isEqualTo(year);
+		assertThatIllegalArgumentException().isThrownBy(() -> LockSettings.checkTtl(year.plusMillis(1), "'ttl'"))
+			.withMessage("'ttl' must be at most 365 days, but was PT8760H0.001S");
+		assertThatIllegalArgumentException()
+			.isThrownBy(() -> LockSettings.checkTtl(Duration.ofSeconds(Long.MAX_VALUE), "distlock.default-ttl"))
+			.withMessageStartingWith("distlock.default-ttl must be at most 365 days, but was PT");
+		assertThatIllegalArgumentException().isThrownBy(() -> LockRequest.of("k", Duration.ofDays(366), Duration.ZERO))
+			.withMessage("'ttl' of lock 'k' must be at most 365 days, but was PT8784H");
+		assertThatIllegalArgumentException()
+			.isThrownBy(() -> LockSettings.checkFairEntryTtl(Duration.ofDays(366), "distlock.fair-entry-ttl"))
+			.withMessage("distlock.fair-entry-ttl must be at most 365 days, but was PT8784H");
+	}
+
+	@Test
 	void aLockRequestNamesTheArgumentAndTheKey() {
 		assertThatIllegalArgumentException().isThrownBy(() -> LockRequest.of(" ", Duration.ofSeconds(1), Duration.ZERO))
 			.withMessage("'key' must not be blank, but was ' '");

@@ -53,12 +53,24 @@ class LockServiceLockRegistryIntegrationTests extends OneServerFixture {
 	}
 
 	@Test
+	void aTtlLongerThanAYearIsRejected() {
+		assertThatIllegalArgumentException()
+			.isThrownBy(() -> new LockServiceLockRegistry(this.support.service(), Duration.ofDays(366)))
+			.withMessage("'ttl' must be at most 365 days, but was PT8784H");
+		assertThatIllegalArgumentException()
+			.isThrownBy(() -> new LockServiceLock(this.support.service(), "job", Duration.ofDays(366)))
+			.withMessage("'ttl' of lock 'job' must be at most 365 days, but was PT8784H");
+	}
+
+	@Test
 	void renewLockActsOnTheCallingThreadsLease() throws Exception {
 		LockServiceLockRegistry registry = new LockServiceLockRegistry(this.support.service(), Duration.ofSeconds(10));
 		assertThatIllegalStateException().isThrownBy(() -> registry.renewLock("job"));
 		LockServiceLock lock = registry.obtain("job");
 		lock.lock();
 		try {
+			assertThatIllegalArgumentException().isThrownBy(() -> registry.renewLock("job", Duration.ofDays(366)))
+				.withMessageContaining("at most 365 days").withMessageContaining("'job'");
 			registry.renewLock("job", Duration.ofSeconds(20));
 			assertThat(server.execute("PTTL", "lock:{job}")).asString().satisfies(
 					(pttl) -> assertThat(Long.parseLong(pttl)).isGreaterThan(10_000));

@@ -54,6 +54,18 @@ class HoldAtLeastValidationTests {
 	}
 
 	@Test
+	void longerThanAYearFailsNamingTheMethodAndTheValue() {
+		assertThatExceptionOfType(InvalidLockDeclarationException.class)
+			.isThrownBy(() -> operation(YearLong.class, "run"))
+			.withMessage(YearLong.class.getName() + ".run(): @DistributedLock attribute 'holdAtLeast' must be at most "
+					+ "365 days, but was \"366d\"");
+		assertThatExceptionOfType(InvalidLockDeclarationException.class)
+			.isThrownBy(() -> operation(YearLong.class, "ttl"))
+			.withMessage(YearLong.class.getName() + ".ttl(): @DistributedLock attribute 'ttl' must be at most "
+					+ "365 days, but was \"366d\"");
+	}
+
+	@Test
 	void unparsableFailsNamingTheMethod() {
 		assertThatExceptionOfType(InvalidLockDeclarationException.class)
 			.isThrownBy(() -> operation(Unparsable.class, "run"))
@@ -116,6 +128,18 @@ class HoldAtLeastValidationTests {
 
 		@DistributedLock(key = "'report'", waitTime = "0", holdAtLeast = "-1s")
 		public void run() {
+		}
+
+	}
+
+	static class YearLong {
+
+		@DistributedLock(key = "'report'", waitTime = "0", holdAtLeast = "366d")
+		public void run() {
+		}
+
+		@DistributedLock(key = "'report'", ttl = "366d")
+		public void ttl() {
 		}
 
 	}

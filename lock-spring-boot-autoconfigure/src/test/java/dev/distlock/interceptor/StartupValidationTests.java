@@ -120,6 +120,13 @@ class StartupValidationTests {
 	}
 
 	@Test
+	void ttlLongerThanAYear() {
+		assertStartFailsWithMessage(YearLongTtl.class, new String[] { "inventory.lock.ttl=400d" }, "buy(String)",
+				"@DistributedLock attribute 'ttl' must be at most 365 days, but was \"${inventory.lock.ttl}\" "
+						+ "(resolved to \"400d\")");
+	}
+
+	@Test
 	void negativeWaitTime() {
 		assertStartFails(NegativeWait.class, "buy(String)", "'waitTime'", "must not be negative");
 	}
@@ -340,6 +347,14 @@ class StartupValidationTests {
 	public static class UnparsableTtl {
 
 		@DistributedLock(key = "#sku", ttl = "ten seconds")
+		public void buy(String sku) {
+		}
+
+	}
+
+	public static class YearLongTtl {
+
+		@DistributedLock(key = "#sku", ttl = "${inventory.lock.ttl}")
 		public void buy(String sku) {
 		}
 

@@ -6,6 +6,7 @@ import java.util.Map;
 import java.util.function.Consumer;
 
 import dev.distlock.core.Lease;
+import dev.distlock.core.LockListener;
 import dev.distlock.core.LockLostEvent;
 import dev.distlock.core.LockRequest;
 import dev.distlock.core.LockActivity;
@@ -33,6 +34,7 @@ class PrometheusNamesTests {
 		metrics.renewed("inventory", true);
 		metrics.lost(new LockLostEvent("sku-1", "inventory", "owner", 1, LockLostEvent.Detection.RENEWAL_FOUND_GONE, Instant.now()));
 		metrics.released(lease, Duration.ofMillis(20), false);
+		metrics.discardAbandoned("sku-1", LockListener.Abandonment.REFUSED, "WRONGTYPE");
 		LockOperatorView service = Mockito.mock(LockOperatorView.class);
 		Mockito.doAnswer(invocation -> {
 			Consumer<String> action = invocation.getArgument(0);
@@ -55,6 +57,9 @@ class PrometheusNamesTests {
 			.contains("distlock_renewals_total{name=\"inventory\",outcome=\"failure\"} 0")
 			.contains("distlock_leases_lost_total{detection=\"renewal-found-gone\",name=\"inventory\"} 1")
 			.contains("distlock_releases_gone_total{name=\"inventory\"} 1")
+			.contains("distlock_discards_abandoned_total{reason=\"refused\"} 1")
+			.contains("distlock_discards_abandoned_total{reason=\"expired\"} 0")
+			.contains("distlock_discards_abandoned_total{reason=\"too-many\"} 0")
 			.containsPattern("(?m)^distlock_leases_held\\{name=\"inventory\"} 2(\\.0)?$")
 			.containsPattern("(?m)^distlock_leases_held\\{name=\"reports\"} 1(\\.0)?$")
 			.containsPattern("(?m)^distlock_waiters\\{name=\"inventory\"} 1(\\.0)?$")

@@ -21,6 +21,7 @@ import dev.distlock.core.LockInterruptedException;
 import dev.distlock.core.LockListener;
 import dev.distlock.core.LockLostEvent;
 import dev.distlock.core.LockLostException;
+import dev.distlock.core.LockMode;
 import dev.distlock.core.LockNotOwnedException;
 import dev.distlock.core.LockOwner;
 import dev.distlock.core.LockRequest;
@@ -765,8 +766,39 @@ abstract class LockServiceContractTests {
 				.withMessageContaining("badly-extended");
 			assertThatIllegalArgumentException().isThrownBy(() -> lease.extend(Duration.ofSeconds(1), null))
 				.withMessageContaining("badly-extended");
+			// beyond a year PEXPIRE may overflow: refused before anything reaches Redis, both ways
+			assertThatIllegalArgumentException().isThrownBy(() -> lease.extend(Duration.ofDays(366)))
+				.withMessage("Lease extension must be at most 365 days, but was PT8784H for lock 'badly-extended'");
+			assertThatIllegalArgumentException()
+				.isThrownBy(() -> lease.extend(Duration.ofSeconds(Long.MAX_VALUE), ExtendMode.REPLACE))
+				.withMessageStartingWith("Replacement lease time must be at most 365 days")
+				.withMessageContaining("badly-extended");
 			assertThat(lease.isOwned()).isTrue();
-			assertThat(this.redis.getExpire(service.redisKey("badly-extended"), TimeUnit.MILLISECONDS)).isGreaterThan(20_000L);
+			assertThat(this.redis.getExpire(service.redisKey("badly-extended"), TimeUnit.MILLISECONDS)).isGreaterThan(20_000L)
+				.isLessThanOrEqualTo(LONG_TTL.toMillis());
+		}
+	}
+
+	@Test
+	void aTtlLongerThanAYearIsRejectedNamingTheKeyBeforeAnythingReachesRedis() {
+		RedisLockService service = this.support.service();
+		assertThatIllegalArgumentException()
+			.isThrownBy(() -> service.tryAcquire("year-long", Duration.ofDays(366), Duration.ZERO))
+			.withMessage("'ttl' of lock 'year-long' must be at most 365 days, but was PT8784H");
+		assertThatIllegalArgumentException()
+			.isThrownBy(() -> service.tryAcquire(new LockRequest("year-long", Duration.ofSeconds(Long.MAX_VALUE),
+					Duration.ZERO, true, null, LockMode.WRITE)))
+			.withMessageStartingWith("'ttl' of lock 'year-long' must be at most 365 days");
+		// about 3 million years: Lua hands PEXPIRE "1e+17", which Redis refuses after the HSET of the new lease
+		assertThatIllegalArgumentException()
+			.isThrownBy(() -> service.tryAcquire("year-long", Duration.ofMillis(100_000_000_000_000_000L), Duration.ZERO))
+			.withMessageContaining("'year-long'");
+		assertThat(this.redis.hasKey(service.redisKey("year-long"))).isFalse();
+		// a year itself is fine, and Redis keeps it with that expiry
+		try (Lease lease = service.acquire("year-long", Duration.ofDays(365), Duration.ZERO)) {
+			assertThat(this.redis.getExpire(service.redisKey("year-long"), TimeUnit.DAYS)).isBetween(364L, 365L);
+			lease.extend(Duration.ofDays(365), ExtendMode.REPLACE);
+			assertThat(this.redis.getExpire(service.redisKey("year-long"), TimeUnit.DAYS)).isBetween(364L, 365L);
 		}
 	}
 

@@ -494,4 +494,21 @@ class RedlockIntegrationTests {
 				.withMessageContaining("'ttl' of lock 'short'");
 	}
 
+	@Test
+	void aTtlOrExtensionLongerThanAYearIsRejectedNamingTheKey() {
+		RedlockLockService service = service();
+		assertThatExceptionOfType(IllegalArgumentException.class)
+				.isThrownBy(() -> service.tryAcquire("year-long", Duration.ofDays(366), Duration.ZERO))
+				.withMessage("'ttl' of lock 'year-long' must be at most 365 days, but was PT8784H");
+		try (Lease lease = service.acquire("year-long", Duration.ofSeconds(30), Duration.ZERO)) {
+			assertThatExceptionOfType(IllegalArgumentException.class)
+					.isThrownBy(() -> lease.extend(Duration.ofDays(366)))
+					.withMessage("Lease extension must be at most 365 days, but was PT8784H for lock 'year-long'");
+			assertThatExceptionOfType(IllegalArgumentException.class)
+					.isThrownBy(() -> lease.extend(Duration.ofDays(366), ExtendMode.REPLACE))
+					.withMessageContaining("at most 365 days").withMessageContaining("'year-long'");
+			assertThat(lease.isOwned()).isTrue();
+		}
+	}
+
 }
