@@ -57,7 +57,7 @@ class ForceReleaseOfEveryKindIntegrationTests extends OneServerFixture {
 		assertThatExceptionOfType(LockLostException.class).isThrownBy(first::release);
 		assertThatExceptionOfType(LockLostException.class).isThrownBy(second::release);
 		writer.lease().release();
-		assertThat(this.server.execute("DBSIZE")).isEqualTo(0L);
+		assertThat(LockTestSupport.leftKeys(this.server)).isEmpty();
 	}
 
 	@Test
@@ -92,7 +92,7 @@ class ForceReleaseOfEveryKindIntegrationTests extends OneServerFixture {
 			.isGreaterThan(writer.fencingToken()));
 		assertThatExceptionOfType(LockLostException.class).isThrownBy(writer::release);
 		readers.forEach(reader -> reader.lease().release());
-		assertThat(this.server.execute("DBSIZE")).isEqualTo(0L);
+		assertThat(LockTestSupport.leftKeys(this.server)).isEmpty();
 	}
 
 	@Test

@@ -254,6 +254,53 @@ class RedeliveryIntegrationTests {
 		}
 	}
 
+	/**
+	 * On Redlock every node runs the same scripts: an inner release that one node runs twice leaves that node counting
+	 * the outer hold, and the outer release ends the lease everywhere without a loss.
+	 */
+	@Test
+	void onRedlockANodeThatRunsAnInnerReleaseTwiceKeepsTheOuterHold() throws Exception {
+		Duration nodeTimeout = Duration.ofSeconds(2); // room for the reconnect and the re-sent call on a loaded machine
+		try (RedlockNodesFixture nodes = new RedlockNodesFixture(3);
+				FaultProxy proxy = FaultProxy.to(nodes.servers.get(0))) {
+			List<org.springframework.data.redis.connection.RedisConnectionFactory> factories = List.of(
+					nodes.factory(proxy.host(), proxy.port(), nodeTimeout),
+					nodes.factory(nodes.servers.get(1).host(), nodes.servers.get(1).port(), nodeTimeout),
+					nodes.factory(nodes.servers.get(2).host(), nodes.servers.get(2).port(), nodeTimeout));
+			List<LockLostEvent> lost = new CopyOnWriteArrayList<>();
+			RedlockLockService redlock = nodes.service(RedlockLockService.builder(factories)
+				.nodeTimeout(nodeTimeout)
+				.listener(new LockListener() {
+					@Override
+					public void lost(LockLostEvent event) {
+						lost.add(event);
+					}
+				}));
+			for (RedisServer node : nodes.servers) {
+				node.execute("SCRIPT", "LOAD", LockScripts.RELEASE.getScriptAsString());
+			}
+			String key = "redelivery-redlock-" + keys.incrementAndGet();
+			Lease outer = redlock.acquire(key, TTL, WAIT);
+			Lease inner = redlock.acquire(key, TTL, WAIT);
+
+			proxy.redeliverNext(LockScripts.RELEASE.getSha1());
+			inner.release();
+
+			org.awaitility.Awaitility.await().atMost(WAIT).until(() -> proxy.redeliveries() == 1);
+			String redisKey = "lock:{" + key + "}";
+			for (RedisServer node : nodes.servers) {
+				org.awaitility.Awaitility.await().atMost(WAIT)
+					.untilAsserted(() -> assertThat(node.execute("HGET", redisKey, outer.owner())).as(
+							"holds on node %s", node).isEqualTo("1"));
+			}
+			outer.release();
+			assertThat(lost).isEmpty();
+			for (RedisServer node : nodes.servers) {
+				assertThat(node.execute("EXISTS", redisKey)).isEqualTo(0L);
+			}
+		}
+	}
+
 	/** A server behind a proxy for the client, reached directly by "others", another instance. */
 	private static final class Setup implements AutoCloseable {
 
