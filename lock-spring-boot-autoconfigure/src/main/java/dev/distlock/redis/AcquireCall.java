@@ -46,7 +46,7 @@ final class AcquireCall {
 			if (this.replicaAcks > 0) {
 				return callAcquireReplicated(request, attempt, waiter);
 			}
-			long[] reply = this.store.acquire(attempt.redisKey, attempt.owner, attempt.ttlMillis, waiter, 0);
+			long[] reply = this.store.acquire(attempt.redisKey, attempt.owner, attempt.ttlMillis, waiter, 0, 0);
 			if (reply[0] < 0) {
 				throw new IllegalStateException("The acquire script refused a new owner of '" + request.key() + "'");
 			}

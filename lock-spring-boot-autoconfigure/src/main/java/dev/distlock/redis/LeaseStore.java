@@ -121,16 +121,9 @@ final class LeaseStore {
 	/**
 	 * {hold count, token} when acquired or re-entered; {0, holder's remaining ttl in ms} when another owner holds it,
 	 * and then, if {@code waiter} is a client id, the lease notes that this client waits; {-1, 0} when the re-entry of
-	 * the lease with {@code reenteredToken} (0 for a new acquisition) finds it gone.
-	 */
-	long[] acquire(String redisKey, String owner, long ttlMillis, String waiter, long reenteredToken) {
-		return acquire(redisKey, owner, ttlMillis, waiter, reenteredToken, 0);
-	}
-
-	/**
-	 * As {@link #acquire(String, String, long, String, long)}; a re-entry ({@code reenteredToken} not 0) raises the
-	 * count in Redis to {@code reentryTarget} (see {@link LeaseEntry#reentryTarget}), so that it counts once however
-	 * often it runs.
+	 * the lease with {@code reenteredToken} (0 for a new acquisition) finds it gone. A re-entry raises the count in
+	 * Redis to {@code reentryTarget} ({@link LeaseEntry#reentryTarget}; 0 for a new acquisition), so that it counts
+	 * once however often it runs.
 	 */
 	long[] acquire(String redisKey, String owner, long ttlMillis, String waiter, long reenteredToken,
 			long reentryTarget) {
@@ -283,23 +276,10 @@ final class LeaseStore {
 		return released(reply);
 	}
 
-	/**
-	 * How long the receipt of a last release lasts in Redis (see {@link LockScripts#RELEASE}): as long as a client may
-	 * still send the same call again, which is one command timeout (a command past it is cancelled, not re-sent), and
-	 * no longer than the lease time nor {@link #MAX_RECEIPT_MILLIS}, at least one second. A second run that comes later
-	 * finds no receipt and reports the lease lost: the conservative side.
-	 */
+	/** {@return how long the receipt of a last release lasts, see {@link Receipts#millis}} */
 	long receiptMillis(long ttlMillis) {
-		long timeout = (this.timeoutMillis > 0) ? this.timeoutMillis : MAX_RECEIPT_MILLIS;
-		return Math.max(1_000, Math.min(Math.min(timeout, MAX_RECEIPT_MILLIS), ttlMillis));
+		return Receipts.millis(this.timeoutMillis, ttlMillis);
 	}
-
-	/**
-	 * The longest a release receipt lasts: a client re-sends after it reconnects, which takes milliseconds while Redis
-	 * is reachable; the cap keeps the receipts of a hot key to a few thousand short-lived keys (one per last release)
-	 * whatever the command timeout (Lettuce's default is 60 s).
-	 */
-	static final long MAX_RECEIPT_MILLIS = 10_000;
 
 	private static Released released(@Nullable List<?> reply) {
 		if (reply == null || reply.size() < 2 || reply.size() > 3) {
@@ -386,13 +366,9 @@ final class LeaseStore {
 	 */
 	long extend(String redisKey, String owner, long token, long millis, boolean add) {
 		return nonNull(this.template.execute(LockScripts.EXTEND, List.of(redisKey), owner, Long.toString(token),
-				Long.toString(millis), add ? "add" : "set", add ? callId() : ""));
+				Long.toString(millis), add ? "add" : "set", add ? Receipts.callId() : ""));
 	}
 
-	/** {@return a fresh id for one call whose second run must be told from a new call: 64 random bits} */
-	static String callId() {
-		return Long.toHexString(java.util.concurrent.ThreadLocalRandom.current().nextLong());
-	}
 
 	/** {holds, fencing token, remaining ttl ms} of the lease at {@code redisKey}; null when the key is free. */
 	long @Nullable [] holder(String redisKey) {
@@ -428,7 +404,7 @@ final class LeaseStore {
 	 */
 	List<?> forceRelease(String redisKey, String channel) {
 		List<?> reply = this.template.execute(LockScripts.FORCE_RELEASE, List.of(redisKey), channel, this.publishMode,
-				callId(), Long.toString(receiptMillis(Long.MAX_VALUE)));
+				Receipts.callId(), Long.toString(receiptMillis(Long.MAX_VALUE)));
 		return (reply != null) ? reply : List.of();
 	}
 

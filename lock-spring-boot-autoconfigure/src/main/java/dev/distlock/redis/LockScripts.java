@@ -254,7 +254,8 @@ final class LockScripts {
 	 * KEYS[1] lease; ARGV[1] owner, ARGV[2] token, ARGV[3] ms, ARGV[4] 'set' (expire in ms) or 'add' (add ms), ARGV[5]
 	 * for 'add' a call id, fresh per call. Returns the new remaining ttl in ms, or -1 when the lease is not ours. An
 	 * 'add' notes its call id in the lease ({@value #EXTENDED_FIELD}), so that a second run of the same call adds
-	 * nothing and answers the remaining ttl; a 'set' run twice sets the same time again.
+	 * nothing and answers the remaining ttl; a 'set' run twice sets the same time again. Repeated adds never take the
+	 * lease past 365 days from now ({@code LockSettings.MAX_TTL}).
 	 */
 	static final RedisScript<Long> EXTEND = RedisScript.of(PRELUDE + """
 			local held = redis.call('hmget', KEYS[1], ARGV[1], '~t', '~a')
@@ -266,7 +267,7 @@ final class LockScripts {
 			  if ARGV[5] and ARGV[5] ~= '' and held[3] == ARGV[5] then
 			    return math.max(redis.call('pttl', KEYS[1]), 0)
 			  end
-			  ms = ms + math.max(redis.call('pttl', KEYS[1]), 0)
+			  ms = math.min(ms + math.max(redis.call('pttl', KEYS[1]), 0), 31536000000)
 			  if ARGV[5] and ARGV[5] ~= '' then
 			    redis.call('hset', KEYS[1], '~a', ARGV[5])
 			  end

@@ -313,7 +313,7 @@ final class ReadWriteScripts {
 			  if call ~= '' and redis.call('hget', k, '~a:' .. o) == call then
 			    return s.dl[o] - now
 			  end
-			  d = s.dl[o] + tonumber(ARGV[3])
+			  d = math.min(s.dl[o] + tonumber(ARGV[3]), now + 31536000000)
 			  if call ~= '' then redis.call('hset', k, '~a:' .. o, call) end
 			end
 			s.dl[o] = d

@@ -103,7 +103,7 @@ final class ReadWriteStore {
 	/** The hold's new remaining ms after adding {@code millis} or setting it, -1 when it is not ours. */
 	long extend(LeaseEntry entry, long millis, boolean add) {
 		return number(this.store.run(ReadWriteScripts.EXTEND, entry.redisKey, entry.owner, Long.toString(entry.token),
-				Long.toString(millis), add ? "add" : "set", add ? LeaseStore.callId() : ""));
+				Long.toString(millis), add ? "add" : "set", add ? Receipts.callId() : ""));
 	}
 
 	/** The hold's remaining ms when it is still ours, else -1. */

@@ -168,7 +168,7 @@ final class RedlockAcquirer {
 				throw new IllegalStateException("Redlock node " + node + " restarted less than the restart quarantine "
 						+ "ago; it does not count toward a quorum yet");
 			}
-			return store.acquire(redisKey, owner, ttlMillis, waiter, 0);
+			return store.acquire(redisKey, owner, ttlMillis, waiter, 0, 0);
 		},
 				r -> r.count(v -> v[0] > 0) >= quorum || r.count(v -> v[0] == 0) > size - quorum);
 		long[] tokens = new long[size];
