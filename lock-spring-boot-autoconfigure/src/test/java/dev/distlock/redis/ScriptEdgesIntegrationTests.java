@@ -117,6 +117,45 @@ class ScriptEdgesIntegrationTests {
 		}
 	}
 
+	/**
+	 * A waiting caller notes itself with each failed attempt; only the first writes (HSETNX), so a waiter retrying
+	 * against a long-held lease does not make a replicated write per retry. Keyspace notifications show writes only:
+	 * Redis announces {@code hset} when HSETNX set a field, nothing when the field was there.
+	 */
+	@Test
+	void aWaitersRepeatedAttemptsWriteItsNoteOnce() throws Exception {
+		List<String> events = new CopyOnWriteArrayList<>();
+		server.execute("CONFIG", "SET", "notify-keyspace-events", "Kh");
+		RedisClient client = RedisClient.create(RedisURI.create(server.host(), server.port()));
+		try (LockTestSupport support = LockTestSupport.forServer(server);
+				StatefulRedisPubSubConnection<String, String> listener = client.connectPubSub()) {
+			listener.addListener(new RedisPubSubAdapter<>() {
+
+				@Override
+				public void message(String channel, String message) {
+					events.add(message);
+				}
+
+			});
+			listener.sync().subscribe("__keyspace@0__:edges:{noted}");
+			StringRedisTemplate template = support.template();
+			template.execute(LockScripts.ACQUIRE, List.of("edges:{noted}"), "holder", "30000", "", "", "");
+			for (int attempt = 0; attempt < 3; attempt++) {
+				assertThat(template.execute(LockScripts.ACQUIRE, List.of("edges:{noted}"), "waiter-" + attempt,
+						"30000", "client-w", "", "")).first().isEqualTo(0L);
+			}
+			// a probe write after them arrives on the same connection, so their events would have come first
+			server.execute("HINCRBY", "edges:{noted}", "~probe", "1");
+			await().atMost(DEADLINE).until(() -> events.contains("hincrby"));
+			assertThat(events).containsExactly("hset", "hset", "hincrby"); // the holder's lease, one note, the probe
+			assertThat(template.opsForHash().keys("edges:{noted}")).contains("~w:client-w");
+		}
+		finally {
+			server.execute("CONFIG", "SET", "notify-keyspace-events", "");
+			client.shutdown();
+		}
+	}
+
 	private static RedisStandaloneConfiguration user(String name, String password) {
 		RedisStandaloneConfiguration configuration = new RedisStandaloneConfiguration(server.host(), server.port());
 		configuration.setUsername(name);
