@@ -68,6 +68,11 @@ import static org.awaitility.Awaitility.await;
  * would deliver the held command at the heal, as the blackhole does. The watchdog has two rows: a fault that takes one
  * renewal (the lease rides through it) and one that outlasts the lease (the lease is lost, while renewals the client
  * gave up on may keep it in Redis for up to one more lease time).
+ * <p>
+ * Re-delivery (issue 25) runs the operation's first command on the server, closes its connection before the reply and
+ * lets Lettuce send it again: besides the invariants above, the call must report what it did the first time (no
+ * failure for a call that succeeded). The lock kinds' own scripts under re-delivery are in
+ * {@link RedeliveryIntegrationTests}.
  */
 @ExtendWith(RedisServerExtension.class)
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
