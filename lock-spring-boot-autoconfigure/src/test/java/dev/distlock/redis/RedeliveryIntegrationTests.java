@@ -75,6 +75,10 @@ class RedeliveryIntegrationTests {
 			this.release = release;
 		}
 
+		boolean readWrite() {
+			return this == WRITE || this == READ;
+		}
+
 		LockRequest request(String key, Duration wait) {
 			LockRequest request = LockRequest.of(key, TTL, wait);
 			return switch (this) {
@@ -153,12 +157,12 @@ class RedeliveryIntegrationTests {
 	}
 
 	@ParameterizedTest
-	@EnumSource(value = Kind.class, names = { "EXCLUSIVE", "WRITE" })
+	@EnumSource(Kind.class)
 	void anExtensionRunTwiceAddsOnce(Kind kind) throws Exception {
 		try (Setup s = new Setup()) {
 			String key = s.key(kind);
 			Lease lease = s.client.acquire(kind.request(key, WAIT));
-			RedisScript<?> extend = (kind == Kind.WRITE) ? ReadWriteScripts.EXTEND : LockScripts.EXTEND;
+			RedisScript<?> extend = kind.readWrite() ? ReadWriteScripts.EXTEND : LockScripts.EXTEND;
 
 			s.proxy.redeliverNext(extend.getSha1());
 			lease.extend(Duration.ofSeconds(60), ExtendMode.ADD);
@@ -217,15 +221,20 @@ class RedeliveryIntegrationTests {
 	}
 
 	@ParameterizedTest
-	@EnumSource(value = Kind.class, names = { "EXCLUSIVE", "WRITE" })
+	@EnumSource(Kind.class)
 	void aWatchdogRenewalRunTwiceKeepsTheLease(Kind kind) throws Exception {
 		try (Setup s = new Setup()) {
 			String key = s.key(kind);
 			// renewed every 5 s: a lease time a loaded machine's stalls cannot outlast
 			Duration ttl = Duration.ofSeconds(15);
 			LockRequest request = LockRequest.of(key, ttl, WAIT);
-			Lease lease = s.client.acquire((kind == Kind.WRITE) ? request.write() : request);
-			RedisScript<?> renew = (kind == Kind.WRITE) ? ReadWriteScripts.RENEW_ALL : LockScripts.RENEW_ALL;
+			Lease lease = s.client.acquire(switch (kind) {
+				case EXCLUSIVE -> request;
+				case WRITE -> request.write();
+				case READ -> request.read();
+				case FAIR -> request.fair();
+			});
+			RedisScript<?> renew = kind.readWrite() ? ReadWriteScripts.RENEW_ALL : LockScripts.RENEW_ALL;
 
 			s.proxy.redeliverNext(renew.getSha1());
 			org.awaitility.Awaitility.await().atMost(ttl.multipliedBy(2)).until(() -> s.proxy.redeliveries() == 1);
@@ -234,6 +243,27 @@ class RedeliveryIntegrationTests {
 			assertThat(lease.isLost()).isFalse();
 			assertThat(s.holds(key, lease)).isEqualTo(1);
 			lease.release();
+			s.assertNothingLost();
+		}
+	}
+
+	/**
+	 * A fair waiter that gives up leaves the queue with FAIR_LEAVE, always sent as EVAL: run twice, it leaves once, and
+	 * the holder's release hands the lease to nobody who left.
+	 */
+	@Test
+	void aFairLeaveRunTwiceLeavesTheQueueOnce() throws Exception {
+		try (Setup s = new Setup()) {
+			String key = s.key(Kind.FAIR);
+			Lease held = s.others.acquire(Kind.FAIR.request(key, WAIT));
+			s.proxy.redeliverNext("$4\r\nEVAL\r\n"); // the first EVAL (not EVALSHA) the client sends: the leave
+			assertThat(s.client.tryAcquire(Kind.FAIR.request(key, Duration.ofSeconds(1)))).isEmpty();
+			org.awaitility.Awaitility.await().atMost(WAIT).until(() -> s.proxy.redeliveries() == 1);
+			assertThat(server.execute("EXISTS", FairScripts.queueKey(s.client.redisKey(key)))).isEqualTo(0L);
+			held.release();
+			assertThat(server.execute("EXISTS", s.client.redisKey(key))).isEqualTo(0L);
+			Lease next = s.others.acquire(Kind.FAIR.request(key, Duration.ZERO));
+			next.release();
 			s.assertNothingLost();
 		}
 	}
