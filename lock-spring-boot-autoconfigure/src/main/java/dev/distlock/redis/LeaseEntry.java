@@ -75,8 +75,8 @@ final class LeaseEntry {
 
 	private int holds;
 
-	/** Re-entries sent and not answered yet: see {@link #reentryTarget}. */
-	private int reentering;
+	/** Re-entries sent and not answered yet, guarded by {@code this}. */
+	private final PendingReentries reentries = new PendingReentries();
 
 	private long ttlMillis;
 
@@ -147,28 +147,19 @@ final class LeaseEntry {
 		return true;
 	}
 
-	/**
-	 * Before a re-entry is sent: the hold count Redis is to reach with it, this process's holds and every re-entry on its
-	 * way, this one included. Redis raises its count to that number and never past it, so a re-entry that runs twice
-	 * (at least once delivery) counts once, and concurrent re-entries of one owner count each; Redis never counts fewer
-	 * holds than this process (see {@code LockScripts.ACQUIRE}). Each call is paired with {@link #reentryAnswered}.
-	 */
+	/** {@return the hold count a re-entry is to reach in Redis} (see {@link PendingReentries}); pair with the next. */
 	synchronized long reentryTarget() {
-		this.reentering++;
-		return (long) this.holds + this.reentering;
+		return this.reentries.reserve(this.holds);
 	}
 
 	/** The re-entry of {@link #reentryTarget} was answered, counted or given up. */
 	synchronized void reentryAnswered() {
-		this.reentering = Math.max(0, this.reentering - 1);
+		this.reentries.answered();
 	}
 
-	/**
-	 * The holds Redis counts at least while a release is sent: a release counts down only while Redis has that many, so
-	 * its second run changes nothing (see {@code LockScripts.RELEASE}).
-	 */
+	/** {@return the holds Redis counts at least while a release is sent} (see {@link PendingReentries}). */
 	synchronized long holdsBeforeRelease() {
-		return (long) this.holds + this.reentering;
+		return this.reentries.holdsBeforeRelease(this.holds);
 	}
 
 	synchronized State state() {

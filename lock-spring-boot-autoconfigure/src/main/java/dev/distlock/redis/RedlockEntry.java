@@ -56,8 +56,8 @@ final class RedlockEntry {
 
 	private int holds = 1;
 
-	/** Re-entries sent and not answered yet (as {@link LeaseEntry#reentryTarget}). */
-	private int reentering;
+	/** Re-entries sent and not answered yet, guarded by {@code this}. */
+	private final PendingReentries reentries = new PendingReentries();
 
 	private long ttlMillis;
 
@@ -151,20 +151,19 @@ final class RedlockEntry {
 		return this.holds;
 	}
 
-	/** As {@link LeaseEntry#reentryTarget}: the count each node is to reach with a re-entry; pair with the next. */
+	/** {@return the hold count a re-entry is to reach in Redis} (see {@link PendingReentries}); pair with the next. */
 	synchronized long reentryTarget() {
-		this.reentering++;
-		return (long) this.holds + this.reentering;
+		return this.reentries.reserve(this.holds);
 	}
 
-	/** The re-entry of {@link #reentryTarget} was answered or given up. */
+	/** The re-entry of {@link #reentryTarget} was answered, counted or given up. */
 	synchronized void reentryAnswered() {
-		this.reentering = Math.max(0, this.reentering - 1);
+		this.reentries.answered();
 	}
 
-	/** As {@link LeaseEntry#holdsBeforeRelease}. */
+	/** {@return the holds Redis counts at least while a release is sent} (see {@link PendingReentries}). */
 	synchronized long holdsBeforeRelease() {
-		return (long) this.holds + this.reentering;
+		return this.reentries.holdsBeforeRelease(this.holds);
 	}
 
 	synchronized State state() {
