@@ -23,6 +23,12 @@ import org.jspecify.annotations.Nullable;
  * or extension plus the lease time that command set, so the lease in Redis lives at least that long.</li>
  * <li>{@code renewalInFlight} is true between the watchdog handing the entry to a renewal batch and that batch's
  * result, so a slow or stuck renewal is never sent twice.</li>
+ * <li>A lease is lost by the clock ({@link #isLostByClock}) only when no renewal that could still keep it is on its
+ * way: once {@code validUntilNanos} has passed, a renewal sent before that moment and not yet answered or timed out
+ * ({@code renewalSentNanos}, {@code renewalDeadlineNanos}) may still answer "yours", which proves that Redis kept the
+ * lease all along (the renewal script never creates one). Meanwhile the lease is not {@link #isHeld valid}: the holder
+ * is not told it holds what the clock cannot vouch for, but nothing calls it lost, and the engine does not discard
+ * it from Redis, before its own renewal has failed.</li>
  * <li>{@code lastHoldReleasing} is set before the holder sends the release (or hand-over) of its last hold. Redis may
  * run that release before a renewal already on its way, which then finds the lease gone; and the renewal's reply may
  * be applied before the holder's thread has applied its own. Such a renewal result is not a loss: the release's reply
@@ -87,6 +93,12 @@ final class LeaseEntry {
 	private long nextRenewalNanos;
 
 	private boolean renewalInFlight;
+
+	/** When the renewal in flight was sent, 0 while it is only claimed (or none is in flight). */
+	private long renewalSentNanos;
+
+	/** When the renewal in flight counts as failed if unanswered; meaningful while {@code renewalSentNanos != 0}. */
+	private long renewalDeadlineNanos;
 
 	private boolean lastHoldReleasing;
 
@@ -340,9 +352,32 @@ final class LeaseEntry {
 		return true;
 	}
 
+	/** The renewal claimed by {@link #claimRenewal} was sent at {@code sentNanos}, and is given until {@code deadlineNanos}. */
+	synchronized void renewalSent(long sentNanos, long deadlineNanos) {
+		if (this.renewalInFlight) {
+			this.renewalSentNanos = (sentNanos != 0) ? sentNanos : 1;
+			this.renewalDeadlineNanos = deadlineNanos;
+		}
+	}
+
+	/**
+	 * Whether the lease must be given up by the clock at {@code nowNanos}: its validity has passed, and no renewal sent
+	 * before that moment is still waiting for its answer (see the class comment).
+	 */
+	synchronized boolean isLostByClock(long nowNanos) {
+		return nowNanos - this.validUntilNanos >= 0 && !awaitsRenewal(nowNanos);
+	}
+
+	/** A renewal sent while the lease was valid is on its way, and not yet past its deadline. */
+	private boolean awaitsRenewal(long nowNanos) {
+		return this.renewalInFlight && this.renewalSentNanos != 0 && this.renewalSentNanos - this.validUntilNanos < 0
+				&& nowNanos - this.renewalDeadlineNanos < 0;
+	}
+
 	/** Apply a renewal result; returns the loss event to publish when the renewal found the lease gone. */
 	synchronized @Nullable LockLostEvent renewalDone(boolean stillOurs, long sentAtNanos, long intervalNanos) {
 		this.renewalInFlight = false;
+		this.renewalSentNanos = 0;
 		if (this.state != State.HELD) {
 			return null;
 		}
@@ -364,6 +399,7 @@ final class LeaseEntry {
 	 */
 	synchronized void renewalFailed(long nowNanos, long retryNanos, String error) {
 		this.renewalInFlight = false;
+		this.renewalSentNanos = 0;
 		this.nextRenewalNanos = nowNanos + retryNanos;
 		if (this.renewalFailingSince == null) {
 			this.renewalFailingSince = Instant.now();
@@ -382,6 +418,10 @@ final class LeaseEntry {
 
 	/** The next moment the watchdog must look at this entry. */
 	synchronized long nextCheckNanos(long intervalNanos) {
+		if (this.renewalInFlight && this.renewalSentNanos != 0 && this.renewalSentNanos - this.validUntilNanos < 0) {
+			// its answer wakes the watchdog; if none comes, the lease is lost by the clock at the renewal's deadline
+			return later(this.validUntilNanos, this.renewalDeadlineNanos);
+		}
 		if (!this.autoRenew || this.renewalInFlight || this.lastHoldReleasing) {
 			return this.validUntilNanos;
 		}
@@ -389,9 +429,6 @@ final class LeaseEntry {
 		return (due - this.validUntilNanos < 0) ? due : this.validUntilNanos;
 	}
 
-	synchronized boolean isPastValidity(long nowNanos) {
-		return nowNanos - this.validUntilNanos >= 0;
-	}
 
 	synchronized LeaseSnapshot snapshot(long nowNanos) {
 		// a lost lease has no time left, whatever this process last confirmed

@@ -43,6 +43,9 @@ final class LeaseWatchdog implements AutoCloseable {
 
 	private static final long MAX_SLEEP_NANOS = TimeUnit.SECONDS.toNanos(5);
 
+	/** Threads of {@link #io}: batches blocked on silent shards at once before the others queue behind them. */
+	private static final int IO_THREADS = 8;
+
 	private static final long MIN_RETRY_NANOS = TimeUnit.MILLISECONDS.toNanos(10);
 
 	private final RenewalBatches batches;
@@ -61,6 +64,16 @@ final class LeaseWatchdog implements AutoCloseable {
 
 	private final ExecutorService renewals;
 
+	/**
+	 * Where renewal replies are applied, and where the blocking template path calls Redis: a few threads, so that a
+	 * batch waiting on a silent shard holds back no other batch (their leases are disjoint: a lease is in one batch
+	 * at a time).
+	 */
+	private final ThreadPoolExecutor io;
+
+	/** The client's command timeout in ms where known, else 0 (see {@link #renewalTimeoutNanos}). */
+	private final long commandTimeoutMillis;
+
 	/** Guarded by {@link #lock}. */
 	private boolean dirty;
 
@@ -76,9 +89,13 @@ final class LeaseWatchdog implements AutoCloseable {
 
 	private volatile long lastFailureLogNanos;
 
-	LeaseWatchdog(RenewalBatches batches, double renewalRatio, Callbacks callbacks, EngineThreads threads,
-			String threadName) {
+	LeaseWatchdog(RenewalBatches batches, double renewalRatio, long commandTimeoutMillis, Callbacks callbacks,
+			EngineThreads threads, String threadName) {
 		this.batches = batches;
+		this.commandTimeoutMillis = commandTimeoutMillis;
+		this.io = new ThreadPoolExecutor(IO_THREADS, IO_THREADS, 30, TimeUnit.SECONDS, new LinkedBlockingQueue<>(),
+				threads.named(threadName + "-renewal-io"));
+		this.io.allowCoreThreadTimeOut(true);
 		this.renewalRatio = renewalRatio;
 		this.callbacks = callbacks;
 		this.renewals = new ThreadPoolExecutor(1, 1, 0, TimeUnit.MILLISECONDS, new LinkedBlockingQueue<>(),
@@ -167,7 +184,7 @@ final class LeaseWatchdog implements AutoCloseable {
 				continue;
 			}
 			long interval = intervalNanos(entry);
-			if (entry.isPastValidity(now)) {
+			if (entry.isLostByClock(now)) {
 				this.entries.remove(entry);
 				if (entry.isAutoRenew()) {
 					LockLostEvent event = entry.markLost(LockLostEvent.Detection.RENEWAL_FAILED);
@@ -213,20 +230,40 @@ final class LeaseWatchdog implements AutoCloseable {
 		}
 	}
 
+	/**
+	 * Send the renewals of {@code due}; each batch's result is applied as it comes ({@link #applied}), on the I/O
+	 * threads, so a batch whose shard is silent holds back no other.
+	 */
 	private void renew(List<LeaseEntry> due) {
 		long sent = System.nanoTime();
 		long[] ttls = new long[due.size()];
 		long timeout = Long.MAX_VALUE;
 		for (int i = 0; i < due.size(); i++) {
-			ttls[i] = due.get(i).ttlMillis();
-			timeout = Math.min(timeout, ttls[i] * 1_000_000L);
+			LeaseEntry entry = due.get(i);
+			ttls[i] = entry.ttlMillis();
+			long entryTimeout = renewalTimeoutNanos(ttls[i]);
+			entry.renewalSent(sent, sent + entryTimeout);
+			timeout = Math.min(timeout, entryTimeout);
 		}
-		RenewalBatches.Renewals result = this.batches.renewAll(due, ttls, timeout);
+		this.batches.renewEach(due, ttls, timeout, this.io, (batch, result) -> applied(due, batch, result, sent));
+	}
+
+	/**
+	 * How long a renewal of a lease of {@code ttlMillis} may go unanswered before it counts as failed: the client's
+	 * command timeout where known, at most the lease time (a later "yes" could not make the lease valid again).
+	 */
+	long renewalTimeoutNanos(long ttlMillis) {
+		long millis = (this.commandTimeoutMillis > 0) ? Math.min(this.commandTimeoutMillis, ttlMillis) : ttlMillis;
+		return TimeUnit.MILLISECONDS.toNanos(Math.max(1, millis));
+	}
+
+	/** Apply the result of one batch of a round sent at {@code sent}; called on an I/O thread. */
+	private void applied(List<LeaseEntry> due, int[] batch, RenewalBatches.Renewals result, long sent) {
 		long now = System.nanoTime();
 		int failed = 0;
 		@Nullable Exception failure = null;
 		String described = "";
-		for (int i = 0; i < due.size(); i++) {
+		for (int i : batch) {
 			LeaseEntry entry = due.get(i);
 			Exception error = result.failures[i];
 			if (error != null) {
@@ -250,7 +287,7 @@ final class LeaseWatchdog implements AutoCloseable {
 			}
 		}
 		if (failure != null) {
-			logFailure(failed, due.size(), described);
+			logFailure(failed, batch.length, described);
 		}
 		wakeUp();
 	}
@@ -269,9 +306,11 @@ final class LeaseWatchdog implements AutoCloseable {
 		this.running = false;
 		wakeUp();
 		this.renewals.shutdownNow();
+		this.io.shutdownNow();
 		try {
 			this.scheduler.join(TimeUnit.SECONDS.toMillis(5));
 			this.renewals.awaitTermination(5, TimeUnit.SECONDS);
+			this.io.awaitTermination(5, TimeUnit.SECONDS);
 		}
 		catch (InterruptedException ex) {
 			Thread.currentThread().interrupt();

@@ -3,7 +3,9 @@ package dev.distlock.redis;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.ExecutionException;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.Executor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 
@@ -16,8 +18,8 @@ import org.jspecify.annotations.Nullable;
 import org.springframework.dao.QueryTimeoutException;
 
 /**
- * Pipelined renewal batches on Lettuce's asynchronous commands; failures translated to Spring's
- * {@code DataAccessException}. Kept apart from {@link RenewalBatches} so that nothing
+ * Pipelined renewal batches on Lettuce's asynchronous commands, each batch's reply handled when it comes; failures
+ * translated to Spring's {@code DataAccessException}. Kept apart from {@link RenewalBatches} so that nothing
  * Lettuce-specific is loaded when another client is in use.
  */
 final class LettuceRenewals {
@@ -25,94 +27,89 @@ final class LettuceRenewals {
 	private LettuceRenewals() {
 	}
 
-	/** Renew on {@code nativeConnection} if it is Lettuce's; returns false (doing nothing) if it is not. */
-	static boolean renew(Object nativeConnection, List<LeaseEntry> entries, long[] ttlMillis, List<int[]> batches,
-			RenewalBatches.Renewals result, long timeoutNanos) {
+	/**
+	 * Send every batch on {@code nativeConnection} if it is Lettuce's, and tell {@code listener} each batch's result on
+	 * {@code executor} as it comes; returns when all are sent, with a future that completes once every batch was told,
+	 * or null (doing nothing) if the connection is not Lettuce's. A batch that fails or is not answered within
+	 * {@code timeoutNanos} fails only its own leases, and never holds back another's reply.
+	 */
+	static @Nullable CompletableFuture<Void> renew(Object nativeConnection, List<LeaseEntry> entries, long[] ttlMillis,
+			List<int[]> batches, RenewalBatches.Renewals result, long timeoutNanos, Executor executor,
+			RenewalBatches.BatchListener listener) {
 		if (!(nativeConnection instanceof RedisClusterAsyncCommands<?, ?> async)) {
-			return false;
+			return null;
 		}
 		@SuppressWarnings("unchecked")
 		RedisClusterAsyncCommands<byte[], byte[]> commands = (RedisClusterAsyncCommands<byte[], byte[]>) async;
-		renewPipelined(commands, entries, ttlMillis, batches, result, timeoutNanos);
-		return true;
-	}
-
-	/** Send every batch, then await each reply on its own: a batch that fails or times out fails only its leases. */
-	private static void renewPipelined(RedisClusterAsyncCommands<byte[], byte[]> commands, List<LeaseEntry> entries,
-			long[] ttlMillis, List<int[]> batches, RenewalBatches.Renewals result, long timeoutNanos) {
 		long deadline = System.nanoTime() + timeoutNanos;
-		List<byte[][]> keys = new ArrayList<>(batches.size());
-		List<byte[][]> args = new ArrayList<>(batches.size());
-		List<@Nullable RedisFuture<List<Object>>> futures = new ArrayList<>(batches.size());
+		List<CompletableFuture<Void>> told = new ArrayList<>(batches.size());
 		for (int[] batch : batches) {
-			byte[][] k = new byte[batch.length][];
-			byte[][] a = new byte[batch.length * 3][];
+			byte[][] keys = new byte[batch.length][];
+			byte[][] args = new byte[batch.length * 3][];
 			for (int i = 0; i < batch.length; i++) {
 				LeaseEntry entry = entries.get(batch[i]);
-				k[i] = bytes(entry.redisKey);
-				a[3 * i] = bytes(entry.owner);
-				a[3 * i + 1] = bytes(Long.toString(entry.token));
-				a[3 * i + 2] = bytes(Long.toString(ttlMillis[batch[i]]));
+				keys[i] = bytes(entry.redisKey);
+				args[3 * i] = bytes(entry.owner);
+				args[3 * i + 1] = bytes(Long.toString(entry.token));
+				args[3 * i + 2] = bytes(Long.toString(ttlMillis[batch[i]]));
 			}
-			keys.add(k);
-			args.add(a);
-			try {
-				futures.add(commands.evalsha(RenewalBatches.script(entries, batch).getSha1(), ScriptOutputType.MULTI, k, a));
-			}
-			catch (RuntimeException ex) {
-				futures.add(null);
-				result.fail(batch, LettuceScripts.translate(ex));
-			}
+			Batch sent = new Batch(commands, RenewalBatches.script(entries, batch).getSha1(),
+					RenewalBatches.script(entries, batch).getScriptAsString(), keys, args, batch, result, deadline,
+					timeoutNanos, executor, listener);
+			told.add(sent.send(true));
 		}
-		for (int b = 0; b < futures.size(); b++) {
-			RedisFuture<List<Object>> future = futures.get(b);
-			if (future == null) {
-				continue;
-			}
-			try {
-				List<Object> reply;
-				try {
-					reply = await(future, deadline);
-				}
-				catch (ExecutionException ex) {
-					if (!(ex.getCause() instanceof RedisNoScriptException)) {
-						throw ex;
-					}
-					// Redis lost its script cache (a restart or SCRIPT FLUSH): send the script itself once.
-					reply = await(commands.eval(bytes(RenewalBatches.script(entries, batches.get(b)).getScriptAsString()),
-							ScriptOutputType.MULTI,
-							keys.get(b), args.get(b)), deadline);
-				}
-				RenewalBatches.apply(reply, batches.get(b), result);
-			}
-			catch (InterruptedException ex) {
-				Thread.currentThread().interrupt();
-				result.fail(batches.get(b), ex);
-			}
-			catch (ExecutionException ex) {
-				// as Spring would have thrown it: health details and logs name no client exception
-				result.fail(batches.get(b), (ex.getCause() instanceof RuntimeException cause) ? LettuceScripts.translate(cause)
-						: (ex.getCause() instanceof Exception cause) ? cause : ex);
-			}
-			catch (TimeoutException ex) {
-				result.fail(batches.get(b), new QueryTimeoutException("Redis did not answer the renewal within "
-						+ TimeUnit.NANOSECONDS.toMillis(timeoutNanos) + "ms", ex));
-			}
-			catch (RuntimeException ex) {
-				result.fail(batches.get(b), LettuceScripts.translate(ex));
-			}
-		}
+		return CompletableFuture.allOf(told.toArray(CompletableFuture[]::new));
 	}
 
-	private static <T> T await(RedisFuture<T> future, long deadline)
-			throws InterruptedException, ExecutionException, TimeoutException {
-		try {
-			return future.get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+	/** One batch on its way: sent, then its reply (or failure, or silence until the deadline) told to the listener. */
+	private record Batch(RedisClusterAsyncCommands<byte[], byte[]> commands, String sha, String script, byte[][] keys,
+			byte[][] args, int[] batch, RenewalBatches.Renewals result, long deadline, long timeoutNanos,
+			Executor executor, RenewalBatches.BatchListener listener) {
+
+		/** Send the batch by its script's digest, or, when {@code !bySha}, the script itself. */
+		CompletableFuture<Void> send(boolean bySha) {
+			RedisFuture<List<Object>> future;
+			try {
+				future = bySha ? this.commands.evalsha(this.sha, ScriptOutputType.MULTI, this.keys, this.args)
+						: this.commands.eval(bytes(this.script), ScriptOutputType.MULTI, this.keys, this.args);
+			}
+			catch (RuntimeException ex) {
+				return told(LettuceScripts.translate(ex));
+			}
+			// a copy times out, not Lettuce's own command: a late reply then finds its command still there, and none is
+			// completed by two threads
+			CompletableFuture<List<Object>> timed = future.toCompletableFuture().copy()
+				.orTimeout(Math.max(0, this.deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+			return timed.handleAsync((reply, failure) -> {
+				if (failure == null) {
+					RenewalBatches.apply(reply, this.batch, this.result);
+					this.listener.done(this.batch, this.result);
+					return CompletableFuture.<Void>completedFuture(null);
+				}
+				Throwable cause = (failure instanceof CompletionException && failure.getCause() != null)
+						? failure.getCause() : failure;
+				if (cause instanceof RedisNoScriptException && bySha) {
+					// Redis lost its script cache (a restart or SCRIPT FLUSH): send the script itself once
+					return send(false);
+				}
+				if (cause instanceof TimeoutException) {
+					// not sent yet (a reconnecting connection buffers it)? then never: it would renew a lease given up
+					future.cancel(false);
+					return told(new QueryTimeoutException("Redis did not answer the renewal within "
+							+ TimeUnit.NANOSECONDS.toMillis(this.timeoutNanos) + "ms", cause));
+				}
+				// as Spring would have thrown it: health details and logs name no client exception
+				return told((cause instanceof RuntimeException runtime) ? LettuceScripts.translate(runtime)
+						: (cause instanceof Exception exception) ? exception : new IllegalStateException(cause));
+			}, this.executor).thenCompose(next -> next);
 		}
-		catch (TimeoutException ex) {
-			future.cancel(false);
-			throw ex;
+
+		private CompletableFuture<Void> told(Exception failure) {
+			this.result.fail(this.batch, failure);
+			this.listener.done(this.batch, this.result);
+			return CompletableFuture.completedFuture(null);
 		}
+
 	}
 
 	private static byte[] bytes(String value) {

@@ -138,7 +138,7 @@ public class RedisLockService
 		long timeout = store.commandTimeoutMillis();
 		this.reconciler = new HoldReconciler(store, (timeout > 0) ? Math.min(timeout, 5_000) : 2_000,
 				builder.fairEntryTtl.toMillis(), listeners, threads, threadName + "-reconcile");
-		this.watchdog = new LeaseWatchdog(store.renewals(), builder.renewalRatio,
+		this.watchdog = new LeaseWatchdog(store.renewals(), builder.renewalRatio, timeout,
 				new WatchdogCallbacks(listeners, this.registry, this.reconciler), threads, threadName + "-watchdog");
 		// with replica acknowledgements every new holder acquires through the script and WAIT: no hand-overs
 		LeaseReleaser releaser = new LeaseReleaser(store, this.subscriber, this.watchdog, this.registry,

@@ -5,9 +5,16 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Executor;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 
 import org.jspecify.annotations.Nullable;
 
+import org.springframework.dao.QueryTimeoutException;
 import org.springframework.data.redis.connection.ClusterSlotHashUtil;
 import org.springframework.data.redis.connection.RedisClusterConnection;
 import org.springframework.data.redis.connection.RedisConnection;
@@ -18,7 +25,7 @@ import org.springframework.data.redis.core.StringRedisTemplate;
 import org.springframework.data.redis.core.script.RedisScript;
 
 /**
- * The renewals of a round, batched, and judged per batch; the rest of the lease operations are {@link LeaseStore}'s,
+ * The renewals of a round, batched, and each batch judged and told on its own; the rest of the lease operations are {@link LeaseStore}'s,
  * which builds this class on its own connection factory and template.
  * <p>
  * Renewals are batched twice: one {@link LockScripts#RENEW_ALL} call renews up to {@value #BATCH_SIZE} leases, and the
@@ -47,40 +54,168 @@ final class RenewalBatches {
 		this.nativeRenewals = nativeRenewals;
 	}
 
+	/** Told of each batch's result as it comes. */
+	interface BatchListener {
+
+		/**
+		 * The leases at {@code batch} (indexes into the round's entries) were answered for, or failed: their entries of
+		 * {@code result} are set.
+		 */
+		void done(int[] batch, Renewals result);
+
+	}
+
 	/**
-	 * Renew the given leases, raising each one's expiry to at least its ttl, and tell per lease whether it is still
-	 * ours, or why it could not be asked. Each batch is judged on its own: in a cluster one failing shard fails only
-	 * the batches of its slots. Waits at most {@code timeoutNanos} for all replies.
+	 * Renew the given leases, raising each one's expiry to at least its ttl, and tell {@code listener} per batch, as
+	 * soon as that batch is answered (or failed, or timed out after {@code timeoutNanos}), whether each of its leases is
+	 * still ours, or why it could not be asked. Returns without waiting for Redis.
+	 * <p>
+	 * The batches are independent: in a cluster a shard that does not answer fails and delays only the batches of its
+	 * own slots, and the others' results are applied while it is still silent (issue 26: a dead master's command
+	 * timeout held back the healthy shards' renewals past their leases' deadline). On Lettuce's native path the batches
+	 * are sent at once and their replies come asynchronously; on the template path each batch (a cluster's) or the
+	 * pipeline of all of them (one server's) is a blocking call on {@code executor}. {@code listener} runs on
+	 * {@code executor}'s threads; different batches may be told concurrently.
+	 */
+	void renewEach(List<LeaseEntry> entries, long[] ttlMillis, long timeoutNanos, Executor executor,
+			BatchListener listener) {
+		Round round = start(entries, ttlMillis, timeoutNanos, executor, listener);
+		RedisConnection connection = round.connection();
+		if (connection != null) {
+			round.done().whenCompleteAsync((ignored, failure) -> closeQuietly(connection), executor);
+		}
+	}
+
+	/**
+	 * Renew the given leases as {@link #renewEach} does, and wait for every batch (at most {@code timeoutNanos}, and a
+	 * second for the template path to give up): for callers that need the whole round (the Redlock watchdog, tests).
 	 */
 	Renewals renewAll(List<LeaseEntry> entries, long[] ttlMillis, long timeoutNanos) {
+		boolean[] told = new boolean[entries.size()];
+		Round round = start(entries, ttlMillis, timeoutNanos, Runnable::run, (batch, result) -> {
+			synchronized (told) {
+				for (int index : batch) {
+					told[index] = true;
+				}
+			}
+		});
+		try {
+			round.done().get(timeoutNanos + TimeUnit.SECONDS.toNanos(1), TimeUnit.NANOSECONDS);
+		}
+		catch (InterruptedException ex) {
+			Thread.currentThread().interrupt();
+		}
+		catch (ExecutionException | TimeoutException ex) {
+			// the batches not told yet fail below
+		}
+		finally {
+			RedisConnection connection = round.connection();
+			if (connection != null) {
+				closeQuietly(connection);
+			}
+		}
+		Renewals result = round.result();
+		Renewals copy = new Renewals(entries.size());
+		synchronized (told) {
+			for (int i = 0; i < told.length; i++) {
+				copy.ours[i] = result.ours[i];
+				copy.failures[i] = told[i] ? result.failures[i]
+						: new QueryTimeoutException("Redis did not answer the renewal within "
+								+ TimeUnit.NANOSECONDS.toMillis(timeoutNanos) + "ms");
+			}
+		}
+		return copy;
+	}
+
+	/**
+	 * Send a round. The connection of the result, if any, is the one Lettuce's native path sends on: it must be closed
+	 * once {@link Round#done()} completes, not before (a dedicated connection would cancel the replies on its way).
+	 */
+	private Round start(List<LeaseEntry> entries, long[] ttlMillis, long timeoutNanos, Executor executor,
+			BatchListener listener) {
 		Renewals result = new Renewals(entries.size());
+		if (entries.isEmpty()) {
+			return new Round(result, CompletableFuture.completedFuture(null), null);
+		}
 		RedisConnection connection;
 		try {
 			connection = this.connectionFactory.getConnection();
 		}
 		catch (RuntimeException ex) {
-			result.fail(allOf(entries.size()), ex);
-			return result;
+			int[] all = allOf(entries.size());
+			result.fail(all, ex);
+			return new Round(result, tell(executor, listener, all, result), null);
 		}
-		try (connection) {
-			// a cluster connection routes each script by its keys' slot, and a script may touch one slot only
-			boolean cluster = connection instanceof RedisClusterConnection;
-			List<int[]> batches = batches(entries, cluster);
-			if (this.nativeRenewals && LettuceRenewals.renew(connection.getNativeConnection(), entries, ttlMillis,
-					batches, result, timeoutNanos)) {
-				return result;
+		// a cluster connection routes each script by its keys' slot, and a script may touch one slot only
+		boolean cluster = connection instanceof RedisClusterConnection;
+		List<int[]> batches = batches(entries, cluster);
+		if (this.nativeRenewals) {
+			CompletableFuture<Void> sent;
+			try {
+				sent = LettuceRenewals.renew(connection.getNativeConnection(), entries, ttlMillis, batches, result,
+						timeoutNanos, executor, listener);
 			}
-			if (!cluster && batches.size() > 1) {
-				// Spring Data pipelines on a dedicated connection (Lettuce: a new one per pipeline, unless pooled): worth
-				// it for many batches, not for the one batch of most rounds, which goes on the shared connection below
-				renewPipelined(connection, entries, ttlMillis, batches, result);
-				return result;
+			catch (RuntimeException ex) {
+				closeQuietly(connection);
+				throw ex;
 			}
-			for (int[] batch : batches) {
+			if (sent != null) {
+				return new Round(result, sent, connection);
+			}
+		}
+		closeQuietly(connection);
+		if (!cluster && batches.size() > 1) {
+			// Spring Data pipelines on a dedicated connection (Lettuce: a new one per pipeline, unless pooled): worth
+			// it for many batches, not for the one batch of most rounds, which goes on the shared connection below
+			return new Round(result, run(executor, () -> {
+				renewPipelined(entries, ttlMillis, batches, result);
+				batches.forEach(batch -> listener.done(batch, result));
+			}, () -> {
+				int[] all = allOf(entries.size());
+				result.fail(all, new IllegalStateException("The lock watchdog is closed"));
+				listener.done(all, result);
+			}), null);
+		}
+		List<CompletableFuture<Void>> sent = new ArrayList<>(batches.size());
+		for (int[] batch : batches) {
+			sent.add(run(executor, () -> {
 				renewThroughTemplate(entries, ttlMillis, batch, result);
-			}
+				listener.done(batch, result);
+			}, () -> {
+				result.fail(batch, new IllegalStateException("The lock watchdog is closed"));
+				listener.done(batch, result);
+			}));
 		}
-		return result;
+		return new Round(result, CompletableFuture.allOf(sent.toArray(CompletableFuture[]::new)), null);
+	}
+
+	/** {@code task} on {@code executor}, or {@code refused} here if the executor takes no more (it is closing). */
+	private static CompletableFuture<Void> run(Executor executor, Runnable task, Runnable refused) {
+		try {
+			return CompletableFuture.runAsync(task, executor);
+		}
+		catch (RejectedExecutionException ex) {
+			refused.run();
+			return CompletableFuture.completedFuture(null);
+		}
+	}
+
+	private static CompletableFuture<Void> tell(Executor executor, BatchListener listener, int[] batch,
+			Renewals result) {
+		return run(executor, () -> listener.done(batch, result), () -> listener.done(batch, result));
+	}
+
+	private static void closeQuietly(RedisConnection connection) {
+		try {
+			connection.close();
+		}
+		catch (RuntimeException ex) {
+			// a connection that cannot be closed is the client's to clean up; the renewals are told already
+		}
+	}
+
+	/** A round on its way: the results as they come, done when every batch was told. */
+	private record Round(Renewals result, CompletableFuture<Void> done, @Nullable RedisConnection connection) {
 	}
 
 	/**
@@ -90,6 +225,15 @@ final class RenewalBatches {
 	 * alone; one that finds the script cache empty (a restart, SCRIPT FLUSH) is sent again through the template, which
 	 * falls back to EVAL; when the pipeline gives no reply per batch, every batch is sent again that way.
 	 */
+	private void renewPipelined(List<LeaseEntry> entries, long[] ttlMillis, List<int[]> batches, Renewals result) {
+		try (RedisConnection connection = this.connectionFactory.getConnection()) {
+			renewPipelined(connection, entries, ttlMillis, batches, result);
+		}
+		catch (RuntimeException ex) {
+			result.fail(allOf(entries.size()), ex);
+		}
+	}
+
 	private void renewPipelined(RedisConnection connection, List<LeaseEntry> entries, long[] ttlMillis,
 			List<int[]> batches, Renewals result) {
 		List<byte[][]> calls = new ArrayList<>(batches.size());

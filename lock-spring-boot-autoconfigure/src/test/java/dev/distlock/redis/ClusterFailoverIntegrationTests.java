@@ -16,6 +16,7 @@ import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.ExtendWith;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 /**
  * A master of a 3+3 cluster is killed while the engine holds leases on every shard and a waiter waits: what survives,
@@ -77,6 +78,55 @@ class ClusterFailoverIntegrationTests {
 		double seconds = FailoverScenario.run(this.support, topology(), victim, masters.subList(1, masters.size()),
 				promoted -> "cluster, adaptive topology refresh");
 		assertThat(seconds).isPositive();
+	}
+
+	/**
+	 * Issue 26: one service holds short leases (ttl 3 s and 4 s, the client's command timeout 2 s) on the healthy
+	 * shards and a lease on the shard whose master is killed. The dead shard's renewals go unanswered until the command
+	 * timeout; the healthy shards' renewals are answered at once and must count at once: no healthy lease is reported
+	 * lost, each stays in Redis as its owner's, and each is renewed after the kill. (Before, a renewal round applied
+	 * its results only after every batch had answered, and the dead shard held the healthy leases past their deadline.)
+	 * With Boot's defaults (no topology refresh): the client keeps sending the dead shard's renewals to the dead node.
+	 */
+	@Test
+	void shortLeasesOnHealthyShardsSurviveAnotherShardsMastersDeath() throws Exception {
+		this.support = LockTestSupport.forCluster(this.cluster, false);
+		List<RedisServer> masters = this.cluster.masters();
+		RedisServer victim = masters.get(0);
+		FailoverScenario.Recorder recorder = new FailoverScenario.Recorder();
+		RedisLockService holder = this.support
+			.service(RedisLockService.builder(this.support.connectionFactory()).listener(recorder));
+		java.util.Set<String> taken = new java.util.HashSet<>();
+		java.util.Map<String, dev.distlock.core.Lease> healthy = new java.util.LinkedHashMap<>();
+		for (RedisServer master : masters.subList(1, masters.size())) {
+			for (Duration ttl : List.of(Duration.ofSeconds(3), Duration.ofSeconds(4))) {
+				String name = FailoverScenario.nameOn(holder, topology(), master, true, "healthy", taken);
+				healthy.put(name, holder.acquire(name, ttl, Duration.ZERO));
+			}
+		}
+		String doomed = FailoverScenario.nameOn(holder, topology(), victim, true, "doomed", taken);
+		holder.acquire(doomed, Duration.ofSeconds(3), Duration.ZERO);
+		this.cluster.kill(victim);
+		java.time.Instant killedAt = java.time.Instant.now();
+		// long enough for several renewal rounds of every healthy lease to meet the dead shard's 2 s timeout
+		await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(100))
+			.until(() -> recorder.lost.stream().anyMatch(event -> healthy.containsKey(event.key()))
+					|| healthy.keySet().stream().allMatch(name -> renewedTwiceSince(holder, name, killedAt)));
+		this.cluster.awaitPromotion(victim, PROMOTION_TIMEOUT);
+		assertThat(recorder.lost).as("losses").noneMatch(event -> healthy.containsKey(event.key()));
+		for (java.util.Map.Entry<String, dev.distlock.core.Lease> entry : healthy.entrySet()) {
+			String redisKey = holder.redisKey(entry.getKey());
+			assertThat(this.cluster.masterFor(redisKey).execute("HGET", redisKey, entry.getValue().owner()))
+				.as("%s still its owner's in Redis", entry.getKey()).isEqualTo("1");
+			assertThat(entry.getValue().isHeld()).as("%s held", entry.getKey()).isTrue();
+		}
+		healthy.values().forEach(dev.distlock.core.Lease::release);
+	}
+
+	/** Whether the lease of {@code name} was renewed at least twice after {@code instant} (seen once, then again). */
+	private static boolean renewedTwiceSince(RedisLockService service, String name, java.time.Instant instant) {
+		java.time.Instant last = FailoverScenario.lastRenewal(service, name);
+		return last != null && last.isAfter(instant.plusSeconds(3));
 	}
 
 	/**
