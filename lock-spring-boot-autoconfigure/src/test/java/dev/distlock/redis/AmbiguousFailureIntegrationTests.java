@@ -102,6 +102,52 @@ class AmbiguousFailureIntegrationTests {
 		other.get().release();
 	}
 
+	/**
+	 * Issue 26: a renewal sent while the lease was valid, run by Redis in time, whose answer comes only after the
+	 * lease's validity (as the client counts it) has ended. Its "yours" proves that Redis kept the lease all along (the
+	 * renewal script never creates one): the lease is not lost, and nothing discards it. Before, the watchdog declared
+	 * it lost at the end of its validity and the engine deleted it from Redis, while the answer was on its way.
+	 * <p>
+	 * Timeline with a 6 s lease and 2.5 s each way: a renewal sent at 2 s runs at 4.5 s (the lease lives until 6 s in
+	 * Redis), its answer comes at 7 s, past the validity of 6 s and before the renewal's own deadline (2 s + 6 s); and
+	 * so on, a second apart at each step.
+	 */
+	@Test
+	void aRenewalAnsweredAfterTheValidityEndedKeepsTheLeaseItRenewedInTime() {
+		Duration ttl = Duration.ofSeconds(6);
+		this.server.execute("SCRIPT", "LOAD", LockScripts.RENEW_ALL.getScriptAsString());
+		java.util.concurrent.atomic.AtomicInteger renewed = new java.util.concurrent.atomic.AtomicInteger();
+		try (FaultProxy proxy = FaultProxy.to(this.server);
+				LockTestSupport viaProxy = new LockTestSupport(proxy.host(), proxy.port(), Duration.ofSeconds(20))) {
+			RedisLockService service = viaProxy.service(RedisLockService.builder(viaProxy.connectionFactory())
+				.listener(new LockListener() {
+					@Override
+					public void lost(LockLostEvent event) {
+						AmbiguousFailureIntegrationTests.this.lost.add(event);
+					}
+
+					@Override
+					public void renewed(String name, boolean success) {
+						if (success) {
+							renewed.incrementAndGet();
+						}
+					}
+				}));
+			Lease lease = service.acquire("late-answers", ttl, Duration.ZERO);
+			String key = service.redisKey("late-answers");
+			proxy.latency(Duration.ofMillis(2500));
+			// two renewals answered after the validity they extend had ended
+			await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(50))
+				.until(() -> renewed.get() >= 2 || !this.lost.isEmpty());
+			assertThat(this.lost).as("losses").isEmpty();
+			assertThat(this.server.execute("HGET", key, lease.owner())).as("still the owner's in Redis").isEqualTo("1");
+			proxy.heal();
+			await().atMost(ttl).until(lease::isHeld);
+			lease.release();
+			assertThat(this.lost).isEmpty();
+		}
+	}
+
 	@Test
 	void aLeaseTheWatchdogGaveUpLeavesNoHoldBehindThoughItsRenewalsRan() {
 		Duration ttl = Duration.ofMillis(4500);

@@ -49,8 +49,12 @@ public final class LockTestSupport implements AutoCloseable {
 			!Boolean.getBoolean("distlock.test.own-subscription"));
 
 	public LockTestSupport(String host, int port) {
+		this(host, port, COMMAND_TIMEOUT);
+	}
+
+	public LockTestSupport(String host, int port, Duration commandTimeout) {
 		this(new RedisStandaloneConfiguration(host, port), false, LettuceClientConfiguration.builder()
-			.commandTimeout(COMMAND_TIMEOUT)
+			.commandTimeout(commandTimeout)
 			.build());
 	}
 
