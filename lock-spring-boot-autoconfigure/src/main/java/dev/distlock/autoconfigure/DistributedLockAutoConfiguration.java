@@ -118,8 +118,9 @@ public final class DistributedLockAutoConfiguration {
 		@Bean
 		@Role(BeanDefinition.ROLE_INFRASTRUCTURE)
 		static LockDeclarationValidator distributedLockDeclarationValidator(
-				@Qualifier("distributedLockOperationSource") LockOperationSource operationSource) {
-			return new LockDeclarationValidator(operationSource);
+				@Qualifier("distributedLockOperationSource") LockOperationSource operationSource,
+				ObjectProvider<LockService> lockService) {
+			return new LockDeclarationValidator(operationSource, lockService::getObject);
 		}
 
 		/** What the aspect runs around each locked method: the same interceptor as in proxy mode. */

@@ -75,6 +75,17 @@ public interface LockService {
 	Optional<LockHolder> holder(String key);
 
 	/**
+	 * The shortest lease time this service keeps through one renewal that goes unanswered until the client gives up on
+	 * it: a renewed lease shorter than this is still renewed, but one slow answer from its own server loses it. The
+	 * auto-configuration warns at startup about configured lease times below it.
+	 * @return the shortest such lease time, or {@link Duration#ZERO} when the service cannot tell (the default)
+	 * @since 0.7.0
+	 */
+	default Duration shortestRenewableTtl() {
+		return Duration.ZERO;
+	}
+
+	/**
 	 * Ask the store whether anyone holds {@code key} now, in one round trip (redis-py's {@code locked()}).
 	 * @param key the lock key
 	 * @return true when some owner, in any process, holds the key

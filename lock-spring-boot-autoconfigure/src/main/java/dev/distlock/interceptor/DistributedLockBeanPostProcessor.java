@@ -32,6 +32,8 @@ public class DistributedLockBeanPostProcessor extends AbstractBeanFactoryAwareAd
 	/** Where the methods' lock operations come from; validates each bean class once. */
 	private final LockOperationSource operationSource;
 
+	private final DistributedLockInterceptor interceptor;
+
 	/** Whether each bean class seen has a locked method. */
 	private final Map<Class<?>, Boolean> annotatedClasses = new ConcurrentHashMap<>(256);
 
@@ -44,6 +46,7 @@ public class DistributedLockBeanPostProcessor extends AbstractBeanFactoryAwareAd
 	public DistributedLockBeanPostProcessor(LockOperationSource operationSource, DistributedLockInterceptor interceptor,
 			int order) {
 		this.operationSource = operationSource;
+		this.interceptor = interceptor;
 		this.advisor = new DistributedLockAdvisor(operationSource, interceptor, order);
 	}
 
@@ -58,10 +61,14 @@ public class DistributedLockBeanPostProcessor extends AbstractBeanFactoryAwareAd
 		return super.postProcessAfterInitialization(bean, beanName);
 	}
 
-	/** Now that every singleton exists, the bean factory can tell whether each named failure handler is one. */
+	/**
+	 * Now that every singleton exists, the bean factory can tell whether each named failure handler is one, and the
+	 * lock service how short a renewed lease may be.
+	 */
 	@Override
 	public void afterSingletonsInstantiated() {
 		this.operationSource.validateFailureHandlers();
+		LeaseTimeCheck.warnAboutShortLeases(this.operationSource, this.interceptor.lockService());
 	}
 
 	/** Before the first advisor that orders after ours; after those that order before or the same. */

@@ -240,4 +240,9 @@ public class DistributedLockInterceptor implements MethodInterceptor {
 		return EMPTY_VALUES.get(type);
 	}
 
+	/** {@return the lock service, looked up on first use} */
+	Supplier<LockService> lockService() {
+		return this.lockService;
+	}
+
 }

@@ -4,8 +4,10 @@ import java.lang.annotation.Annotation;
 import java.lang.reflect.Method;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Supplier;
 
 import dev.distlock.annotation.DistributedLock;
+import dev.distlock.core.LockService;
 
 import org.springframework.aop.framework.AopInfrastructureBean;
 import org.springframework.aop.support.AopUtils;
@@ -31,6 +33,8 @@ public class LockDeclarationValidator implements BeanPostProcessor, SmartInitial
 	/** Where the methods' lock operations come from; shared with the interceptor the aspect runs. */
 	private final LockOperationSource operationSource;
 
+	private final Supplier<LockService> lockService;
+
 	/** The classes checked so far. */
 	private final Map<Class<?>, Boolean> checkedClasses = new ConcurrentHashMap<>(256);
 
@@ -39,7 +43,21 @@ public class LockDeclarationValidator implements BeanPostProcessor, SmartInitial
 	 * @param operationSource where the methods' lock operations come from
 	 */
 	public LockDeclarationValidator(LockOperationSource operationSource) {
+		this(operationSource, () -> {
+			throw new IllegalStateException("No lock service to check the lease times against");
+		});
+	}
+
+	/**
+	 * A validator that parses declarations with the interceptor's operation source, and, once every singleton exists,
+	 * warns about renewed lease times too short for {@code lockService} ({@link LockService#shortestRenewableTtl()}).
+	 * @param operationSource where the methods' lock operations come from
+	 * @param lockService the lock service, looked up after every singleton exists (a supplier that throws: none)
+	 * @since 0.7.0
+	 */
+	public LockDeclarationValidator(LockOperationSource operationSource, Supplier<LockService> lockService) {
 		this.operationSource = operationSource;
+		this.lockService = lockService;
 	}
 
 	@Override
@@ -54,6 +72,7 @@ public class LockDeclarationValidator implements BeanPostProcessor, SmartInitial
 	@Override
 	public void afterSingletonsInstantiated() {
 		this.operationSource.validateFailureHandlers();
+		LeaseTimeCheck.warnAboutShortLeases(this.operationSource, this.lockService);
 	}
 
 	private boolean check(Class<?> userClass) {

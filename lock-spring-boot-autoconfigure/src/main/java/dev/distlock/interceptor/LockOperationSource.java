@@ -86,6 +86,22 @@ public class LockOperationSource {
 	}
 
 	/**
+	 * The lock operations parsed so far: once the application has started, those of every locked method of its beans
+	 * (each bean class is validated, and so parsed, when the bean is created).
+	 * @return the operations, in no particular order
+	 * @since 0.7.0
+	 */
+	public List<LockOperation> operations() {
+		List<LockOperation> operations = new ArrayList<>();
+		for (Object cached : this.cache.values()) {
+			if (cached instanceof LockOperation operation) {
+				operations.add(operation);
+			}
+		}
+		return operations;
+	}
+
+	/**
 	 * The operation of {@code method} invoked on {@code targetClass}, or null if it is not annotated.
 	 * @param method the method called
 	 * @param targetClass the class of the object it is called on, or {@code null} for the declaring class

@@ -1,5 +1,6 @@
 package dev.distlock.observability;
 
+import java.time.Duration;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
@@ -116,6 +117,11 @@ public class ObservedLockService implements AsyncLockService {
 	public Optional<LockHolder> holder(String key) {
 		// not observed: a query changes nothing
 		return this.delegate.holder(key);
+	}
+
+	@Override
+	public Duration shortestRenewableTtl() {
+		return this.delegate.shortestRenewableTtl();
 	}
 
 	@Override

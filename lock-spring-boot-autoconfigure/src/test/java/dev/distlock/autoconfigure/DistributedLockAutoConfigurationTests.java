@@ -87,6 +87,30 @@ class DistributedLockAutoConfigurationTests {
 		assertThat(output).doesNotContain("Connection is already closed").doesNotContain("WARN io.lettuce");
 	}
 
+	/**
+	 * Issue 26: with a 2 s command timeout and the default renewal ratio, a renewed lease needs more than
+	 * 2 s / (1 - 1/3 x 1.25) = 3.43 s to survive one renewal left unanswered; the 3 s lease of {@link ShortLeases} is
+	 * named at startup, its 10 s and its fixed 1 s leases are not (a fixed lease is never renewed).
+	 */
+	@Test
+	void renewedLeaseTimesTooShortForTheCommandTimeoutAreNamedAtStartup(CapturedOutput output) {
+		runner().withPropertyValues("spring.data.redis.timeout=2s").withBean(ShortLeases.class).run(context -> {
+			assertThat(context).hasNotFailed();
+			assertThat(context.getBean(RedisLockService.class).shortestRenewableTtl()).isEqualTo(Duration.ofMillis(3429));
+		});
+		assertThat(output).containsOnlyOnce("Renewed lease times shorter than PT3.429S")
+			.contains("PT3S on dev.distlock.autoconfigure.DistributedLockAutoConfigurationTests$ShortLeases.tight()")
+			.doesNotContain("ShortLeases.roomy").doesNotContain("ShortLeases.fixed");
+	}
+
+	@Test
+	void leaseTimesThatOutlastTheCommandTimeoutGetNoWarning(CapturedOutput output) {
+		runner().withPropertyValues("spring.data.redis.timeout=500ms").withBean(ShortLeases.class).run(context -> {
+			assertThat(context).hasNotFailed();
+		});
+		assertThat(output).doesNotContain("Renewed lease times shorter than");
+	}
+
 	@Test
 	void theExplicitProxyModeIsWhatTheAutoConfigurationDoesAnyway() {
 		runner().withUserConfiguration(ProxyMode.class).run(context -> {
@@ -319,6 +343,22 @@ class DistributedLockAutoConfigurationTests {
 		@Bean
 		InMemoryLockService inMemoryLockService() {
 			return new InMemoryLockService();
+		}
+
+	}
+
+	public static class ShortLeases {
+
+		@DistributedLock(key = "'tight'", ttl = "3s")
+		public void tight() {
+		}
+
+		@DistributedLock(key = "'roomy'", ttl = "10s")
+		public void roomy() {
+		}
+
+		@DistributedLock(key = "'fixed'", ttl = "1s", fixedLease = true)
+		public void fixed() {
 		}
 
 	}
