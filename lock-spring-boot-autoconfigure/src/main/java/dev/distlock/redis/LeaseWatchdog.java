@@ -6,6 +6,7 @@ import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.SynchronousQueue;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.Condition;
@@ -65,9 +66,9 @@ final class LeaseWatchdog implements AutoCloseable {
 	private final ExecutorService renewals;
 
 	/**
-	 * Where renewal replies are applied, and where the blocking template path calls Redis: a few threads, so that a
-	 * batch waiting on a silent shard holds back no other batch (their leases are disjoint: a lease is in one batch
-	 * at a time).
+	 * Where renewal replies are applied, and where the blocking template path calls Redis: up to a few threads, so
+	 * that a batch waiting on a silent shard holds back no other batch (their leases are disjoint: a lease is in one
+	 * batch at a time, as {@link LeaseEntry#claimRenewal} claims it until its result is applied).
 	 */
 	private final ThreadPoolExecutor io;
 
@@ -93,13 +94,20 @@ final class LeaseWatchdog implements AutoCloseable {
 			EngineThreads threads, String threadName) {
 		this.batches = batches;
 		this.commandTimeoutMillis = commandTimeoutMillis;
-		this.io = new ThreadPoolExecutor(IO_THREADS, IO_THREADS, 30, TimeUnit.SECONDS, new LinkedBlockingQueue<>(),
-				threads.named(threadName + "-renewal-io"));
-		this.io.allowCoreThreadTimeOut(true);
 		this.renewalRatio = renewalRatio;
 		this.callbacks = callbacks;
 		this.renewals = new ThreadPoolExecutor(1, 1, 0, TimeUnit.MILLISECONDS, new LinkedBlockingQueue<>(),
 				threads.named(threadName + "-renewal"));
+		// a thread more only while all are busy (a hand-off queue), so a single server's service keeps one; when all
+		// are busy (eight batches on silent shards), the task queues on the renewal thread, never on the client's
+		// event loop, which completes the replies
+		this.io = new ThreadPoolExecutor(1, IO_THREADS, 30, TimeUnit.SECONDS, new SynchronousQueue<>(),
+				threads.named(threadName + "-renewal-io"), (task, pool) -> {
+					if (!pool.isShutdown()) {
+						this.renewals.execute(task);
+					}
+				});
+		this.io.allowCoreThreadTimeOut(true);
 		this.scheduler = threads.newThread(threadName, this::run);
 		this.plannedWakeNanos = System.nanoTime() + MAX_SLEEP_NANOS;
 		this.scheduler.start();
