@@ -68,10 +68,10 @@ final class ChannelSubscriptions implements AutoCloseable {
 			NotificationRefusals refusals) {
 		this.channels = channels;
 		this.refusals = refusals;
-		// on a Redis Cluster through Lettuce, each release channel on its key's shard (SSUBSCRIBE), as the scripts
+		// on a Redis Cluster, whatever the client, each release channel on its key's shard (SSUBSCRIBE), as the scripts
 		// announce releases there (SPUBLISH); elsewhere Spring Data's listener container, or the engine's own connection
 		this.connection = LeaseStore.isSharded(connectionFactory)
-				? ShardedSubscriptionConnection.of(connectionFactory, keepAliveChannel, events)
+				? ShardedSubscriptions.of(connectionFactory, keepAliveChannel, events, threads, threadName + "-connection")
 				: listenerContainer
 						? new ContainerSubscriptionConnection(connectionFactory, keepAliveChannel, events, threads,
 								threadName + "-connection", containerCustomizer)

@@ -35,8 +35,9 @@ final class LeaseStore {
 	private final long timeoutMillis;
 
 	/**
-	 * {@link LockScripts#SHARDED} when releases are announced on their shard (a Redis Cluster through Lettuce, whose
-	 * subscriber is a {@link ShardedSubscriptionConnection}), else empty: classic {@code PUBLISH}.
+	 * {@link LockScripts#SHARDED} when releases are announced on their shard (a Redis Cluster, whatever the client; its
+	 * subscriber subscribes each channel on its shard, see {@link ShardedSubscriptions}), else empty: classic
+	 * {@code PUBLISH}.
 	 */
 	private final String publishMode;
 
@@ -111,11 +112,12 @@ final class LeaseStore {
 	}
 
 	/**
-	 * Whether releases on {@code connectionFactory} are announced with sharded pub/sub: a Redis Cluster through
-	 * Lettuce (the subscriber and the scripts both fall back to classic pub/sub on Redis before 7.0).
+	 * Whether releases on {@code connectionFactory} are announced with sharded pub/sub: a Redis Cluster, whatever the
+	 * client (see {@link ReleaseTopology}; the subscriber and the scripts both fall back to classic pub/sub on Redis
+	 * before 7.0).
 	 */
 	static boolean isSharded(RedisConnectionFactory connectionFactory) {
-		return LETTUCE_PRESENT && LettuceScripts.isCluster(connectionFactory);
+		return ReleaseTopology.isCluster(connectionFactory);
 	}
 
 	/**

@@ -36,6 +36,11 @@ final class LettuceScripts {
 	private LettuceScripts() {
 	}
 
+	/** Whether {@code connectionFactory} is Lettuce's own factory (not one that wraps it). */
+	static boolean isLettuce(RedisConnectionFactory connectionFactory) {
+		return connectionFactory instanceof LettuceConnectionFactory;
+	}
+
 	/** Whether the factory is Lettuce's, connecting to a Redis Cluster. */
 	static boolean isCluster(RedisConnectionFactory connectionFactory) {
 		return connectionFactory instanceof LettuceConnectionFactory lettuce && lettuce.isClusterAware();

@@ -2,10 +2,11 @@ package dev.distlock.redis;
 
 /**
  * The pub/sub connection role of {@link ReleaseSubscriber}: open it, subscribe and unsubscribe release channels, tell
- * whether its transport is up, close it. What it hears goes to {@link SubscriptionConnection.Events}. Three
+ * whether its transport is up, close it. What it hears goes to {@link SubscriptionConnection.Events}. The
  * implementations: {@link ContainerSubscriptionConnection} on Spring Data's {@code RedisMessageListenerContainer} (the
- * default), the engine's own {@link SubscriptionConnection} (see {@link EnginePaths}), and, on a Redis Cluster through
- * Lettuce, {@link ShardedSubscriptionConnection} (each channel on its key's shard).
+ * default), the engine's own {@link SubscriptionConnection} (see {@link EnginePaths}), and, on a Redis Cluster with any
+ * client, {@link ShardedSubscriptions} (each channel on its key's shard: {@link ShardedSubscriptionConnection} through
+ * Lettuce, {@link JedisShardedSubscriptionConnection} through Jedis).
  * <p>
  * Its methods are called on one thread (the subscriber's commands thread); the events come on the client's threads.
  */

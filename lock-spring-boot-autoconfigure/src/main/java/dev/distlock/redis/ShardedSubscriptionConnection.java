@@ -12,13 +12,16 @@ import io.lettuce.core.cluster.RedisClusterClient;
 import io.lettuce.core.cluster.SlotHash;
 import io.lettuce.core.cluster.models.partitions.RedisClusterNode;
 import io.lettuce.core.cluster.pubsub.RedisClusterPubSubAdapter;
+import io.lettuce.core.cluster.api.async.RedisAdvancedClusterAsyncCommands;
 import io.lettuce.core.cluster.pubsub.StatefulRedisClusterPubSubConnection;
+import io.lettuce.core.cluster.pubsub.api.async.RedisClusterPubSubAsyncCommands;
 import io.lettuce.core.codec.ByteArrayCodec;
 import io.lettuce.core.pubsub.StatefulRedisPubSubConnection;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
 
+import org.springframework.data.redis.connection.RedisConnection;
 import org.springframework.data.redis.connection.RedisConnectionFactory;
 import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
 
@@ -34,15 +37,34 @@ import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactor
  * channels mapped to a node that no longer owns their slot are forgotten, so that the transport reads as open again
  * once the topology is refreshed, and {@link ReleaseSubscriber} subscribes them again, now on the new owner.
  * <p>
+ * Where the cluster pub/sub connection comes from is a {@link Source}: Lettuce's cluster client, for Lettuce's own
+ * factory, or, for a factory that wraps one (an application's decorator, which neither shows Lettuce's type nor its
+ * client), the pub/sub connection of a Spring connection that subscribed, which Spring's connection hands out as its
+ * native connection while subscribed.
+ * <p>
  * Its methods are called on one thread (the subscriber's commands thread); the events come on the client's threads.
  */
 final class ShardedSubscriptionConnection implements PubSubConnection {
+
+	/** Where the cluster pub/sub connection comes from, and how it is given back. */
+	interface Source {
+
+		/**
+		 * A new cluster pub/sub connection with byte array keys and values, to be given back with {@link #close}.
+		 * @param keepAliveChannel the channel the connection is subscribed to for as long as it lives
+		 */
+		StatefulRedisClusterPubSubConnection<byte[], byte[]> open(byte[] keepAliveChannel);
+
+		/** Give {@code connection}, which {@link #open} returned, back. */
+		void close(StatefulRedisClusterPubSubConnection<byte[], byte[]> connection);
+
+	}
 
 	private static final Log logger = LogFactory.getLog(ReleaseSubscriber.class);
 
 	private static final long TIMEOUT_SECONDS = 10;
 
-	private final LettuceConnectionFactory connectionFactory;
+	private final Source source;
 
 	private final byte[] keepAliveChannel;
 
@@ -60,20 +82,37 @@ final class ShardedSubscriptionConnection implements PubSubConnection {
 	/** Set once a node answered SSUBSCRIBE as an unknown command (Redis before 7.0): classic SUBSCRIBE on the owner. */
 	private volatile boolean classic;
 
-	private ShardedSubscriptionConnection(LettuceConnectionFactory connectionFactory, String keepAliveChannel,
-			SubscriptionConnection.Events events) {
-		this.connectionFactory = connectionFactory;
+	private ShardedSubscriptionConnection(Source source, String keepAliveChannel, SubscriptionConnection.Events events) {
+		this.source = source;
 		this.keepAliveChannel = keepAliveChannel.getBytes(StandardCharsets.UTF_8);
 		this.events = events;
 	}
 
 	/**
-	 * The connection for a factory that {@link LeaseStore#isSharded} accepts (a Lettuce cluster factory); a signature
-	 * without Lettuce types, so that callers load no Lettuce class when another client is used.
+	 * The connection for Lettuce's own factory on a Redis Cluster, from its cluster client; a signature without Lettuce
+	 * types, so that callers load no Lettuce class when another client is used.
 	 */
 	static PubSubConnection of(RedisConnectionFactory connectionFactory, String keepAliveChannel,
 			SubscriptionConnection.Events events) {
-		return new ShardedSubscriptionConnection((LettuceConnectionFactory) connectionFactory, keepAliveChannel, events);
+		return new ShardedSubscriptionConnection(new ClientSource((LettuceConnectionFactory) connectionFactory),
+				keepAliveChannel, events);
+	}
+
+	/**
+	 * Whether {@code nativeConnection} (the native connection of a connection that {@code connectionFactory} gave) is
+	 * Lettuce's cluster connection: {@link #ofConnections} can then subscribe through the factory's connections.
+	 */
+	static boolean isLettuceCluster(@Nullable Object nativeConnection) {
+		return nativeConnection instanceof RedisAdvancedClusterAsyncCommands<?, ?>;
+	}
+
+	/**
+	 * The connection for a factory that wraps Lettuce's on a Redis Cluster ({@link #isLettuceCluster}): the cluster
+	 * pub/sub connection of a Spring connection that subscribed the keep-alive channel.
+	 */
+	static PubSubConnection ofConnections(RedisConnectionFactory connectionFactory, String keepAliveChannel,
+			SubscriptionConnection.Events events) {
+		return new ShardedSubscriptionConnection(new ConnectionSource(connectionFactory), keepAliveChannel, events);
 	}
 
 	@Override
@@ -184,15 +223,14 @@ final class ShardedSubscriptionConnection implements PubSubConnection {
 		if (current != null) {
 			return current;
 		}
-		RedisClusterClient client = (RedisClusterClient) this.connectionFactory.getRequiredNativeClient();
-		StatefulRedisClusterPubSubConnection<byte[], byte[]> fresh = client.connectPubSub(ByteArrayCodec.INSTANCE);
-		fresh.setNodeMessagePropagation(true);
-		fresh.addListener(this.listener);
+		StatefulRedisClusterPubSubConnection<byte[], byte[]> fresh = this.source.open(this.keepAliveChannel);
 		try {
+			fresh.setNodeMessagePropagation(true);
+			fresh.addListener(this.listener);
 			await(fresh.async().subscribe(this.keepAliveChannel).toCompletableFuture(), "SUBSCRIBE keep-alive");
 		}
 		catch (RuntimeException ex) {
-			fresh.closeAsync();
+			closeQuietly(fresh);
 			throw ex;
 		}
 		this.confirmed = true;
@@ -206,12 +244,16 @@ final class ShardedSubscriptionConnection implements PubSubConnection {
 		this.connection = null;
 		this.nodeByChannel.clear();
 		if (current != null) {
-			try {
-				current.close();
-			}
-			catch (RuntimeException ex) {
-				logger.debug("Could not close the release subscription connection", ex);
-			}
+			closeQuietly(current);
+		}
+	}
+
+	private void closeQuietly(StatefulRedisClusterPubSubConnection<byte[], byte[]> connection) {
+		try {
+			this.source.close(connection);
+		}
+		catch (RuntimeException ex) {
+			logger.debug("Could not close the release subscription connection", ex);
 		}
 	}
 
@@ -262,6 +304,75 @@ final class ShardedSubscriptionConnection implements PubSubConnection {
 			}
 			else if (ShardedSubscriptionConnection.this.confirmed) {
 				ShardedSubscriptionConnection.this.events.resubscribed(); // the client subscribed anew after a reconnect
+			}
+		}
+
+	}
+
+	/** The cluster client of Lettuce's own factory. */
+	private record ClientSource(LettuceConnectionFactory connectionFactory) implements Source {
+
+		@Override
+		public StatefulRedisClusterPubSubConnection<byte[], byte[]> open(byte[] keepAliveChannel) {
+			RedisClusterClient client = (RedisClusterClient) this.connectionFactory.getRequiredNativeClient();
+			return client.connectPubSub(ByteArrayCodec.INSTANCE);
+		}
+
+		@Override
+		public void close(StatefulRedisClusterPubSubConnection<byte[], byte[]> connection) {
+			connection.close();
+		}
+
+	}
+
+	/**
+	 * A factory's connection that subscribed: while subscribed, Spring's Lettuce connection hands out the commands of
+	 * its pub/sub connection as its native connection, which on a Cluster is Lettuce's cluster pub/sub connection (with
+	 * byte array keys and values, as Spring opens it). Closing the Spring connection ends its subscription and closes
+	 * the pub/sub connection. Spring's listener on it is given nothing to do: the engine adds its own.
+	 */
+	private static final class ConnectionSource implements Source {
+
+		private final RedisConnectionFactory connectionFactory;
+
+		/** The Spring connection of each open pub/sub connection. */
+		private final Map<StatefulRedisClusterPubSubConnection<byte[], byte[]>, RedisConnection> opened = new ConcurrentHashMap<>();
+
+		ConnectionSource(RedisConnectionFactory connectionFactory) {
+			this.connectionFactory = connectionFactory;
+		}
+
+		@Override
+		@SuppressWarnings("unchecked")
+		public StatefulRedisClusterPubSubConnection<byte[], byte[]> open(byte[] keepAliveChannel) {
+			RedisConnection connection = this.connectionFactory.getConnection();
+			try {
+				connection.subscribe((message, pattern) -> {
+				}, keepAliveChannel);
+				Object nativeConnection = connection.getNativeConnection();
+				if (!(nativeConnection instanceof RedisClusterPubSubAsyncCommands<?, ?> pubSub)) {
+					throw new IllegalStateException("A subscribed connection of " + this.connectionFactory
+							+ " gives no Lettuce cluster pub/sub connection but " + nativeConnection);
+				}
+				StatefulRedisClusterPubSubConnection<byte[], byte[]> cluster = (StatefulRedisClusterPubSubConnection<byte[], byte[]>) pubSub
+					.getStatefulConnection();
+				this.opened.put(cluster, connection);
+				return cluster;
+			}
+			catch (RuntimeException ex) {
+				connection.close();
+				throw ex;
+			}
+		}
+
+		@Override
+		public void close(StatefulRedisClusterPubSubConnection<byte[], byte[]> connection) {
+			RedisConnection owner = this.opened.remove(connection);
+			if (owner != null) {
+				owner.close();
+			}
+			else {
+				connection.close();
 			}
 		}
 

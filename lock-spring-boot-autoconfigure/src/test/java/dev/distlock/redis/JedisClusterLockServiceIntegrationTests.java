@@ -7,8 +7,8 @@ import org.junit.jupiter.api.extension.ExtendWith;
 
 /**
  * The lock contract on a Redis Cluster of 3 masters and 3 replicas through Jedis's cluster client: scripts routed by
- * slot through the template, renewals one batch per slot, and the release subscription on a connection of Jedis's
- * choosing.
+ * slot through the template, renewals one batch per slot, and releases on the key's shard (SPUBLISH in the scripts,
+ * SSUBSCRIBE on the key's master by one reader per master, as Lettuce's services do).
  */
 @ExtendWith(RedisTopologyExtension.class)
 class JedisClusterLockServiceIntegrationTests extends LockServiceContractTests {

@@ -1,0 +1,59 @@
+package dev.distlock.redis;
+
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
+
+import org.springframework.data.redis.connection.RedisClusterConnection;
+import org.springframework.data.redis.connection.RedisConnection;
+import org.springframework.data.redis.connection.RedisConnectionFactory;
+import org.springframework.data.redis.connection.jedis.JedisConnectionFactory;
+import org.springframework.util.ClassUtils;
+
+/**
+ * Which wire release messages take: on a Redis Cluster, sharded pub/sub ({@code SPUBLISH}, {@code SSUBSCRIBE} on the
+ * key's master, both falling back to their classic forms on Redis before 7.0); elsewhere classic pub/sub.
+ * <p>
+ * Why by topology and not by client: a release is heard only by waiters that subscribed the same way as it was
+ * published, and services that share locks may use different clients (Lettuce and Jedis during a migration) or wrap
+ * the factory. Were the choice made by client class, a Jedis waiter would never hear a Lettuce release on a Cluster,
+ * and would wake only at the holder's lease time. Asked without loading a client's classes: Lettuce's and Jedis's
+ * factories say it from their configuration; any other factory (an application's wrapper) is asked for a connection,
+ * which is a {@link RedisClusterConnection} on a Cluster, or, if none can be had now, whether it gives a cluster
+ * connection at all (a factory that is not set up for a Cluster refuses to without connecting).
+ */
+final class ReleaseTopology {
+
+	private static final Log logger = LogFactory.getLog(ReleaseSubscriber.class);
+
+	private static final boolean LETTUCE_PRESENT = ClassUtils.isPresent("io.lettuce.core.RedisFuture",
+			ReleaseTopology.class.getClassLoader());
+
+	private static final boolean JEDIS_PRESENT = ClassUtils.isPresent("redis.clients.jedis.Jedis",
+			ReleaseTopology.class.getClassLoader());
+
+	private ReleaseTopology() {
+	}
+
+	/** Whether {@code connectionFactory} connects to a Redis Cluster: release messages are then sharded. */
+	static boolean isCluster(RedisConnectionFactory connectionFactory) {
+		if (LETTUCE_PRESENT && LettuceScripts.isLettuce(connectionFactory)) {
+			return LettuceScripts.isCluster(connectionFactory);
+		}
+		if (JEDIS_PRESENT && connectionFactory instanceof JedisConnectionFactory jedis) {
+			return jedis.isRedisClusterAware();
+		}
+		try (RedisConnection connection = connectionFactory.getConnection()) {
+			return connection instanceof RedisClusterConnection;
+		}
+		catch (RuntimeException ex) {
+			logger.debug("Could not open a connection to tell the topology; asking for a cluster connection", ex);
+		}
+		try (RedisClusterConnection connection = connectionFactory.getClusterConnection()) {
+			return connection != null;
+		}
+		catch (RuntimeException ex) {
+			return false; // not set up for a Cluster (Spring's factories refuse with InvalidDataAccessApiUsageException)
+		}
+	}
+
+}
