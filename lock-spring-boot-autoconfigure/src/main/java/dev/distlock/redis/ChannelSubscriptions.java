@@ -70,9 +70,10 @@ final class ChannelSubscriptions implements AutoCloseable {
 		this.refusals = refusals;
 		// on a Redis Cluster, whatever the client, each release channel on its key's shard (SSUBSCRIBE), as the scripts
 		// announce releases there (SPUBLISH); elsewhere Spring Data's listener container, or the engine's own connection
+		// (always for a wrapped factory, whose client the container cannot tell: see ReleaseTopology)
 		this.connection = LeaseStore.isSharded(connectionFactory)
 				? ShardedSubscriptions.of(connectionFactory, keepAliveChannel, events, threads, threadName + "-connection")
-				: listenerContainer
+				: (listenerContainer && ReleaseTopology.isClientsOwnFactory(connectionFactory))
 						? new ContainerSubscriptionConnection(connectionFactory, keepAliveChannel, events, threads,
 								threadName + "-connection", containerCustomizer)
 						: new SubscriptionConnection(connectionFactory, keepAliveChannel, events, threads,

@@ -34,6 +34,18 @@ final class ReleaseTopology {
 	private ReleaseTopology() {
 	}
 
+	/**
+	 * Whether {@code connectionFactory} is Lettuce's or Jedis's own factory, not an application's wrapper: Spring
+	 * Data's listener container tells a non-blocking client by the factory's class ({@code ConnectionUtils.isAsync}),
+	 * so behind a wrapper it took Lettuce for a blocking client, never confirmed a release channel, and its waiters
+	 * polled every 20-30 ms. A wrapped factory's release subscription therefore runs on the engine's own
+	 * {@link SubscriptionConnection}, which works with either kind of client.
+	 */
+	static boolean isClientsOwnFactory(RedisConnectionFactory connectionFactory) {
+		return (LETTUCE_PRESENT && LettuceScripts.isLettuce(connectionFactory))
+				|| (JEDIS_PRESENT && connectionFactory instanceof JedisConnectionFactory);
+	}
+
 	/** Whether {@code connectionFactory} connects to a Redis Cluster: release messages are then sharded. */
 	static boolean isCluster(RedisConnectionFactory connectionFactory) {
 		if (LETTUCE_PRESENT && LettuceScripts.isLettuce(connectionFactory)) {

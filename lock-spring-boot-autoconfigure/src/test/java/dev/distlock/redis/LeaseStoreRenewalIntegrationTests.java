@@ -15,14 +15,9 @@ import org.junit.jupiter.params.provider.ValueSource;
 
 import org.springframework.data.redis.connection.ClusterSlotHashUtil;
 import org.springframework.data.redis.connection.RedisClusterConfiguration;
-import org.springframework.data.redis.connection.RedisClusterConnection;
-import org.springframework.data.redis.connection.RedisConnection;
-import org.springframework.data.redis.connection.RedisConnectionFactory;
-import org.springframework.data.redis.connection.RedisSentinelConnection;
 import org.springframework.data.redis.connection.lettuce.LettuceClientConfiguration;
 import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
 import org.springframework.dao.DataAccessException;
-import org.springframework.dao.support.PersistenceExceptionTranslator;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
@@ -108,7 +103,7 @@ class LeaseStoreRenewalIntegrationTests {
 			cluster.start();
 			try {
 				// an application's wrapper: neither Lettuce's type nor its cluster flag is visible
-				LeaseStore store = new LeaseStore(new Wrapped(cluster));
+				LeaseStore store = new LeaseStore(LockTestSupport.wrapped(cluster));
 				List<LeaseEntry> entries = leases(server, 3, 0);
 				assertThat(entries.stream().map(entry -> ClusterSlotHashUtil.calculateSlot(entry.redisKey)).distinct())
 					.hasSize(3);
@@ -142,36 +137,6 @@ class LeaseStoreRenewalIntegrationTests {
 		long[] ttls = new long[count];
 		java.util.Arrays.fill(ttls, TTL_MILLIS);
 		return ttls;
-	}
-
-	/** A factory that only delegates, as applications wrap theirs for metrics or tracing. */
-	private record Wrapped(RedisConnectionFactory delegate) implements RedisConnectionFactory {
-
-		@Override
-		public boolean getConvertPipelineAndTxResults() {
-			return this.delegate.getConvertPipelineAndTxResults();
-		}
-
-		@Override
-		public RedisConnection getConnection() {
-			return this.delegate.getConnection();
-		}
-
-		@Override
-		public RedisClusterConnection getClusterConnection() {
-			return this.delegate.getClusterConnection();
-		}
-
-		@Override
-		public RedisSentinelConnection getSentinelConnection() {
-			return this.delegate.getSentinelConnection();
-		}
-
-		@Override
-		public DataAccessException translateExceptionIfPossible(RuntimeException ex) {
-			return ((PersistenceExceptionTranslator) this.delegate).translateExceptionIfPossible(ex);
-		}
-
 	}
 
 }

@@ -220,4 +220,42 @@ public final class LockTestSupport implements AutoCloseable {
 		this.opened.clear();
 	}
 
+	/**
+	 * {@code factory} behind an application's wrapper (for metrics or tracing): it only delegates, and shows neither
+	 * the client's type nor its settings.
+	 */
+	public static RedisConnectionFactory wrapped(RedisConnectionFactory factory) {
+		return new WrappedFactory(factory);
+	}
+
+	private record WrappedFactory(RedisConnectionFactory delegate) implements RedisConnectionFactory {
+
+		@Override
+		public boolean getConvertPipelineAndTxResults() {
+			return this.delegate.getConvertPipelineAndTxResults();
+		}
+
+		@Override
+		public org.springframework.data.redis.connection.RedisConnection getConnection() {
+			return this.delegate.getConnection();
+		}
+
+		@Override
+		public org.springframework.data.redis.connection.RedisClusterConnection getClusterConnection() {
+			return this.delegate.getClusterConnection();
+		}
+
+		@Override
+		public org.springframework.data.redis.connection.RedisSentinelConnection getSentinelConnection() {
+			return this.delegate.getSentinelConnection();
+		}
+
+		@Override
+		public org.springframework.dao.DataAccessException translateExceptionIfPossible(RuntimeException ex) {
+			return ((org.springframework.dao.support.PersistenceExceptionTranslator) this.delegate)
+				.translateExceptionIfPossible(ex);
+		}
+
+	}
+
 }

@@ -19,12 +19,6 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 
-import org.springframework.dao.DataAccessException;
-import org.springframework.dao.support.PersistenceExceptionTranslator;
-import org.springframework.data.redis.connection.RedisClusterConnection;
-import org.springframework.data.redis.connection.RedisConnection;
-import org.springframework.data.redis.connection.RedisConnectionFactory;
-import org.springframework.data.redis.connection.RedisSentinelConnection;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
@@ -193,37 +187,7 @@ class MixedClientClusterReleaseIntegrationTests {
 	}
 
 	private RedisLockService wrappedService() {
-		return this.lettuce.service(RedisLockService.builder(new Wrapped(this.lettuce.connectionFactory())));
-	}
-
-	/** An application's wrapper of the factory: it only delegates, and shows neither the client nor its settings. */
-	private record Wrapped(RedisConnectionFactory delegate) implements RedisConnectionFactory {
-
-		@Override
-		public boolean getConvertPipelineAndTxResults() {
-			return this.delegate.getConvertPipelineAndTxResults();
-		}
-
-		@Override
-		public RedisConnection getConnection() {
-			return this.delegate.getConnection();
-		}
-
-		@Override
-		public RedisClusterConnection getClusterConnection() {
-			return this.delegate.getClusterConnection();
-		}
-
-		@Override
-		public RedisSentinelConnection getSentinelConnection() {
-			return this.delegate.getSentinelConnection();
-		}
-
-		@Override
-		public DataAccessException translateExceptionIfPossible(RuntimeException ex) {
-			return ((PersistenceExceptionTranslator) this.delegate).translateExceptionIfPossible(ex);
-		}
-
+		return this.lettuce.service(RedisLockService.builder(LockTestSupport.wrapped(this.lettuce.connectionFactory())));
 	}
 
 }
