@@ -81,6 +81,21 @@ class ClusterFailoverIntegrationTests {
 	}
 
 	/**
+	 * The same scenario through Jedis's cluster client (issue 26): its release subscription is sharded too, one reader
+	 * per master, and after the failover the failed shard's channels are subscribed again on the promoted master (the
+	 * scenario's hand-offs on the new master wake by message).
+	 */
+	@Test
+	void withJedisOnlyTheFailedShardsUnreplicatedLeaseIsLost() throws Exception {
+		this.support = LockTestSupport.jedisForCluster(this.cluster);
+		List<RedisServer> masters = this.cluster.masters();
+		RedisServer victim = masters.get(0);
+		double seconds = FailoverScenario.run(this.support, topology(), victim, masters.subList(1, masters.size()),
+				promoted -> "cluster, Jedis");
+		assertThat(seconds).isPositive();
+	}
+
+	/**
 	 * Issue 26: one service holds short leases (ttl 3 s and 4 s, the client's command timeout 2 s) on the healthy
 	 * shards and a lease on the shard whose master is killed. The dead shard's renewals go unanswered until the command
 	 * timeout; the healthy shards' renewals are answered at once and must count at once: no healthy lease is reported
