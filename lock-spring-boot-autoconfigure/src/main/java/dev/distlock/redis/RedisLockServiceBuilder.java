@@ -185,7 +185,8 @@ public final class RedisLockServiceBuilder {
 	 * engine sets what it relies on (the connection factory, its executors and error handler): for example Spring
 	 * Boot's {@code RedisMessageListenerContainerConfigurer}, so that {@code spring.data.redis.listener.*} (recovery
 	 * back-off, subscription registration timeout) applies. Not used on Redis Cluster, where the engine subscribes on
-	 * each key's shard itself.
+	 * each key's shard itself, nor with a connection factory that wraps Lettuce's or Jedis's (the container cannot tell
+	 * the client behind it), where the engine subscribes on a connection of its own.
 	 * @param customizer what to apply to the container
 	 * @return this builder
 	 */
