@@ -32,6 +32,7 @@ public class DistributedLockBeanPostProcessor extends AbstractBeanFactoryAwareAd
 	/** Where the methods' lock operations come from; validates each bean class once. */
 	private final LockOperationSource operationSource;
 
+	/** The advice; asked for its lock service once every singleton exists, to check the lease times. */
 	private final DistributedLockInterceptor interceptor;
 
 	/** Whether each bean class seen has a locked method. */
