@@ -1,5 +1,7 @@
 package dev.distlock.redis;
 
+import java.lang.reflect.InvocationTargetException;
+import java.lang.reflect.Method;
 import java.nio.charset.StandardCharsets;
 import java.util.HashMap;
 import java.util.Iterator;
@@ -19,9 +21,8 @@ import org.jspecify.annotations.Nullable;
 import redis.clients.jedis.BinaryJedisPubSub;
 import redis.clients.jedis.BinaryJedisShardedPubSub;
 import redis.clients.jedis.Connection;
-import redis.clients.jedis.JedisCluster;
 import redis.clients.jedis.Protocol;
-import redis.clients.jedis.RedisClusterClient;
+import redis.clients.jedis.UnifiedJedis;
 import redis.clients.jedis.util.JedisClusterCRC16;
 
 /**
@@ -81,17 +82,44 @@ final class JedisShardedSubscriptionConnection implements PubSubConnection {
 
 	/**
 	 * Whether {@code nativeConnection} (a Spring cluster connection's native one) is a Jedis cluster client: Spring
-	 * Data's {@code JedisClusterConnection} hands out a {@link RedisClusterClient} (Jedis 7) or a {@link JedisCluster}.
+	 * Data's {@code JedisClusterConnection} hands out a {@code JedisCluster}, or from Jedis 7.1 a
+	 * {@code RedisClusterClient}. Both have {@code getConnectionFromSlot(int)}, which their common supertype lacks; it
+	 * is found by reflection, so that this class compiles and runs with every Jedis 7 (Boot 4.0 brings 7.0, which has no
+	 * {@code RedisClusterClient}).
 	 */
 	static boolean isJedisCluster(@Nullable Object nativeConnection) {
-		return nativeConnection instanceof RedisClusterClient || nativeConnection instanceof JedisCluster;
+		return nativeConnection instanceof UnifiedJedis && connectionFromSlot(nativeConnection) != null;
+	}
+
+	private static @Nullable Method connectionFromSlot(Object jedisCluster) {
+		try {
+			Method method = jedisCluster.getClass().getMethod("getConnectionFromSlot", int.class);
+			return Connection.class.isAssignableFrom(method.getReturnType()) ? method : null;
+		}
+		catch (NoSuchMethodException ex) {
+			return null;
+		}
 	}
 
 	/** The connection for a Jedis cluster client ({@link #isJedisCluster}); a signature without Jedis types. */
 	static PubSubConnection of(Object jedisCluster, SubscriptionConnection.Events events, EngineThreads threads,
 			String threadName) {
-		IntFunction<Connection> connectionFromSlot = (jedisCluster instanceof RedisClusterClient client)
-				? client::getConnectionFromSlot : ((JedisCluster) jedisCluster)::getConnectionFromSlot;
+		Method method = connectionFromSlot(jedisCluster);
+		if (method == null) {
+			throw new IllegalArgumentException("Not a Jedis cluster client: " + jedisCluster.getClass().getName());
+		}
+		IntFunction<Connection> connectionFromSlot = (slot) -> {
+			try {
+				return (Connection) method.invoke(jedisCluster, slot);
+			}
+			catch (InvocationTargetException ex) {
+				throw (ex.getCause() instanceof RuntimeException cause) ? cause
+						: new IllegalStateException("Could not get a connection for slot " + slot, ex.getCause());
+			}
+			catch (IllegalAccessException ex) {
+				throw new IllegalStateException("Could not get a connection for slot " + slot, ex);
+			}
+		};
 		return new JedisShardedSubscriptionConnection(connectionFromSlot, events, threads, threadName);
 	}
 
