@@ -176,7 +176,7 @@ final class JedisShardedSubscriptionConnection implements PubSubConnection {
 		catch (ExecutionException ex) {
 			retire(reader);
 			Throwable cause = (ex.getCause() != null) ? ex.getCause() : ex;
-			if (!reader.classic && isUnknownCommand(cause)) {
+			if (!reader.classic && RedisFailures.isUnknownCommand(cause)) {
 				// Redis before 7.0: the scripts fall back to PUBLISH too, which reaches a subscriber on the key's
 				// master without crossing the cluster bus
 				this.classic = true;
@@ -191,15 +191,6 @@ final class JedisShardedSubscriptionConnection implements PubSubConnection {
 			throw new IllegalStateException("SSUBSCRIBE " + name + " got no answer within " + TIMEOUT_SECONDS + "s",
 					ex);
 		}
-	}
-
-	private static boolean isUnknownCommand(Throwable failure) {
-		for (Throwable t = failure; t != null; t = (t.getCause() != t) ? t.getCause() : null) {
-			if (t.getMessage() != null && t.getMessage().contains("unknown command")) {
-				return true;
-			}
-		}
-		return false;
 	}
 
 	@Override

@@ -93,8 +93,17 @@ final class RedisFailures {
 
 	/** Whether Redis answered that it does not have the script cached (a restart, SCRIPT FLUSH): EVAL it instead. */
 	static boolean isNoScript(Throwable failure) {
+		return says(failure, "NOSCRIPT");
+	}
+
+	/** Whether Redis answered that it does not know the command (SSUBSCRIBE before Redis 7.0). */
+	static boolean isUnknownCommand(Throwable failure) {
+		return says(failure, "unknown command");
+	}
+
+	private static boolean says(Throwable failure, String words) {
 		for (Throwable t = failure; t != null; t = (t.getCause() != t) ? t.getCause() : null) {
-			if (t.getMessage() != null && t.getMessage().contains("NOSCRIPT")) {
+			if (t.getMessage() != null && t.getMessage().contains(words)) {
 				return true;
 			}
 		}

@@ -142,7 +142,7 @@ final class ShardedSubscriptionConnection implements PubSubConnection {
 			await(node.async().ssubscribe(channel).toCompletableFuture(), "SSUBSCRIBE " + text(channel));
 		}
 		catch (RuntimeException ex) {
-			if (!isUnknownCommand(ex)) {
+			if (!RedisFailures.isUnknownCommand(ex)) {
 				throw ex;
 			}
 			// Redis before 7.0: the scripts fall back to PUBLISH too, which reaches a subscriber on the key's master
@@ -150,15 +150,6 @@ final class ShardedSubscriptionConnection implements PubSubConnection {
 			this.classic = true;
 			await(node.async().subscribe(channel).toCompletableFuture(), "SUBSCRIBE " + text(channel));
 		}
-	}
-
-	private static boolean isUnknownCommand(Throwable failure) {
-		for (Throwable t = failure; t != null; t = (t.getCause() != t) ? t.getCause() : null) {
-			if (t.getMessage() != null && t.getMessage().contains("unknown command")) {
-				return true;
-			}
-		}
-		return false;
 	}
 
 	@Override

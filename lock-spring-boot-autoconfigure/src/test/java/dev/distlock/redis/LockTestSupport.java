@@ -221,6 +221,21 @@ public final class LockTestSupport implements AutoCloseable {
 	}
 
 	/**
+	 * The script calls (EVALSHA, EVAL) {@code server} ran so far, from {@code INFO commandstats}: every attempt of a
+	 * waiter is one. Commands that scripts run inside are not counted, nor the INFO itself.
+	 */
+	public static long scriptCalls(RedisServer server) {
+		long calls = 0;
+		for (String line : String.valueOf(server.execute("INFO", "commandstats")).split("\r?\n")) {
+			if (line.startsWith("cmdstat_evalsha:") || line.startsWith("cmdstat_eval:")) {
+				int from = line.indexOf("calls=") + "calls=".length();
+				calls += Long.parseLong(line.substring(from, line.indexOf(',', from)));
+			}
+		}
+		return calls;
+	}
+
+	/**
 	 * {@code factory} behind an application's wrapper (for metrics or tracing): it only delegates, and shows neither
 	 * the client's type nor its settings.
 	 */

@@ -168,22 +168,9 @@ class MixedClientClusterReleaseIntegrationTests {
 		}
 	}
 
-	/**
-	 * The script calls (EVALSHA, EVAL) the masters ran so far: every attempt of a waiter is one. Commands that scripts
-	 * run inside are not counted, nor this test's own INFO.
-	 */
+	/** The script calls the masters ran so far: every attempt of a waiter is one. */
 	private static long scriptCallsOnMasters() {
-		long calls = 0;
-		for (RedisServer master : cluster.masters()) {
-			String stats = String.valueOf(master.execute("INFO", "commandstats"));
-			for (String line : stats.split("\r?\n")) {
-				if (line.startsWith("cmdstat_evalsha:") || line.startsWith("cmdstat_eval:")) {
-					int from = line.indexOf("calls=") + "calls=".length();
-					calls += Long.parseLong(line.substring(from, line.indexOf(',', from)));
-				}
-			}
-		}
-		return calls;
+		return cluster.masters().stream().mapToLong(LockTestSupport::scriptCalls).sum();
 	}
 
 	private RedisLockService wrappedService() {

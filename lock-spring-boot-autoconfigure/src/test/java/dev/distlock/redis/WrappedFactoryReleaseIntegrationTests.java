@@ -76,10 +76,10 @@ class WrappedFactoryReleaseIntegrationTests {
 			await().atMost(Duration.ofSeconds(10)).until(() -> ((List<?>) server.execute("HKEYS", redisKey)).stream()
 				.anyMatch(field -> String.valueOf(field).startsWith(LockScripts.WAITER_PREFIX)));
 			if (round == 0) {
-				long before = scriptCalls();
+				long before = LockTestSupport.scriptCalls(server);
 				long start = System.nanoTime();
 				await().pollDelay(Duration.ofSeconds(1)).atMost(Duration.ofSeconds(5)).until(() -> true);
-				long calls = scriptCalls() - before;
+				long calls = LockTestSupport.scriptCalls(server) - before;
 				assertThat(acquired).isNotDone();
 				assertThat(calls).as("script calls over %d ms of waiting",
 						TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start))
@@ -93,18 +93,6 @@ class WrappedFactoryReleaseIntegrationTests {
 		assertThat(sorted.get(sorted.size() / 2)).as("median ms from release to acquisition in %s", wakeMillis)
 			.isLessThanOrEqualTo(50);
 		assertThat(sorted.get(sorted.size() - 1)).as("slowest, in %s", wakeMillis).isLessThan(HOLDER_TTL.toMillis() / 10);
-	}
-
-	/** The script calls (EVALSHA, EVAL) the server ran so far; commands that scripts run inside are not counted. */
-	private static long scriptCalls() {
-		long calls = 0;
-		for (String line : String.valueOf(server.execute("INFO", "commandstats")).split("\r?\n")) {
-			if (line.startsWith("cmdstat_evalsha:") || line.startsWith("cmdstat_eval:")) {
-				int from = line.indexOf("calls=") + "calls=".length();
-				calls += Long.parseLong(line.substring(from, line.indexOf(',', from)));
-			}
-		}
-		return calls;
 	}
 
 }
