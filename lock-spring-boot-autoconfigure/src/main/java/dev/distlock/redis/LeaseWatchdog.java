@@ -1,5 +1,6 @@
 package dev.distlock.redis;
 
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
@@ -13,6 +14,7 @@ import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
 
 import dev.distlock.core.LockLostEvent;
+import dev.distlock.core.LockSettings;
 
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
@@ -254,6 +256,23 @@ final class LeaseWatchdog implements AutoCloseable {
 			timeout = Math.min(timeout, entryTimeout);
 		}
 		this.batches.renewEach(due, ttls, timeout, this.io, (batch, result) -> applied(due, batch, result, sent));
+	}
+
+	/**
+	 * The shortest lease time that a renewed lease can keep through one renewal that times out: the lease must outlast
+	 * the renewal period ({@code ttl × renewal ratio}), the client's command timeout (how long an unanswered renewal is
+	 * waited for) and the retry delay after it (a quarter of the period): {@code ttl > ttl × ratio × 1.25 + command
+	 * timeout}. A shorter lease is still renewed, and survives the failure of another shard, but one slow answer from its
+	 * own server loses it. {@link Duration#ZERO} when the command timeout is not known (clients other than Lettuce).
+	 */
+	Duration shortestRenewableTtl() {
+		if (this.commandTimeoutMillis <= 0) {
+			return Duration.ZERO;
+		}
+		double share = 1 - this.renewalRatio * 1.25;
+		// a ratio above 0.8 leaves no room for a retry at all: then every lease time is too short to survive a timeout
+		return (share <= 0) ? LockSettings.MAX_TTL : Duration.ofMillis(
+				Math.min(LockSettings.MAX_TTL.toMillis(), (long) Math.ceil(this.commandTimeoutMillis / share)));
 	}
 
 	/**

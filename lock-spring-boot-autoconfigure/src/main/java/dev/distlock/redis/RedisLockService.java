@@ -83,8 +83,6 @@ public class RedisLockService
 
 	private final LeaseWatchdog watchdog;
 
-	/** See {@link #shortestRenewableTtl()}. */
-	private final Duration shortestRenewableTtl;
 
 	private final ReleaseSubscriber subscriber;
 
@@ -142,7 +140,6 @@ public class RedisLockService
 		long timeout = store.commandTimeoutMillis();
 		this.reconciler = new HoldReconciler(store, (timeout > 0) ? Math.min(timeout, 5_000) : 2_000,
 				builder.fairEntryTtl.toMillis(), listeners, threads, threadName + "-reconcile");
-		this.shortestRenewableTtl = shortestRenewableTtl(timeout, builder.renewalRatio);
 		this.watchdog = new LeaseWatchdog(store.renewals(), builder.renewalRatio, timeout,
 				new WatchdogCallbacks(listeners, this.registry, this.reconciler), threads, threadName + "-watchdog");
 		// with replica acknowledgements every new holder acquires through the script and WAIT: no hand-overs
@@ -231,30 +228,10 @@ public class RedisLockService
 		return this.view.lostLeaseCount();
 	}
 
-	/**
-	 * The shortest lease time that a renewed lease can keep through one renewal that times out: the lease must outlast
-	 * the renewal period ({@code ttl × renewal ratio}), the client's command timeout (how long an unanswered renewal
-	 * is waited for) and the retry delay after it (a quarter of the period):
-	 * {@code ttl > ttl × ratio × 1.25 + command timeout}. A shorter lease is still renewed, and survives the failure
-	 * of another shard, but one slow answer from its own server loses it. The auto-configuration warns at startup
-	 * about configured lease times below this.
-	 * @return the shortest such lease time, or {@link Duration#ZERO} when the client's command timeout is not known
-	 * (clients other than Lettuce)
-	 * @since 0.7.0
-	 */
+	/** {@inheritDoc} Here {@code command timeout / (1 − 1.25 × renewal ratio)}, from Lettuce's command timeout. */
 	@Override
 	public Duration shortestRenewableTtl() {
-		return this.shortestRenewableTtl;
-	}
-
-	static Duration shortestRenewableTtl(long commandTimeoutMillis, double renewalRatio) {
-		if (commandTimeoutMillis <= 0) {
-			return Duration.ZERO;
-		}
-		double share = 1 - renewalRatio * 1.25;
-		// a ratio above 0.8 leaves no room for a retry at all: then every lease time is too short to survive a timeout
-		return (share <= 0) ? LockSettings.MAX_TTL
-				: Duration.ofMillis(Math.min(LockSettings.MAX_TTL.toMillis(), (long) Math.ceil(commandTimeoutMillis / share)));
+		return this.watchdog.shortestRenewableTtl();
 	}
 
 	@Override
