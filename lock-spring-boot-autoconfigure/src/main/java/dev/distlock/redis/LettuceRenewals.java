@@ -78,8 +78,8 @@ final class LettuceRenewals {
 			}
 			// a copy times out, not Lettuce's own command: a late reply then finds its command still there, and none is
 			// completed by two threads
-			CompletableFuture<List<Object>> timed = future.toCompletableFuture().copy()
-				.orTimeout(Math.max(0, this.deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+			CompletableFuture<List<Object>> timed = ReplyDeadlines.within(future.toCompletableFuture().copy(),
+					this.deadline - System.nanoTime());
 			return timed.handleAsync((reply, failure) -> {
 				if (failure == null) {
 					RenewalBatches.apply(reply, this.batch, this.result);

@@ -33,6 +33,11 @@ final class LettuceScripts {
 
 	private static final LettuceExceptionConverter EXCEPTION_CONVERTER = new LettuceExceptionConverter();
 
+	static {
+		// the deadlines' thread starts here, when a lock service on Lettuce is built, not on Lettuce's event loop
+		ReplyDeadlines.start();
+	}
+
 	private LettuceScripts() {
 	}
 
@@ -91,7 +96,8 @@ final class LettuceScripts {
 	/**
 	 * {@link #run} without waiting: a future of the script's reply, failed with Spring's exception (a timeout after
 	 * {@code timeoutMillis} as the blocking call's, the command cancelled); null, doing nothing, if the connection is
-	 * not Lettuce's. The future completes on Lettuce's event loop or the JDK's timer thread: chain nothing slow on it.
+	 * not Lettuce's. The future completes on Lettuce's event loop or the {@link ReplyDeadlines} thread: chain nothing slow
+	 * on it.
 	 */
 	static @Nullable CompletableFuture<Object> runAsync(Object nativeConnection, RedisScript<?> script, byte[][] keys,
 			byte[][] args, long timeoutMillis) {
@@ -122,7 +128,7 @@ final class LettuceScripts {
 			}
 		});
 		CompletableFuture<Object> translated = new CompletableFuture<>();
-		reply.orTimeout(timeoutMillis, TimeUnit.MILLISECONDS).whenComplete((value, failure) -> {
+		ReplyDeadlines.within(reply, TimeUnit.MILLISECONDS.toNanos(timeoutMillis)).whenComplete((value, failure) -> {
 			Throwable cause = unwrap(failure);
 			if (cause instanceof TimeoutException) {
 				sha.cancel(false);
