@@ -28,7 +28,11 @@ import org.jspecify.annotations.Nullable;
  * <p>
  * Invariants (guarded by {@code this}): at most one script call is in flight; the state moves WAITING to ACQUIRED, or
  * WAITING to LEAVING to DONE, never back; the leave is sent once, after the call in flight returned (so no late attempt
- * of this acquisition queues it again after it left); a lease is delivered once.
+ * of this acquisition queues it again after it left); a lease is delivered once, and only while no call is in flight.
+ * The last one matters because a call is sent some time after it is counted in flight (on the call pool, and on the
+ * template path on a connection of its own): a hand-over that came meanwhile, delivered at once, let the caller run
+ * and release before that call reached Redis, which then found the lock free and granted this owner a second lease
+ * that nobody knew of. So a hand-over that comes while a call is in flight waits for that call's reply.
  * <p>
  * Lock order: messages reach it under the channel's monitor, so under this one nothing calls the ReleaseSubscriber.
  */
@@ -72,6 +76,9 @@ final class FairAcquisition {
 
 	/** Send time of the latest call that ran with the caller queued: a hand-over ran after it. 0 before any. */
 	private long queuedSentNanos;
+
+	/** The token of a hand-over that came while a call was in flight, delivered once its reply is applied; else 0. */
+	private long handOverPending;
 
 	private @Nullable Waiter waiter;
 
@@ -166,8 +173,11 @@ final class FairAcquisition {
 	private void replied(long sent, long @Nullable [] reply, @Nullable RuntimeException ex) {
 		boolean deliver = false, again = false, notAcquired = false, registerNow = false;
 		boolean subscribed = this.engine.subscriber().isSubscribed(this.handOverChannel); // not under this monitor
+		long handedOver;
 		synchronized (this) {
 			this.inFlight = false;
+			handedOver = this.handOverPending;
+			this.handOverPending = 0;
 			if (ex != null) {
 				this.attempt.unanswered |= RedisFailures.mayHaveWritten(ex); // may run yet: queue it, take the lease
 				if (this.state == State.WAITING) {
@@ -221,6 +231,9 @@ final class FairAcquisition {
 		}
 		if (deliver) {
 			deliver(reply[1], sent, 0);
+		}
+		else if (handedOver != 0) {
+			handedOver(handedOver); // it came while this call was in flight; the reply did not take the lease
 		}
 		else if (notAcquired) {
 			end(false);
@@ -284,6 +297,10 @@ final class FairAcquisition {
 		synchronized (this) {
 			if (this.state != State.WAITING) {
 				return; // ended: its leave passes the lease on
+			}
+			if (this.inFlight) {
+				this.handOverPending = token; // delivered when the call in flight has reached Redis and returned
+				return;
 			}
 			queuedAt = this.queuedSentNanos;
 			if (queuedAt != 0) {
