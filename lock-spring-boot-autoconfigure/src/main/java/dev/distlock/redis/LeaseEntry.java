@@ -145,13 +145,17 @@ final class LeaseEntry {
 	}
 
 	/**
-	 * Count one more hold of this lease. Returns false when the entry is no longer HELD (the caller then starts a new
-	 * entry). A re-entry with a longer lease time or with renewal widens the entry: it never shortens a lease.
+	 * Count one more hold of this lease, that of {@code reentry}, which Redis counted. Returns false when the entry is no
+	 * longer HELD (the caller then starts a new entry). A re-entry with a longer lease time or with renewal widens the
+	 * entry: it never shortens a lease.
 	 */
-	synchronized boolean reenter(long ttlMillis, boolean autoRenew, long sentAtNanos) {
+	synchronized boolean reenter(long ttlMillis, boolean autoRenew, long sentAtNanos,
+			PendingReentries.Reentry reentry) {
 		if (this.state != State.HELD) {
+			this.reentries.answered(reentry);
 			return false;
 		}
+		this.reentries.counted(reentry); // with the hold, in one step (see PendingReentries)
 		this.holds++;
 		this.ttlMillis = Math.max(this.ttlMillis, ttlMillis);
 		this.autoRenew |= autoRenew;
@@ -159,14 +163,17 @@ final class LeaseEntry {
 		return true;
 	}
 
-	/** {@return the hold count a re-entry is to reach in Redis} (see {@link PendingReentries}); pair with the next. */
-	synchronized long reentryTarget() {
+	/**
+	 * {@return one more re-entry on its way, with the hold count it is to reach in Redis} (see
+	 * {@link PendingReentries}); {@link #reenter} counts it, else pair it with {@link #reentryAnswered}.
+	 */
+	synchronized PendingReentries.Reentry reentryTarget() {
 		return this.reentries.reserve(this.holds);
 	}
 
-	/** The re-entry of {@link #reentryTarget} was answered, counted or given up. */
-	synchronized void reentryAnswered() {
-		this.reentries.answered();
+	/** The re-entry was answered without a hold counted, or given up; nothing when {@link #reenter} counted it. */
+	synchronized void reentryAnswered(PendingReentries.Reentry reentry) {
+		this.reentries.answered(reentry);
 	}
 
 	/** {@return the holds Redis counts at least while a release is sent} (see {@link PendingReentries}). */

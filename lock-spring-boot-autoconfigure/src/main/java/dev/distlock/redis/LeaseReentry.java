@@ -40,24 +40,25 @@ final class LeaseReentry {
 	 */
 	@Nullable Lease reenter(LockRequest request, LeaseEntry entry, long start, long deadline)
 			throws InterruptedException {
-		long target = entry.reentryTarget(); // one target for every try: however often they run, they count once
+		// one target for every try: however often they run, they count once
+		PendingReentries.Reentry reentry = entry.reentryTarget();
 		try {
-			return reenter(request, entry, start, deadline, target);
+			return reenter(request, entry, start, deadline, reentry);
 		}
 		finally {
-			entry.reentryAnswered();
+			entry.reentryAnswered(reentry); // nothing if counted
 		}
 	}
 
-	private @Nullable Lease reenter(LockRequest request, LeaseEntry entry, long start, long deadline, long target)
-			throws InterruptedException {
+	private @Nullable Lease reenter(LockRequest request, LeaseEntry entry, long start, long deadline,
+			PendingReentries.Reentry reentry) throws InterruptedException {
 		long ttlMillis = request.ttl().toMillis();
 		Backoff backoff = new Backoff();
 		for (;;) {
 			long sent = System.nanoTime();
 			long[] reply;
 			try {
-				reply = reacquire(entry, ttlMillis, target);
+				reply = reacquire(entry, ttlMillis, reentry.target);
 			}
 			catch (RuntimeException ex) {
 				// A re-entry that runs unanswered counts a hold in Redis that this process does not count: the release
@@ -72,7 +73,7 @@ final class LeaseReentry {
 				TimeUnit.NANOSECONDS.sleep(Math.min(backoff.nextNanos(), Math.max(0, deadline - System.nanoTime())));
 				continue;
 			}
-			return counted(request, entry, reply, sent, start);
+			return counted(request, entry, reply, sent, start, reentry);
 		}
 	}
 
@@ -82,30 +83,31 @@ final class LeaseReentry {
 	 */
 	@Nullable Lease reenterOnce(LockRequest request, LeaseEntry entry, long start) {
 		long sent = System.nanoTime();
-		long target = entry.reentryTarget();
+		PendingReentries.Reentry reentry = entry.reentryTarget();
 		try {
 			long[] reply;
 			try {
-				reply = reacquire(entry, request.ttl().toMillis(), target);
+				reply = reacquire(entry, request.ttl().toMillis(), reentry.target);
 			}
 			catch (RuntimeException ex) {
 				throw AcquireCall.failure(request, entry.redisKey, ex);
 			}
-			return counted(request, entry, reply, sent, start);
+			return counted(request, entry, reply, sent, start, reentry);
 		}
 		finally {
-			entry.reentryAnswered();
+			entry.reentryAnswered(reentry); // nothing if counted
 		}
 	}
 
 	/** The hold Redis counted with {@code reply} to a re-entry sent at {@code sent}, or null as for a re-entry. */
-	private @Nullable Lease counted(LockRequest request, LeaseEntry entry, long[] reply, long sent, long start) {
+	private @Nullable Lease counted(LockRequest request, LeaseEntry entry, long[] reply, long sent, long start,
+			PendingReentries.Reentry reentry) {
 		if (reply[0] < 0) {
 			this.registry.lostOnHolderCheck(entry);
 			this.watchdog.unregister(entry);
 			return null;
 		}
-		if (!entry.reenter(request.ttl().toMillis(), request.autoRenew(), sent)) {
+		if (!entry.reenter(request.ttl().toMillis(), request.autoRenew(), sent, reentry)) {
 			// Ended here meanwhile (released from another thread, or found lost): the hold just counted is one that
 			// nothing in this process knows. Its owner id is not used again, so it can go.
 			this.reconciler.discard(entry, false);

@@ -215,25 +215,26 @@ final class RedlockAcquirer {
 		long ttlMillis = request.ttl().toMillis();
 		int quorum = this.nodes.quorum();
 		long sent = System.nanoTime();
-		long target = entry.reentryTarget();
+		PendingReentries.Reentry reentry = entry.reentryTarget();
 		RedlockNodes.Replies<long[]> replies;
+		int ours;
 		try {
 			replies = this.nodes.onAll((node, store) -> {
 				long token = entry.token(node);
 				return (token == 0) ? new long[] { -1, 0 }
-						: store.acquire(entry.redisKey, entry.owner, ttlMillis, "", token, target);
+						: store.acquire(entry.redisKey, entry.owner, ttlMillis, "", token, reentry.target);
 			}, r -> r.count(v -> v[0] > 0) >= quorum);
+			ours = replies.count(v -> v[0] > 0);
+			long validUntil = this.nodes.validUntil(sent, ttlMillis);
+			if (ours >= quorum && validUntil - System.nanoTime() > 0
+					&& entry.reenter(ttlMillis, request.autoRenew(), validUntil, reentry)) {
+				return new RedlockLease(entry, this.releaser, request.ttl(), request.autoRenew());
+			}
 		}
 		finally {
-			entry.reentryAnswered();
+			entry.reentryAnswered(reentry); // nothing if counted: counted and answered in one step
 		}
-		int ours = replies.count(v -> v[0] > 0);
 		int gone = replies.count(v -> v[0] < 0);
-		long validUntil = this.nodes.validUntil(sent, ttlMillis);
-		if (ours >= quorum && validUntil - System.nanoTime() > 0
-				&& entry.reenter(ttlMillis, request.autoRenew(), validUntil)) {
-			return new RedlockLease(entry, this.releaser, request.ttl(), request.autoRenew());
-		}
 		if (gone > this.nodes.size() - quorum) {
 			this.registry.lose(entry, LockLostEvent.Detection.FOUND_GONE_BY_HOLDER);
 			return null;

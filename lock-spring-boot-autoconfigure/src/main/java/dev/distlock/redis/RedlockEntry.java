@@ -125,12 +125,16 @@ final class RedlockEntry {
 	}
 
 	/**
-	 * Count one more hold, confirmed by a quorum at {@code validUntilNanos}; false when the lease is no longer held.
+	 * Count one more hold, that of {@code reentry}, confirmed by a quorum at {@code validUntilNanos}; false when the
+	 * lease is no longer held.
 	 */
-	synchronized boolean reenter(long ttlMillis, boolean autoRenew, long validUntilNanos) {
+	synchronized boolean reenter(long ttlMillis, boolean autoRenew, long validUntilNanos,
+			PendingReentries.Reentry reentry) {
 		if (this.state != State.HELD) {
+			this.reentries.answered(reentry);
 			return false;
 		}
+		this.reentries.counted(reentry); // with the hold, in one step (see PendingReentries)
 		this.holds++;
 		this.ttlMillis = Math.max(this.ttlMillis, ttlMillis);
 		this.autoRenew |= autoRenew;
@@ -151,14 +155,17 @@ final class RedlockEntry {
 		return this.holds;
 	}
 
-	/** {@return the hold count a re-entry is to reach in Redis} (see {@link PendingReentries}); pair with the next. */
-	synchronized long reentryTarget() {
+	/**
+	 * {@return one more re-entry on its way, with the hold count it is to reach in Redis} (see
+	 * {@link PendingReentries}); {@link #reenter} counts it, else pair it with {@link #reentryAnswered}.
+	 */
+	synchronized PendingReentries.Reentry reentryTarget() {
 		return this.reentries.reserve(this.holds);
 	}
 
-	/** The re-entry of {@link #reentryTarget} was answered, counted or given up. */
-	synchronized void reentryAnswered() {
-		this.reentries.answered();
+	/** The re-entry was answered without a hold counted, or given up; nothing when {@link #reenter} counted it. */
+	synchronized void reentryAnswered(PendingReentries.Reentry reentry) {
+		this.reentries.answered(reentry);
 	}
 
 	/** {@return the holds Redis counts at least while a release is sent} (see {@link PendingReentries}). */

@@ -46,7 +46,7 @@ class LeaseEntryTests {
 	void aRenewalThatFindsTheLeaseGoneIsALossWhileNoReleaseIsOnItsWay() {
 		long now = System.nanoTime();
 		LeaseEntry entry = entry(now);
-		entry.reenter(600, true, now);
+		entry.reenter(600, true, now, entry.reentryTarget());
 		entry.releaseStarting(); // the release of an inner hold: it deletes nothing
 		assertThat(entry.releaseHold(false)).isFalse();
 		assertThat(entry.claimRenewal(now + INTERVAL, INTERVAL, 0)).isTrue();
@@ -63,10 +63,33 @@ class LeaseEntryTests {
 		LeaseEntry entry = entry(now);
 		// another thread releases the only hold while the holder re-enters; Redis runs the re-entry first
 		entry.releaseStarting();
-		assertThat(entry.reenter(600, true, now)).isTrue();
+		assertThat(entry.reenter(600, true, now, entry.reentryTarget())).isTrue();
 		assertThat(entry.releaseHold(false)).isFalse();
 		assertThat(entry.isRenewalDue(now + 2 * INTERVAL, INTERVAL)).isTrue();
 		assertThat(entry.claimRenewal(now + 2 * INTERVAL, INTERVAL, 0)).isTrue();
+	}
+
+	@Test
+	void aReEntryReservedJustAfterAnotherWasCountedAimsOneAboveTheHolds() {
+		long now = System.nanoTime();
+		LeaseEntry entry = entry(now); // one hold: Redis counts 1
+		PendingReentries.Reentry first = entry.reentryTarget();
+		assertThat(first.target).isEqualTo(2);
+		// Redis counted the first (it has 2 now), and the holder counts it: the second, reserved right then, aims at 3,
+		// neither at 4 (a hold nobody takes) nor at 2 (a hold Redis does not count)
+		assertThat(entry.reenter(600, true, now, first)).isTrue();
+		PendingReentries.Reentry second = entry.reentryTarget();
+		assertThat(second.target).isEqualTo(3);
+		entry.reentryAnswered(first); // the first caller's clean-up after counting changes nothing
+		assertThat(entry.holdsBeforeRelease()).isEqualTo(3);
+		PendingReentries.Reentry third = entry.reentryTarget();
+		assertThat(third.target).isEqualTo(4);
+		entry.reentryAnswered(second); // the second gave up: Redis may count it, the owner does not
+		entry.reentryAnswered(second);
+		assertThat(entry.holdsBeforeRelease()).isEqualTo(3); // two holds and the third on its way
+		assertThat(entry.reenter(600, true, now, third)).isTrue();
+		assertThat(entry.holdsBeforeRelease()).isEqualTo(3);
+		assertThat(entry.reentryTarget().target).isEqualTo(4);
 	}
 
 	@Test
