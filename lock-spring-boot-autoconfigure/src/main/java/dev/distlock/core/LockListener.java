@@ -59,7 +59,7 @@ public interface LockListener {
 	 * The store refused a release notification: this process may not subscribe to a lock's release channel (its
 	 * waiters poll at short intervals instead of hearing the release), or a release could not announce itself (the
 	 * lock was released all the same; waiters in other processes find it free when they next poll). A permission an
-	 * operator should grant: the README's "Security" section gives the rule.
+	 * operator should grant: the reference guide's "Security" page (docs/guide/security.md) gives the rule.
 	 * @param operation what the store refused
 	 * @param channel the release channel
 	 * @param reason what was refused and what to grant, in words

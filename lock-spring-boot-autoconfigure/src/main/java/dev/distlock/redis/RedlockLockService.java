@@ -46,7 +46,8 @@ import org.springframework.util.Assert;
  * two quorums share a node, and that node's tokens grow with each new holder; so a later holder's token is greater
  * than an earlier one's as long as no node's clock is ahead of the shared node's by more than the time between the
  * two acquisitions, and no node's clock steps back. Tokens live in no stored state, so a node restarted without its
- * data does not reset them. See the README's "Redlock" section for what this does and does not promise.
+ * data does not reset them. See "Redlock" in the reference guide (docs/guide/cluster-sentinel-redlock.md) for what
+ * this does and does not promise.
  * <p>
  * This class assembles the engine: {@link RedlockNodes} (the parallel calls), {@link RedlockAcquirer},
  * {@link RedlockReleaser}, {@link RedlockWatchdog}, {@link RedlockWaiting} and {@link RedlockRegistry}. Hand-overs

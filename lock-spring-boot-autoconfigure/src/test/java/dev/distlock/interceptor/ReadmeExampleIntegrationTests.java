@@ -35,7 +35,8 @@ import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
 
 /**
  * The README's annotation example, exactly as a reader would paste it: it compiles on its own and, in a real context
- * with a real Redis and an embedded database, sells under the lock and writes the lease's fencing token.
+ * with a real Redis and an embedded database, sells under the lock and writes the lease's fencing token. Every other
+ * Java snippet of the documentation is compiled, not run, by {@code DocumentationSnippetsTests}.
  */
 @ExtendWith(RedisServerExtension.class)
 @Timeout(value = 120, unit = TimeUnit.SECONDS)

@@ -18,7 +18,7 @@ import org.mockito.Mockito;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-/** The names and labels the README documents are the ones a Prometheus scrape shows. */
+/** The names and labels the guide documents (docs/guide/observability.md) are the ones a Prometheus scrape shows. */
 class PrometheusNamesTests {
 
 	@Test

@@ -29,8 +29,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 /**
- * The proof that the minimal ACL the README documents ({@link LockPreflight#minimalAcl}) is complete: two lock
- * services, as two application instances, authenticated as a user with exactly that ACL, run every operation of the
+ * The proof that the minimal ACL the guide documents ({@link LockPreflight#minimalAcl}, docs/guide/security.md) is
+ * complete: two lock services, as two application instances, authenticated as a user with exactly that ACL, run every operation of the
  * engine (acquire, re-entry, release, watchdog renewal, extend, renew, holder, isOwned, a waiter of the other instance woken by the
  * release message, a hand-over between two threads of one instance, force-release, and EVAL after Redis lost its
  * script cache), and Redis refuses none of it; the preflight passes for that user.

@@ -22,8 +22,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 /**
  * The minimal ACL stays in step with the engine: the commands its scripts call (read from {@code LockScripts}, the
- * engine's own, package-private, scripts) are the ones the ACL grants and the preflight exercises, and the README
- * documents that ACL and, per script, those commands.
+ * engine's own, package-private, scripts) are the ones the ACL grants and the preflight exercises, and the guide's
+ * security page ({@code docs/guide/security.md}) documents that ACL and, per script, those commands.
  */
 class MinimalAclTests {
 
@@ -60,9 +60,9 @@ class MinimalAclTests {
 		return found;
 	}
 
-	private static String readme() throws IOException {
+	private static String securityGuide() throws IOException {
 		// surefire runs in the module's directory
-		return Files.readString(Path.of("..", "README.md"));
+		return Files.readString(Path.of("..", "docs", "guide", "security.md"));
 	}
 
 	@Test
@@ -96,13 +96,13 @@ class MinimalAclTests {
 	}
 
 	@Test
-	void theReadmeDocumentsTheAclAndEachScriptsCommands() throws Exception {
-		String readme = readme();
-		assertThat(readme).contains(LockPreflight.minimalClusterAcl("lock"));
-		assertThat(readme).contains("ACL SETUSER orders-locks reset on >s3cret " + LockPreflight.minimalAcl("lock"))
+	void theSecurityGuideDocumentsTheAclAndEachScriptsCommands() throws Exception {
+		String guide = securityGuide();
+		assertThat(guide).contains(LockPreflight.minimalClusterAcl("lock"));
+		assertThat(guide).contains("ACL SETUSER orders-locks reset on >s3cret " + LockPreflight.minimalAcl("lock"))
 			.contains("The minimal ACL for key prefix 'lock' is: " + LockPreflight.minimalAcl("lock"));
 		Map<String, Set<String>> documented = new LinkedHashMap<>();
-		for (String line : readme.split("\n")) {
+		for (String line : guide.split("\n")) {
 			// | `ACQUIRE` | used for | `exists` `time` ... |
 			Matcher row = Pattern.compile("^\\| `([A-Z_]+)` \\| [^|]+ \\| (.+) \\|$").matcher(line);
 			if (row.matches()) {
