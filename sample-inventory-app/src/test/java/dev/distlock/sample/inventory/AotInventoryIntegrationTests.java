@@ -22,6 +22,7 @@ import org.junit.jupiter.api.Test;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
+import static org.junit.jupiter.api.Assumptions.assumeFalse;
 import static org.awaitility.Awaitility.await;
 
 /**
@@ -47,9 +48,10 @@ class AotInventoryIntegrationTests {
 	private static final List<String> JVM_OPTIONS = List.of("-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
 			"-Dfile.encoding=UTF-8");
 
-	private static final Path CLASSES = Path.of(requiredProperty("distlock.aot.classes"));
+	/** target/classes, with what process-aot generated. */
+	private static Path classes;
 
-	private static final Path LOG = CLASSES.resolveSibling("aot-application").resolve("application.log");
+	private static Path log;
 
 	private static RedisServer redis;
 
@@ -59,6 +61,10 @@ class AotInventoryIntegrationTests {
 
 	@BeforeAll
 	static void startTheAotProcessedApplication() throws IOException {
+		assumeFalse("test".equals(System.getProperty("distlock.aot.phase")),
+				"Runs in the aot-application execution (integration-test phase), after process-aot");
+		classes = Path.of(requiredProperty("distlock.aot.classes"));
+		log = classes.resolveSibling("aot-application").resolve("application.log");
 		redis = RedisServer.start();
 		int port = freePort();
 		List<String> command = new ArrayList<>();
@@ -66,7 +72,7 @@ class AotInventoryIntegrationTests {
 		command.addAll(JVM_OPTIONS);
 		command.add("-Dspring.aot.enabled=true");
 		command.add("-cp");
-		command.add(CLASSES + File.pathSeparator
+		command.add(classes + File.pathSeparator
 				+ Files.readString(Path.of(requiredProperty("distlock.aot.classpath-file")), StandardCharsets.UTF_8).trim());
 		command.add(InventoryApplication.class.getName());
 		command.addAll(List.of("--server.port=" + port, "--spring.data.redis.host=" + redis.host(),
@@ -75,8 +81,8 @@ class AotInventoryIntegrationTests {
 				"--inventory.processing-delay=10ms",
 				// generous: all 16 clients' purchases may queue for one SKU's lock on a loaded machine
 				"--inventory.lock.wait-time=60s", "--spring.main.banner-mode=off"));
-		Files.createDirectories(LOG.getParent());
-		application = new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(LOG.toFile()).start();
+		Files.createDirectories(log.getParent());
+		application = new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(log.toFile()).start();
 		Runtime.getRuntime().addShutdownHook(new Thread(application::destroyForcibly, "aot-application-reaper"));
 		http = new InventoryHttp(port);
 		try {
@@ -86,7 +92,7 @@ class AotInventoryIntegrationTests {
 		}
 		catch (ConditionTimeoutException ex) {
 			throw new AssertionError("The AOT-processed application was not UP within " + START_TIMEOUT + "; its log ("
-					+ LOG + "):" + System.lineSeparator() + log(), ex);
+					+ log + "):" + System.lineSeparator() + log(), ex);
 		}
 	}
 
@@ -109,7 +115,7 @@ class AotInventoryIntegrationTests {
 
 	@Test
 	void startedFromTheCodeThatProcessAotGenerated() {
-		assertThat(CLASSES.resolve(InventoryApplication.class.getName().replace('.', '/')
+		assertThat(classes.resolve(InventoryApplication.class.getName().replace('.', '/')
 				+ "__ApplicationContextInitializer.class")).isRegularFile();
 		// Spring Boot says so only when it runs the generated initializer (without it, AOT mode fails the start)
 		assertThat(log()).contains("Starting AOT-processed " + InventoryApplication.class.getSimpleName());
@@ -140,7 +146,7 @@ class AotInventoryIntegrationTests {
 	private static boolean healthy() {
 		if (!application.isAlive()) {
 			throw new AssertionError("The AOT-processed application exited with code " + application.exitValue()
-					+ " while starting; its log (" + LOG + "):" + System.lineSeparator() + log());
+					+ " while starting; its log (" + log + "):" + System.lineSeparator() + log());
 		}
 		try {
 			InventoryHttp.Response health = http.get("/actuator/health");
@@ -153,7 +159,7 @@ class AotInventoryIntegrationTests {
 
 	private static String log() {
 		try {
-			return Files.readString(LOG, StandardCharsets.UTF_8);
+			return Files.readString(log, StandardCharsets.UTF_8);
 		}
 		catch (IOException ex) {
 			throw new UncheckedIOException(ex);
