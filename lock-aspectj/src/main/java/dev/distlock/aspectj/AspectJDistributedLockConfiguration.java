@@ -10,6 +10,7 @@ import org.springframework.beans.factory.config.BeanDefinition;
 import org.springframework.beans.factory.config.BeanPostProcessor;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
+import org.springframework.context.annotation.ImportRuntimeHints;
 import org.springframework.context.annotation.Role;
 
 /**
@@ -24,6 +25,7 @@ import org.springframework.context.annotation.Role;
  */
 @Configuration(proxyBeanMethods = false)
 @Role(BeanDefinition.ROLE_INFRASTRUCTURE)
+@ImportRuntimeHints(AspectJLockRuntimeHints.class)
 public class AspectJDistributedLockConfiguration implements DisposableBean {
 
 	private @Nullable DistributedLockInterceptor configured;

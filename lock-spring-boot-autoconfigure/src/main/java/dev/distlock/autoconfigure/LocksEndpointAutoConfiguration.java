@@ -14,6 +14,7 @@ import org.springframework.boot.context.properties.EnableConfigurationProperties
 import org.springframework.context.ApplicationEventPublisher;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Import;
+import org.springframework.context.annotation.ImportRuntimeHints;
 
 /**
  * Auto-configures the {@code locks} actuator endpoint when Actuator is present and the endpoint is available
@@ -41,6 +42,7 @@ public final class LocksEndpointAutoConfiguration {
 	@Bean
 	@ConditionalOnMissingBean
 	@ConditionalOnAvailableEndpoint
+	@ImportRuntimeHints(LocksEndpointRuntimeHints.class)
 	LocksEndpoint locksEndpoint(LockOperatorView operatorView, LockProperties properties,
 			LocksEndpointProperties endpointProperties, ApplicationEventPublisher eventPublisher) {
 		if (properties.getActuator().getForceRelease().isEnabled()) {

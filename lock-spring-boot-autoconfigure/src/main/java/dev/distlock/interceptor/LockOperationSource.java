@@ -129,6 +129,26 @@ public class LockOperationSource {
 	 */
 	public boolean validateClass(Class<?> targetClass) {
 		Class<?> userClass = ClassUtils.getUserClass(targetClass);
+		List<Method> annotated = annotatedMethods(userClass);
+		for (Method method : annotated) {
+			int modifiers = method.getModifiers();
+			String problem = Modifier.isPrivate(modifiers) ? "private" : Modifier.isStatic(modifiers) ? "static"
+					: (Modifier.isFinal(modifiers) && !method.getDeclaringClass().isInterface()) ? "final" : null;
+			if (problem != null) {
+				throw new InvalidLockDeclarationException(describe(method, userClass), null, "@DistributedLock on a "
+						+ problem + " method has no effect, because a Spring proxy cannot intercept it", null);
+			}
+			getOperation(method, userClass);
+		}
+		return !annotated.isEmpty();
+	}
+
+	/**
+	 * The annotated methods of {@code userClass} (its own and inherited ones) and of its interfaces.
+	 * @param userClass the bean's class, not a proxy's
+	 * @return the methods, the class's first
+	 */
+	static List<Method> annotatedMethods(Class<?> userClass) {
 		List<Method> annotated = new ArrayList<>();
 		// Kotlin compiles an open suspend function's body into a static <name>$suspendImpl that carries its annotations
 		ReflectionUtils.doWithMethods(userClass, annotated::add,
@@ -141,17 +161,7 @@ public class LockOperationSource {
 				}
 			}
 		}
-		for (Method method : annotated) {
-			int modifiers = method.getModifiers();
-			String problem = Modifier.isPrivate(modifiers) ? "private" : Modifier.isStatic(modifiers) ? "static"
-					: (Modifier.isFinal(modifiers) && !method.getDeclaringClass().isInterface()) ? "final" : null;
-			if (problem != null) {
-				throw new InvalidLockDeclarationException(describe(method, userClass), null, "@DistributedLock on a "
-						+ problem + " method has no effect, because a Spring proxy cannot intercept it", null);
-			}
-			getOperation(method, userClass);
-		}
-		return !annotated.isEmpty();
+		return annotated;
 	}
 
 	/**

@@ -19,11 +19,16 @@ import org.springframework.util.ConcurrentReferenceHashMap;
  */
 final class ReactiveReturnTypes {
 
-	static final boolean REACTOR_PRESENT = ClassUtils.isPresent("reactor.core.publisher.Mono",
-			ReactiveReturnTypes.class.getClassLoader());
+	/** The type whose presence means Reactor; registered for native images ({@link DistributedLockRuntimeHints}). */
+	static final String REACTOR_TYPE = "reactor.core.publisher.Mono";
+
+	/** The type whose presence means kotlinx-coroutines-reactor; registered like {@link #REACTOR_TYPE}. */
+	static final String COROUTINES_REACTOR_TYPE = "kotlinx.coroutines.reactor.MonoKt";
+
+	static final boolean REACTOR_PRESENT = ClassUtils.isPresent(REACTOR_TYPE, ReactiveReturnTypes.class.getClassLoader());
 
 	/** Spring AOP proxies {@code suspend} functions only with kotlinx-coroutines-reactor (as its AopUtils checks). */
-	static final boolean COROUTINES_REACTOR_PRESENT = ClassUtils.isPresent("kotlinx.coroutines.reactor.MonoKt",
+	static final boolean COROUTINES_REACTOR_PRESENT = ClassUtils.isPresent(COROUTINES_REACTOR_TYPE,
 			ReactiveReturnTypes.class.getClassLoader());
 
 	private static final String CONTINUATION = "kotlin.coroutines.Continuation";

@@ -93,7 +93,8 @@ final class JedisShardedSubscriptionConnection implements PubSubConnection {
 
 	private static @Nullable Method connectionFromSlot(Object jedisCluster) {
 		try {
-			Method method = jedisCluster.getClass().getMethod("getConnectionFromSlot", int.class);
+			// registered for native images by RedisEngineRuntimeHints
+			Method method = jedisCluster.getClass().getMethod(RedisEngineRuntimeHints.CONNECTION_FROM_SLOT, int.class);
 			return Connection.class.isAssignableFrom(method.getReturnType()) ? method : null;
 		}
 		catch (NoSuchMethodException ex) {

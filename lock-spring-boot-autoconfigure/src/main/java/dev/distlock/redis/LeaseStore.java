@@ -25,7 +25,7 @@ import org.springframework.util.ClassUtils;
  */
 final class LeaseStore {
 
-	private static final boolean LETTUCE_PRESENT = ClassUtils.isPresent("io.lettuce.core.RedisFuture",
+	private static final boolean LETTUCE_PRESENT = ClassUtils.isPresent(RedisEngineRuntimeHints.LETTUCE_TYPE,
 			LeaseStore.class.getClassLoader());
 
 	private final RedisConnectionFactory connectionFactory;

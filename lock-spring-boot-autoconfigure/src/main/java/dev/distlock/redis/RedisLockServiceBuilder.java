@@ -26,7 +26,7 @@ import org.springframework.util.ClassUtils;
  */
 public final class RedisLockServiceBuilder {
 
-	private static final boolean JEDIS_PRESENT = ClassUtils.isPresent("redis.clients.jedis.Jedis",
+	private static final boolean JEDIS_PRESENT = ClassUtils.isPresent(RedisEngineRuntimeHints.JEDIS_TYPE,
 			RedisLockServiceBuilder.class.getClassLoader());
 
 	final RedisConnectionFactory connectionFactory;

@@ -25,10 +25,10 @@ final class ReleaseTopology {
 
 	private static final Log logger = LogFactory.getLog(ReleaseSubscriber.class);
 
-	private static final boolean LETTUCE_PRESENT = ClassUtils.isPresent("io.lettuce.core.RedisFuture",
+	private static final boolean LETTUCE_PRESENT = ClassUtils.isPresent(RedisEngineRuntimeHints.LETTUCE_TYPE,
 			ReleaseTopology.class.getClassLoader());
 
-	private static final boolean JEDIS_PRESENT = ClassUtils.isPresent("redis.clients.jedis.Jedis",
+	private static final boolean JEDIS_PRESENT = ClassUtils.isPresent(RedisEngineRuntimeHints.JEDIS_TYPE,
 			ReleaseTopology.class.getClassLoader());
 
 	private ReleaseTopology() {

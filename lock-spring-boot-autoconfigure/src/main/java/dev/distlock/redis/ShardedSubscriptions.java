@@ -24,10 +24,10 @@ final class ShardedSubscriptions implements PubSubConnection {
 
 	private static final Log logger = LogFactory.getLog(ReleaseSubscriber.class);
 
-	private static final boolean LETTUCE_PRESENT = ClassUtils.isPresent("io.lettuce.core.RedisFuture",
+	private static final boolean LETTUCE_PRESENT = ClassUtils.isPresent(RedisEngineRuntimeHints.LETTUCE_TYPE,
 			ShardedSubscriptions.class.getClassLoader());
 
-	private static final boolean JEDIS_PRESENT = ClassUtils.isPresent("redis.clients.jedis.Jedis",
+	private static final boolean JEDIS_PRESENT = ClassUtils.isPresent(RedisEngineRuntimeHints.JEDIS_TYPE,
 			ShardedSubscriptions.class.getClassLoader());
 
 	private final RedisConnectionFactory connectionFactory;

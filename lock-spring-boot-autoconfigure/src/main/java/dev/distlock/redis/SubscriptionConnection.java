@@ -48,7 +48,7 @@ final class SubscriptionConnection implements PubSubConnection, MessageListener,
 
 	private static final Log logger = LogFactory.getLog(ReleaseSubscriber.class);
 
-	private static final boolean LETTUCE_PRESENT = ClassUtils.isPresent("io.lettuce.core.RedisFuture",
+	private static final boolean LETTUCE_PRESENT = ClassUtils.isPresent(RedisEngineRuntimeHints.LETTUCE_TYPE,
 			SubscriptionConnection.class.getClassLoader());
 
 	private static final long CONNECT_TIMEOUT_SECONDS = 10;

@@ -50,6 +50,11 @@ public final class InventoryHttp {
 		return send(HttpRequest.newBuilder(uri("/api/inventory/" + sku + "/orders" + (query.isEmpty() ? "" : "?" + query))).GET());
 	}
 
+	/** GET any path of the instance, {@code /actuator/health} say. */
+	public Response get(String path) {
+		return send(HttpRequest.newBuilder(uri(path)).GET());
+	}
+
 	public Response delete(String sku) {
 		return send(HttpRequest.newBuilder(uri("/api/inventory/" + sku)).DELETE());
 	}

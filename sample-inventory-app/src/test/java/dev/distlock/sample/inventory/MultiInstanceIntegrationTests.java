@@ -1,20 +1,9 @@
 package dev.distlock.sample.inventory;
 
 import java.util.ArrayList;
-import java.util.HashMap;
-import java.util.HashSet;
 import java.util.List;
-import java.util.Map;
-import java.util.Set;
-import java.util.UUID;
-import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
 
-import dev.distlock.sample.inventory.InventoryHttp.Response;
+import dev.distlock.sample.inventory.ConcurrentSale.Result;
 import dev.distlock.test.redis.RedisServer;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -36,9 +25,8 @@ class MultiInstanceIntegrationTests {
 
 	private static final int STOCK = 40;
 
-	private static final int ATTEMPTS = 160;
-
-	private static final int CLIENTS = 16;
+	/** 160 purchases of one unit from 16 clients. */
+	private static final ConcurrentSale SALE = new ConcurrentSale(STOCK, 160, 16);
 
 	private static final List<ConfigurableApplicationContext> instances = new ArrayList<>();
 
@@ -53,7 +41,7 @@ class MultiInstanceIntegrationTests {
 					"--spring.data.redis.port=" + redis.port(), "--inventory.instance-id=" + name,
 					// a wide window between read and write, so that unlocked purchases overlap on any machine
 					"--inventory.processing-delay=10ms",
-					// generous: CLIENTS purchases may queue for one SKU's lock on a loaded machine
+					// generous: all 16 clients' purchases may queue for one SKU's lock on a loaded machine
 					"--inventory.lock.wait-time=60s", "--spring.main.banner-mode=off");
 			instances.add(context);
 			clients.add(new InventoryHttp(((WebServerApplicationContext) context).getWebServer().getPort()));
@@ -97,75 +85,11 @@ class MultiInstanceIntegrationTests {
 	}
 
 	private static void assertNeverOversold(Result result) {
-		assertThat(result.sold()).as("sold").isEqualTo(STOCK);
-		assertThat(result.remaining()).as("remaining").isZero();
-		assertThat(result.orders()).as("orders").isEqualTo(result.sold());
-		assertThat(result.receipts()).as("receipts").isEqualTo(result.sold());
-		assertThat(result.soldOut()).as("sold-out answers").isEqualTo(ATTEMPTS - STOCK);
-		assertThat(result.oversold()).as("oversold").isZero();
+		SALE.assertNeverOversold(result);
 	}
 
-	/** {@value #ATTEMPTS} purchases of one unit from {@value #CLIENTS} clients, round-robin over {@code targets}. */
 	private static Result sell(String lock, List<InventoryHttp> targets) {
-		String sku = "multi-" + lock + "-" + UUID.randomUUID().toString().substring(0, 8);
-		assertThat(targets.get(0).setStock(sku, STOCK).status()).isEqualTo(200);
-		AtomicInteger next = new AtomicInteger();
-		AtomicInteger soldOut = new AtomicInteger();
-		Map<String, Integer> receiptsByInstance = new HashMap<>();
-		Set<Long> tokens = new HashSet<>();
-		List<String> unexpected = new ArrayList<>();
-		CountDownLatch start = new CountDownLatch(1);
-		ExecutorService pool = Executors.newFixedThreadPool(CLIENTS);
-		try {
-			List<Future<?>> workers = new ArrayList<>();
-			for (int i = 0; i < CLIENTS; i++) {
-				workers.add(pool.submit(() -> {
-					start.await();
-					for (int attempt = next.getAndIncrement(); attempt < ATTEMPTS; attempt = next.getAndIncrement()) {
-						Response response = targets.get(attempt % targets.size()).purchase(sku, "quantity=1&lock=" + lock);
-						synchronized (receiptsByInstance) {
-							if (response.status() == 200) {
-								receiptsByInstance.merge(response.text("instance"), 1, Integer::sum);
-								if (response.json().has("fencingToken")) {
-									tokens.add(response.number("fencingToken"));
-								}
-							}
-							else if (response.status() == 409 && response.body().contains("sold-out")) {
-								soldOut.incrementAndGet();
-							}
-							else {
-								unexpected.add(response.toString());
-							}
-						}
-					}
-					return null;
-				}));
-			}
-			start.countDown();
-			for (Future<?> worker : workers) {
-				worker.get(5, TimeUnit.MINUTES);
-			}
-		}
-		catch (Exception ex) {
-			throw new AssertionError("Purchases failed", ex);
-		}
-		finally {
-			pool.shutdownNow();
-		}
-		assertThat(unexpected).as("answers other than 200 and 409 sold-out").isEmpty();
-		Response level = targets.get(0).level(sku);
-		int receipts = receiptsByInstance.values().stream().mapToInt(Integer::intValue).sum();
-		return new Result(level.number("initialStock"), level.number("stock"), level.number("sold"),
-				level.number("orders"), receipts, soldOut.get(), Map.copyOf(receiptsByInstance), tokens.size());
-	}
-
-	record Result(long initialStock, long remaining, long sold, long orders, int receipts, int soldOut,
-			Map<String, Integer> receiptsByInstance, int distinctTokens) {
-
-		long oversold() {
-			return this.sold + this.remaining - this.initialStock;
-		}
-
+		return SALE.sell(lock, targets);
 	}
 
 }

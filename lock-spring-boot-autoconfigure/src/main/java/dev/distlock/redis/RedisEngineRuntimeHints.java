@@ -1,0 +1,54 @@
+package dev.distlock.redis;
+
+import java.util.List;
+
+import org.jspecify.annotations.Nullable;
+
+import org.springframework.aot.hint.ExecutableMode;
+import org.springframework.aot.hint.RuntimeHints;
+import org.springframework.aot.hint.RuntimeHintsRegistrar;
+import org.springframework.aot.hint.TypeReference;
+
+/**
+ * What the Redis engine reads reflectively at run time, for an application built ahead of time into a GraalVM native
+ * image (on the JVM, Spring AOT needs none of it). The engine loads no resources: its Lua scripts are string constants.
+ * <ul>
+ * <li>Which Redis client the application has, Lettuce or Jedis, is looked up by name ({@code ClassUtils.isPresent})
+ * when the engine's classes initialize, at run time: a native image finds by name only the types registered for it,
+ * and without these the engine would take Lettuce for absent and leave its native shortcuts and its own pub/sub
+ * connection unused.</li>
+ * <li>On a Redis Cluster through Jedis, {@link JedisShardedSubscriptionConnection} finds
+ * {@code getConnectionFromSlot(int)} by reflection and calls it: on {@code JedisCluster}, and on
+ * {@code RedisClusterClient} from Jedis 7.1 (both declare it; their common supertype does not). Registered by name, so
+ * that the hints are the same with either Jedis, or without Jedis.</li>
+ * </ul>
+ * Registered in {@code META-INF/spring/aot.factories} rather than on the auto-configuration: an application may build
+ * the engine itself ({@link RedisLockService#builder}).
+ */
+final class RedisEngineRuntimeHints implements RuntimeHintsRegistrar {
+
+	/** The type whose presence means Lettuce. */
+	static final String LETTUCE_TYPE = "io.lettuce.core.RedisFuture";
+
+	/** The type whose presence means Jedis. */
+	static final String JEDIS_TYPE = "redis.clients.jedis.Jedis";
+
+	/** The Jedis cluster clients whose {@code getConnectionFromSlot(int)} is called reflectively. */
+	static final List<String> JEDIS_CLUSTER_CLIENTS = List.of("redis.clients.jedis.JedisCluster",
+			"redis.clients.jedis.RedisClusterClient");
+
+	/** The method of {@link #JEDIS_CLUSTER_CLIENTS}. */
+	static final String CONNECTION_FROM_SLOT = "getConnectionFromSlot";
+
+	@Override
+	public void registerHints(RuntimeHints hints, @Nullable ClassLoader classLoader) {
+		hints.reflection().registerType(TypeReference.of(LETTUCE_TYPE));
+		hints.reflection().registerType(TypeReference.of(JEDIS_TYPE));
+		List<TypeReference> slotParameter = List.of(TypeReference.of(int.class));
+		for (String client : JEDIS_CLUSTER_CLIENTS) {
+			hints.reflection().registerType(TypeReference.of(client),
+					(type) -> type.withMethod(CONNECTION_FROM_SLOT, slotParameter, ExecutableMode.INVOKE));
+		}
+	}
+
+}

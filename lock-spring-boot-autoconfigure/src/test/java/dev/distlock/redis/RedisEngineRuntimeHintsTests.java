@@ -1,0 +1,56 @@
+package dev.distlock.redis;
+
+import java.lang.reflect.Method;
+
+import org.junit.jupiter.api.Test;
+import redis.clients.jedis.JedisCluster;
+
+import org.springframework.aot.hint.RuntimeHints;
+import org.springframework.aot.hint.RuntimeHintsRegistrar;
+import org.springframework.aot.hint.TypeReference;
+import org.springframework.aot.hint.predicate.RuntimeHintsPredicates;
+import org.springframework.beans.factory.aot.AotServices;
+import org.springframework.util.ClassUtils;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/** The engine's runtime hints, each checked against what the engine looks up at run time. */
+class RedisEngineRuntimeHintsTests {
+
+	private final RuntimeHints hints = new RuntimeHints();
+
+	RedisEngineRuntimeHintsTests() {
+		new RedisEngineRuntimeHints().registerHints(this.hints, getClass().getClassLoader());
+	}
+
+	@Test
+	void theClientsLookedUpByNameAreRegistered() {
+		for (String client : new String[] { RedisEngineRuntimeHints.LETTUCE_TYPE, RedisEngineRuntimeHints.JEDIS_TYPE }) {
+			assertThat(ClassUtils.isPresent(client, getClass().getClassLoader())).as(client).isTrue();
+			assertThat(this.hints).as(client).matches(RuntimeHintsPredicates.reflection().onType(TypeReference.of(client)));
+		}
+	}
+
+	/** By name: Jedis 7.0 (Spring Boot 4.0's) has no {@code RedisClusterClient}. */
+	@Test
+	void theMethodTheShardedSubscriptionFindsOnEachJedisClusterClientMayBeInvoked() throws Exception {
+		assertThat(RedisEngineRuntimeHints.JEDIS_CLUSTER_CLIENTS).contains(JedisCluster.class.getName());
+		for (String name : RedisEngineRuntimeHints.JEDIS_CLUSTER_CLIENTS) {
+			if (!ClassUtils.isPresent(name, getClass().getClassLoader())) {
+				continue;
+			}
+			Class<?> client = ClassUtils.forName(name, getClass().getClassLoader());
+			Method method = client.getMethod(RedisEngineRuntimeHints.CONNECTION_FROM_SLOT, int.class);
+			assertThat(method.getDeclaringClass()).as("declared by the client itself").isEqualTo(client);
+			assertThat(this.hints).as(client.getName())
+				.matches(RuntimeHintsPredicates.reflection().onMethodInvocation(method));
+		}
+	}
+
+	@Test
+	void springsAotFindsTheRegistrarInAotFactories() {
+		assertThat(AotServices.factories().load(RuntimeHintsRegistrar.class))
+			.hasAtLeastOneElementOfType(RedisEngineRuntimeHints.class);
+	}
+
+}
