@@ -157,9 +157,10 @@ class ReadWriteLockIntegrationTests extends OneServerFixture {
 		Future<Lease> writer = this.threads.submit(() -> acquire(writers, write("queued")));
 		await().atMost(Duration.ofSeconds(20)).until(() -> fields(key).stream().anyMatch(f -> f.startsWith("~q:")));
 		// a new reader is refused while the writer waits, whatever instance it runs in
-		assertThat(this.threads.submit(() -> readers.tryAcquire(LockRequest.of("queued", TTL, Duration.ZERO).read()))
-			.get(20, TimeUnit.SECONDS)).isEmpty();
-		assertThat(writers.tryAcquire(LockRequest.of("queued", TTL, Duration.ZERO).read())).isEmpty();
+		assertRefusedWhileTheWriterWaits(key,
+				() -> this.threads.submit(() -> readers.tryAcquire(LockRequest.of("queued", TTL, Duration.ZERO).read()))
+					.get(20, TimeUnit.SECONDS));
+		assertRefusedWhileTheWriterWaits(key, () -> writers.tryAcquire(LockRequest.of("queued", TTL, Duration.ZERO).read()));
 		// the reader's own re-entry is not a new reader
 		Lease again = acquire(readers, read("queued"));
 		assertThat(again.fencingToken()).isEqualTo(reader.fencingToken());
@@ -397,6 +398,39 @@ class ReadWriteLockIntegrationTests extends OneServerFixture {
 			otherRead.release();
 			assertThat(LockTestSupport.leftKeys(server)).isEmpty();
 		}
+	}
+
+	/**
+	 * Assert that {@code newReader} is refused while the waiting writer's note ({@code ~q:<owner>}) is live. The note
+	 * lasts 2 s from the writer's last attempt, which refreshes it every 667 ms: a stall of the writer's thread on a
+	 * loaded machine can let it lapse, and then a reader may enter, rightly. So the note's deadline (the server's
+	 * clock) is read before the call: a reader that entered before it fails the test; one that may have entered after
+	 * it leaves, and the check is made again.
+	 */
+	private void assertRefusedWhileTheWriterWaits(String redisKey, java.util.concurrent.Callable<Optional<Lease>> newReader)
+			throws Exception {
+		for (int attempt = 0; attempt < 10; attempt++) {
+			await().atMost(Duration.ofSeconds(20)).until(() -> fields(redisKey).stream().anyMatch(f -> f.startsWith("~q:")));
+			long note = fields(redisKey).stream()
+				.filter(f -> f.startsWith("~q:"))
+				.mapToLong(f -> Long.parseLong(String.valueOf(server.execute("HGET", redisKey, f))))
+				.max()
+				.orElse(0);
+			Optional<Lease> entered = newReader.call();
+			if (entered.isEmpty()) {
+				return;
+			}
+			long after = serverTimeMillis();
+			entered.get().release();
+			assertThat(after).as("the server's time (ms) after a new reader entered: past the deadline %d of the waiting "
+					+ "writer's note it saw before", note).isGreaterThanOrEqualTo(note);
+		}
+		throw new AssertionError("a new reader entered ten times, each time when the waiting writer's note may have lapsed");
+	}
+
+	private long serverTimeMillis() {
+		List<?> time = (List<?>) server.execute("TIME");
+		return Long.parseLong(String.valueOf(time.get(0))) * 1000 + Long.parseLong(String.valueOf(time.get(1))) / 1000;
 	}
 
 	/** The deadline of {@code lease}'s hold in Redis: the server's clock in ms ({@code ~e:<owner>}). */
