@@ -78,9 +78,10 @@ class BenchmarkSmokeTests {
 	}
 
 	/**
-	 * {@code --redlock}'s contestants, over 3 nodes only: scenarios 1 and 2, no errors, no lost update. Ours with a 1 s
+	 * {@code --redlock}'s contestants, over 3 nodes only: scenarios 1 and 2, no errors, no lost update. Ours with a 3 s
 	 * node timeout rather than the default 50 ms, which a loaded 2-core machine exceeds now and then (a release then
-	 * fails for want of a quorum's confirmation): this test is about working, not speed.
+	 * fails for want of a quorum's confirmation; its stalls last 1-2 s, so 1 s was not always enough either, issue 32):
+	 * this test is about working, not speed.
 	 */
 	@Test
 	void redlockContestantsRunScenariosOneAndTwoWithoutErrorsOrLostUpdates() throws Exception {
@@ -92,7 +93,7 @@ class BenchmarkSmokeTests {
 			}
 			List<Contestant> contestants = LockBenchmarks.redlockContestants(
 					nodes.stream().map(node -> new Contestant.Target(node.host(), node.port())).toList(),
-					Duration.ofSeconds(1));
+					Duration.ofSeconds(3));
 			assertThat(contestants).extracting(Contestant::name)
 				.containsExactly("distlock Redlock, 3 nodes", "Redisson RedLock, 3 nodes");
 			results = LockBenchmarks.run(Settings.smoke(), new Contestant.Target(server.host(), server.port()),

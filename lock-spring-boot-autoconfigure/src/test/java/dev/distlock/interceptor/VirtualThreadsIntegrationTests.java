@@ -37,7 +37,9 @@ class VirtualThreadsIntegrationTests extends RedisContextFixture {
 	void theEngineRenewsOnAVirtualThreadNamedByItsRole() {
 		java.util.Set<Thread> renewers = java.util.concurrent.ConcurrentHashMap.newKeySet();
 		DistributedLockInterceptorIntegrationTests.runner(redis)
-			.withPropertyValues("spring.threads.virtual.enabled=true")
+			// renewed every 600 ms, the lease outlives stalls of 5 s (a 1.5 s one renewed every 500 ms did not, issue 32)
+			.withPropertyValues("spring.threads.virtual.enabled=true",
+					"distlock.renewal-ratio=" + dev.distlock.redis.LockTestSupport.QUICK_RENEWALS)
 			.withBean(dev.distlock.core.LockListener.class, () -> new dev.distlock.core.LockListener() {
 				@Override
 				public void renewed(String name, boolean success) {
@@ -46,9 +48,10 @@ class VirtualThreadsIntegrationTests extends RedisContextFixture {
 			})
 			.run(context -> {
 				dev.distlock.core.LockService locks = context.getBean(dev.distlock.core.LockService.class);
-				try (dev.distlock.core.Lease lease = locks.acquire("virtual-renewal", java.time.Duration.ofMillis(1500),
-						java.time.Duration.ZERO)) {
-					org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(10)).until(() -> !renewers.isEmpty());
+				try (dev.distlock.core.Lease lease = locks.acquire("virtual-renewal",
+						dev.distlock.redis.LockTestSupport.RENEWED_TTL, java.time.Duration.ZERO)) {
+					org.awaitility.Awaitility.await().atMost(dev.distlock.redis.LockTestSupport.RENEWAL_DEADLINE)
+						.until(() -> !renewers.isEmpty());
 				}
 				assertThat(renewers).allSatisfy(thread -> {
 					assertThat((Boolean) Thread.class.getMethod("isVirtual").invoke(thread)).isTrue();

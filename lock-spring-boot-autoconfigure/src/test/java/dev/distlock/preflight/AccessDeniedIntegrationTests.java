@@ -133,9 +133,9 @@ class AccessDeniedIntegrationTests {
 		assertThat(this.refusals).anySatisfy(refusal -> assertThat(refusal)
 			.startsWith("PUBLISH orders:{sku-1}:released: ")
 			.contains("&orders:*"));
-		// the waiter polled: it got the lock long before the holder's 30 s lease could have run out
+		// the waiter polled: it got the lock long before the holder's 30 s lease could have run out (room for stalls)
 		Lease next = waiting.get(DEADLINE.toSeconds(), TimeUnit.SECONDS).orElseThrow();
-		assertThat(Duration.ofNanos(System.nanoTime() - released)).isLessThan(Duration.ofSeconds(5));
+		assertThat(Duration.ofNanos(System.nanoTime() - released)).isLessThan(Duration.ofSeconds(10));
 
 		// an operator's force-release deletes the lease too, its refused announcement counted
 		var forced = holder.forceRelease("sku-1");
@@ -189,10 +189,11 @@ class AccessDeniedIntegrationTests {
 	void everyOperationOnAHeldLeaseSaysWhatWasRefusedOnceTheUserLosesAPermission() {
 		SecuredRedis.createUser(this.redis, "revoked", "pw", LockPreflight.minimalAcl(PREFIX));
 		RedisLockService service = service("revoked", "pw");
-		Lease lease = service.acquire("sku-4", Duration.ofSeconds(2), Duration.ZERO);
+		// 6 s: the operations below still find the lease held after a loaded machine's stall (issue 32)
+		Lease lease = service.acquire("sku-4", Duration.ofSeconds(6), Duration.ZERO);
 		this.redis.execute("ACL", "SETUSER", "revoked", "-evalsha");
 
-		// the watchdog's renewals (every 200 ms) fail, and the health details say why, in words
+		// the watchdog's renewals (every 600 ms) fail, and the health details say why, in words
 		await().atMost(DEADLINE).until(() -> service.renewalStatus().isFailing());
 		assertThat(service.renewalStatus().lastError()).startsWith("Redis's ACL refused the 'evalsha' command")
 			.contains("+evalsha")
@@ -204,7 +205,7 @@ class AccessDeniedIntegrationTests {
 		assertDenied(() -> service.holder("sku-4"), "Could not ask who holds lock 'sku-4'");
 		assertDenied(() -> service.forceRelease("sku-4"), "Could not force-release lock 'sku-4'");
 		LockAccessDeniedException release = assertDenied(lease::release, "Could not release lock 'sku-4'");
-		assertThat(release).hasMessageContaining("the lease expires within 2000ms");
+		assertThat(release).hasMessageContaining("the lease expires within 6000ms");
 	}
 
 	private static LockAccessDeniedException assertDenied(Runnable call, String start) {

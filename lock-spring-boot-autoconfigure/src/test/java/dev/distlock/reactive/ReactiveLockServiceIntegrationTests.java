@@ -170,7 +170,9 @@ class ReactiveLockServiceIntegrationTests extends RedisContextFixture {
 			LockService service = context.getBean(LockService.class);
 			EngineSupport.assumeLossNotices(service);
 			AtomicReference<Lease> held = new AtomicReference<>();
-			LockRequest request = new LockRequest("stock:6", Duration.ofMillis(600), Duration.ZERO, true, null);
+			// renewed every 2 s: the deletion, not a stall of a loaded machine, is what loses it (a 600 ms lease could be
+			// lost before the test saw it held, issue 32)
+			LockRequest request = new LockRequest("stock:6", Duration.ofSeconds(6), Duration.ZERO, true, null);
 			StepVerifier.create(locks.withLockMany(request, (lease) -> Flux.<String>never()
 					.doOnSubscribe((s) -> held.set(lease))))
 				.then(() -> {

@@ -108,13 +108,14 @@ class AmbiguousFailureIntegrationTests {
 	 * renewal script never creates one): the lease is not lost, and nothing discards it. Before, the watchdog declared
 	 * it lost at the end of its validity and the engine deleted it from Redis, while the answer was on its way.
 	 * <p>
-	 * Timeline with a 6 s lease and 2.5 s each way: a renewal sent at 2 s runs at 4.5 s (the lease lives until 6 s in
-	 * Redis), its answer comes at 7 s, past the validity of 6 s and before the renewal's own deadline (2 s + 6 s); and
-	 * so on, a second apart at each step.
+	 * Timeline with a 12 s lease and 5 s each way: a renewal sent at 4 s runs at 9 s (the lease lives until 12 s in
+	 * Redis), its answer comes at 14 s, past the validity of 12 s and before the renewal's own deadline (4 s + 12 s);
+	 * and so on, two seconds or more apart at each step: room for a loaded machine's stalls of 1-2 s, which can hold
+	 * back the proxy's forwarding as well as the watchdog (with a 6 s lease and 2.5 s each way, steps 1 s apart).
 	 */
 	@Test
 	void aRenewalAnsweredAfterTheValidityEndedKeepsTheLeaseItRenewedInTime() {
-		Duration ttl = Duration.ofSeconds(6);
+		Duration ttl = Duration.ofSeconds(12);
 		this.server.execute("SCRIPT", "LOAD", LockScripts.RENEW_ALL.getScriptAsString());
 		java.util.concurrent.atomic.AtomicInteger renewed = new java.util.concurrent.atomic.AtomicInteger();
 		try (FaultProxy proxy = FaultProxy.to(this.server);
@@ -135,9 +136,9 @@ class AmbiguousFailureIntegrationTests {
 				}));
 			Lease lease = service.acquire("late-answers", ttl, Duration.ZERO);
 			String key = service.redisKey("late-answers");
-			proxy.latency(Duration.ofMillis(2500));
+			proxy.latency(Duration.ofSeconds(5));
 			// two renewals answered after the validity they extend had ended
-			await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(50))
+			await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(50))
 				.until(() -> renewed.get() >= 2 || !this.lost.isEmpty());
 			assertThat(this.lost).as("losses").isEmpty();
 			assertThat(this.server.execute("HGET", key, lease.owner())).as("still the owner's in Redis").isEqualTo("1");
@@ -150,7 +151,10 @@ class AmbiguousFailureIntegrationTests {
 
 	@Test
 	void aLeaseTheWatchdogGaveUpLeavesNoHoldBehindThoughItsRenewalsRan() {
-		Duration ttl = Duration.ofMillis(4500);
+		// renewals at 3 s, 5.75 s and 8.5 s run in Redis unanswered (2 s command timeout): given up at about 10.5 s, the
+		// lease would stay in Redis until 17.5 s; the 3.5 s below leave room for a loaded machine's stalls and still
+		// tell a discard from that (with 4.5 s: 2.5 s apart, and a 1.5 s bound)
+		Duration ttl = Duration.ofSeconds(9);
 		// as on a server that ran them before: on a fresh one EVALSHA fails (NOSCRIPT), which lost replies hide
 		this.server.execute("SCRIPT", "LOAD", LockScripts.RENEW_ALL.getScriptAsString());
 		this.server.execute("SCRIPT", "LOAD", ReadWriteScripts.DISCARD.getScriptAsString()); // the discard of both kinds
@@ -166,10 +170,10 @@ class AmbiguousFailureIntegrationTests {
 			Lease lease = service.acquire("given-up", ttl, Duration.ZERO);
 			String key = service.redisKey("given-up");
 			proxy.dropReplies(); // the renewals run in Redis, and the watchdog never hears that they did
-			await().atMost(ttl.plusSeconds(2)).until(lease::isLost);
+			await().atMost(ttl.plusSeconds(10)).pollInterval(Duration.ofMillis(10)).until(lease::isLost);
 			// the defect: each renewal that ran kept the lease in Redis for a lease time after it was sent, seconds
 			// after its process had reported it lost, and nothing renewed or released it there
-			await().atMost(Duration.ofMillis(1500)).pollInterval(Duration.ofMillis(10))
+			await().atMost(Duration.ofMillis(3500)).pollInterval(Duration.ofMillis(10))
 				.until(() -> Long.valueOf(0).equals(this.server.execute("EXISTS", key)));
 			proxy.heal();
 			assertThat(this.lost).singleElement()

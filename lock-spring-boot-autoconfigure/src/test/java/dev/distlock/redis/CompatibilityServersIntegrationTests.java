@@ -148,13 +148,14 @@ class CompatibilityServersIntegrationTests {
 		assertThat(one.isLocked("essentials")).isFalse();
 	}
 
-	/** The watchdog keeps a short lease alive for several of its ttls, and the lease goes with its release. */
+	/** The watchdog keeps a lease alive past its ttl, renewal after renewal, and the lease goes with its release. */
 	@ParameterizedTest
 	@EnumSource(CompatibilityServer.class)
 	void theWatchdogRenewsALeaseForSeveralTtls(CompatibilityServer kind) {
 		RedisServer server = server(kind);
 		AtomicInteger renewed = new AtomicInteger();
 		RedisLockService service = this.support.service(RedisLockService.builder(this.support.connectionFactory())
+			.renewalRatio(LockTestSupport.QUICK_RENEWALS)
 			.listener(new LockListener() {
 				@Override
 				public void renewed(String name, boolean success) {
@@ -163,10 +164,12 @@ class CompatibilityServersIntegrationTests {
 					}
 				}
 			}));
-		Duration ttl = Duration.ofMillis(1500);
+		// renewed every 600 ms, the lease outlives stalls of 5 s (a 1.5 s lease renewed every 500 ms did not, issue 32)
+		Duration ttl = LockTestSupport.RENEWED_TTL;
 		Lease lease = service.acquire("renewed", ttl, Duration.ZERO);
-		// three ttls' worth of renewals (one every third of the ttl): the lease would have expired twice over
-		await().atMost(Duration.ofSeconds(30)).until(() -> renewed.get() >= 9);
+		// eleven renewals, each sent a period (600 ms) after the one before, however late they come: the last went out
+		// after the ttl had passed, when the lease would have expired without them
+		await().atMost(ttl.plus(LockTestSupport.RENEWAL_DEADLINE)).until(() -> renewed.get() >= 11);
 		assertThat(lease.isOwned()).isTrue();
 		assertThat(lease.isLost()).isFalse();
 		lease.release();

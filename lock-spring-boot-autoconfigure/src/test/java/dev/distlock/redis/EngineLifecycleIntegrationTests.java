@@ -50,7 +50,8 @@ class EngineLifecycleIntegrationTests {
 			RedisLockService service = support.service(RedisLockService.builder(support.connectionFactory())
 				.threadFactory(factory).eventPublisher(events).threadNamePrefix("engine-test"));
 			// exercise every thread: renewals (watchdog), waiting (pub/sub), a lost lease (events), a discard (reconcile)
-			Lease held = service.acquire("threads", Duration.ofSeconds(3), Duration.ZERO);
+			// 6 s, renewed every 2 s: a loaded machine's stall cannot lose it before its first renewal
+			Lease held = service.acquire("threads", Duration.ofSeconds(6), Duration.ZERO);
 			CompletableFuture<Optional<Lease>> waiting = CompletableFuture
 				.supplyAsync(() -> service.tryAcquire("threads", Duration.ofSeconds(5), Duration.ofSeconds(10)));
 			await().atMost(Duration.ofSeconds(5)).until(() -> service.waitingThreads() == 1);

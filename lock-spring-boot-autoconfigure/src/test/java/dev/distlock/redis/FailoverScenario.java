@@ -269,7 +269,10 @@ final class FailoverScenario {
 			List<Double> latencies = handoffLatencies(holder, waiterService, contendedName, 40);
 			System.out.printf("handoffs after the failover: p50 %.2f ms, p90 %.2f ms, max %.2f ms%n", percentile(latencies, 0.5),
 					percentile(latencies, 0.9), latencies.get(latencies.size() - 1));
-			assertThat(percentile(latencies, 0.9)).as("p90 handoff latency in ms after the failover").isLessThan(50.0);
+			// the median, which a loaded machine's stalls (tens of ms to 1-2 s, now and then) cannot move as they can
+			// move the 4th slowest of 40 (a p90 bound, issue 32); a waiter missing the message would wait for the lease
+			assertThat(percentile(latencies, 0.5)).as("median handoff latency in ms after the failover").isLessThan(50.0);
+			assertThat(percentile(latencies, 0.9)).as("p90 handoff latency in ms after the failover").isLessThan(500.0);
 
 			assertThat(recorder.lost).hasSize(1);
 			replicated.release();

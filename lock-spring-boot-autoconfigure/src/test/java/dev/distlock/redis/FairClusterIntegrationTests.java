@@ -56,8 +56,12 @@ class FairClusterIntegrationTests {
 
 	@Test
 	void theQueueLivesInTheLeasesSlotAndWaitersGetTheLockInOrder() throws Exception {
-		RedisLockService holder = this.support.service();
-		RedisLockService waiting = this.support.service();
+		// queue entries of 6 s, refreshed every 2 s: a waiter keeps its place through a loaded machine's stalls (with
+		// the default 2 s, a stall of 1.4 s could drop it and change the order, issue 32)
+		RedisLockService holder = this.support.service(RedisLockService.builder(this.support.connectionFactory())
+			.fairEntryTtl(Duration.ofSeconds(6)));
+		RedisLockService waiting = this.support.service(RedisLockService.builder(this.support.connectionFactory())
+			.fairEntryTtl(Duration.ofSeconds(6)));
 		String redisKey = holder.redisKey("fair-cluster");
 		RedisServer master = cluster.masterFor(redisKey);
 		assertThat(master.execute("CLUSTER", "KEYSLOT", redisKey + ":q"))

@@ -102,11 +102,14 @@ class LeaseFaultMatrixIntegrationTests {
 	 */
 	static final Duration ONE_WAY_LATENCY = Duration.ofMillis(350);
 
-	/** What a loaded machine may add to a call's wait and two command timeouts. */
-	static final Duration MARGIN = Duration.ofMillis(1500);
+	/**
+	 * What a loaded machine may add to a call's wait and two command timeouts: its stalls last 1-2 s (issue 32). A
+	 * call that hangs (for ever, or until the wait of another) still shows.
+	 */
+	static final Duration MARGIN = Duration.ofSeconds(3);
 
-	/** One lease time after the heal, plus a margin for the polls and a loaded machine. */
-	static final Duration CONVERGENCE = TTL.plusSeconds(1);
+	/** One lease time after the heal, plus a margin for the polls and a loaded machine's stalls (1-2 s). */
+	static final Duration CONVERGENCE = TTL.plusSeconds(3);
 
 	static final Duration SETUP = Duration.ofSeconds(10);
 
@@ -763,7 +766,7 @@ class LeaseFaultMatrixIntegrationTests {
 		void assertLossesSurfaced() {
 			for (Held held : this.held) {
 				if (held.lease.isLost()) {
-					await("the loss of " + held.lease + " announced").atMost(Duration.ofSeconds(2))
+					await("the loss of " + held.lease + " announced").atMost(Duration.ofSeconds(10))
 						.pollInterval(Duration.ofMillis(5))
 						.until(() -> held.events.lost.stream().anyMatch(event -> event.owner().equals(held.lease.owner())
 								&& event.fencingToken() == held.lease.fencingToken()));

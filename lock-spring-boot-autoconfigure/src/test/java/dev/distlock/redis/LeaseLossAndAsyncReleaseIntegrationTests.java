@@ -91,7 +91,8 @@ class LeaseLossAndAsyncReleaseIntegrationTests extends OneServerFixture {
 	@Test
 	void anActionOfAHoldReleasedBeforeTheLossNeverRuns() {
 		RedisLockService service = service();
-		Lease lease = service.acquire("released", Duration.ofMillis(600), Duration.ZERO);
+		// a long lease: released at once, it must not run out first however the machine stalls (its release would fail)
+		Lease lease = service.acquire("released", TTL, Duration.ZERO);
 		List<LockLostEvent> lost = new CopyOnWriteArrayList<>();
 		lease.onLost(lost::add);
 		lease.release();

@@ -109,14 +109,19 @@ class LocalHandOverIntegrationTests extends OneServerFixture {
 				}));
 			}
 			await().atMost(Duration.ofSeconds(10)).until(() -> busy.waitingThreads() > 0);
+			List<Duration> waits = new ArrayList<>();
 			for (int i = 0; i < 20; i++) {
 				long start = System.nanoTime();
+				// each round gets the lock within its 5 s wait, or acquire throws
 				try (Lease lease = other.acquire("contended", TTL, Duration.ofSeconds(5))) {
 					assertThat(lease.isHeld()).isTrue();
 				}
-				assertThat(Duration.ofNanos(System.nanoTime() - start)).as("wait of the other process, round %d", i)
-					.isLessThan(Duration.ofSeconds(2));
+				waits.add(Duration.ofNanos(System.nanoTime() - start));
 			}
+			// and typically soon: the median of the rounds, which the stalls of a loaded machine (1-2 s, now and then)
+			// cannot move as they can move one round (issue 32)
+			assertThat(waits.stream().sorted().toList().get(waits.size() / 2)).as("median wait of the other process: %s", waits)
+				.isLessThan(Duration.ofSeconds(2));
 			stop.set(true);
 			for (Future<?> future : hammering) {
 				future.get(30, TimeUnit.SECONDS);

@@ -320,28 +320,40 @@ abstract class LockServiceContractTests {
 	@Test
 	void aDeadHolderBlocksOthersForAtMostItsTtl() {
 		Duration ttl = Duration.ofMillis(1500);
-		RedisLockService doomed = this.support.service();
 		RedisLockService survivor = this.support.service();
-		long acquiredAt = System.nanoTime();
-		Lease abandoned = doomed.acquire("orphan", ttl, Duration.ZERO);
-		doomed.close(); // its watchdog stops: the lease is never renewed nor released
-		assertThat(abandoned.isHeld()).isTrue();
-
-		Lease next = survivor.acquire("orphan", ttl, Duration.ofSeconds(10));
-		long blockedMillis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - acquiredAt);
-		assertThat(blockedMillis).as("time the dead holder blocked the key").isBetween(ttl.toMillis() - 50, ttl.toMillis() + 500);
-		assertThat(next.fencingToken()).isGreaterThan(abandoned.fencingToken());
-		next.release();
+		List<Long> blocked = new ArrayList<>();
+		for (int round = 0; round < 3; round++) {
+			RedisLockService doomed = this.support.service();
+			long acquiredAt = System.nanoTime();
+			Lease abandoned = doomed.acquire("orphan", ttl, Duration.ZERO);
+			doomed.close(); // its watchdog stops: the lease is never renewed nor released
+			Lease next = survivor.acquire("orphan", LONG_TTL, Duration.ofSeconds(30));
+			long blockedMillis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - acquiredAt);
+			// never before its ttl, whatever the load: Redis expires it no sooner
+			assertThat(blockedMillis).as("time the dead holder blocked the key").isGreaterThanOrEqualTo(ttl.toMillis() - 50);
+			// and far from the 30 s the survivor would wait for it, even when a stall of the loaded machine came between
+			assertThat(blockedMillis).as("time the dead holder blocked the key").isLessThan(ttl.toMillis() + 5_000);
+			assertThat(next.fencingToken()).isGreaterThan(abandoned.fencingToken());
+			next.release();
+			blocked.add(blockedMillis);
+		}
+		// the survivor takes the key as it expires: the median of three rounds is within 500 ms of the ttl (one stall
+		// of a loaded 2-core machine, up to 1-2 s, can delay one round; it would take two to move the median)
+		Collections.sort(blocked);
+		assertThat(blocked.get(1)).as("median time the dead holder blocked the key, of %s", blocked)
+			.isLessThanOrEqualTo(ttl.toMillis() + 500);
 	}
 
 	// 5. the watchdog
 
 	@Test
 	void theWatchdogKeepsALeaseAliveWhileHeldAndStopsAfterRelease() {
-		// long enough that a loaded 2-core machine cannot stall a renewal past the lease's time
-		Duration ttl = Duration.ofMillis(1000);
+		// renewed every 600 ms, the lease outlives stalls of 5 s (a 1 s lease renewed every 333 ms did not, issue 32)
+		Duration ttl = LockTestSupport.RENEWED_TTL;
+		Duration period = Duration.ofMillis((long) (ttl.toMillis() * LockTestSupport.QUICK_RENEWALS));
 		AtomicInteger renewals = new AtomicInteger();
 		RedisLockService service = this.support.service(RedisLockService.builder(this.support.connectionFactory())
+			.renewalRatio(LockTestSupport.QUICK_RENEWALS)
 			.listener(new LockListener() {
 				@Override
 				public void renewed(String name, boolean success) {
@@ -350,40 +362,42 @@ abstract class LockServiceContractTests {
 			}));
 		String key = service.redisKey("kept");
 		Lease lease = service.acquire("kept", ttl, Duration.ZERO);
-		long until = System.nanoTime() + ttl.multipliedBy(5).plusMillis(200).toNanos();
-		long minPttl = Long.MAX_VALUE;
-		int samples = 0;
-		while (System.nanoTime() < until) {
+		// held past its ttl and through ten renewals, whichever takes longer: the key never expires meanwhile
+		long pastTtl = System.nanoTime() + ttl.plusMillis(200).toNanos();
+		await().atMost(Duration.ofSeconds(60)).pollDelay(Duration.ZERO).pollInterval(Duration.ofMillis(20)).until(() -> {
 			Long pttl = this.redis.getExpire(key, TimeUnit.MILLISECONDS);
 			assertThat(pttl).as("PTTL while held").isPositive();
-			minPttl = Math.min(minPttl, pttl);
-			samples++;
-			await().pollDelay(Duration.ofMillis(20)).until(() -> true);
-		}
-		assertThat(samples).isGreaterThan(20);
+			return System.nanoTime() - pastTtl > 0 && renewals.get() >= 10;
+		});
 		assertThat(lease.isHeld()).isTrue();
+		assertThat(lease.isOwned()).isTrue();
 		assertThat(service.activeLeases()).singleElement().satisfies(s -> assertThat(s.lastRenewal()).isNotNull());
-		assertThat(renewals.get()).as("renewals in 5 ttls at ttl/3").isGreaterThanOrEqualTo(10);
 		lease.release();
 		int renewalsAtRelease = renewals.get();
 		assertThat(this.redis.hasKey(key)).isFalse();
 		assertThat(service.activeLeases()).isEmpty();
-		// the watchdog sends no renewal for the released lease, over three of its renewal periods
-		await().during(ttl).atMost(ttl.multipliedBy(3)).until(() -> renewals.get() == renewalsAtRelease);
+		// the watchdog sends no renewal for the released lease, over three of its renewal periods; one sent before the
+		// release may still report its "yes" after it (Redis ran it first), so one more is no renewal of a released lease
+		await().during(period.multipliedBy(3)).atMost(period.multipliedBy(3).plusSeconds(10))
+			.until(() -> renewals.get() <= renewalsAtRelease + 1);
+		assertThat(this.redis.hasKey(key)).isFalse();
 
-		// a fixed lease is not renewed: it is gone at its ttl
-		Lease fixed = service.tryAcquire(LockRequest.of("kept", ttl, Duration.ZERO).withFixedLease()).orElseThrow();
-		await().atMost(ttl.multipliedBy(3)).until(() -> !this.redis.hasKey(key));
+		// a fixed lease is not renewed: it is gone at its ttl (a short one: nothing is expected to keep it)
+		Duration fixedTtl = Duration.ofSeconds(1);
+		Lease fixed = service.tryAcquire(LockRequest.of("kept", fixedTtl, Duration.ZERO).withFixedLease()).orElseThrow();
+		await().atMost(fixedTtl.plusSeconds(10)).until(() -> !this.redis.hasKey(key));
 		assertThat(fixed.isHeld()).isFalse();
 	}
 
 	@Test
 	void renewalsNeverRaceWithReleases() throws Exception {
-		// Short leases, so that renewals are in flight all the time, released at every point of the renewal cycle; some
-		// held for longer than their ttl, so that a missed renewal would lose them.
-		Duration ttl = Duration.ofMillis(600);
+		// Frequent renewals (every 200 ms), so that renewals are in flight all the time, released at every point of the
+		// renewal cycle; some held through several renewals. The lease time is long all the same: a 600 ms lease renewed
+		// as often was lost to a stall of a loaded machine, which has nothing to do with a race (issue 32).
+		Duration ttl = LockTestSupport.RENEWED_TTL;
 		List<LockLostEvent> lost = new CopyOnWriteArrayList<>();
 		RedisLockService service = this.support.service(RedisLockService.builder(this.support.connectionFactory())
+			.renewalRatio(1.0 / 30)
 			.listener(new LockListener() {
 				@Override
 				public void lost(LockLostEvent event) {
@@ -407,18 +421,23 @@ abstract class LockServiceContractTests {
 		runAll(tasks);
 		assertThat(lost).isEmpty();
 		assertThat(service.activeLeases()).isEmpty();
-		// a renewal that lands after a release must not bring the lease back: no lease appears for a whole ttl
-		await().during(ttl).atMost(ttl.plusSeconds(5)).until(() -> LockTestSupport.withoutReceipts(this.redis.keys("lock:*")).isEmpty());
+		// a renewal that lands after a release must not bring the lease back: no lease appears for five renewal periods
+		await().during(Duration.ofSeconds(1)).atMost(Duration.ofSeconds(10))
+			.until(() -> LockTestSupport.withoutReceipts(this.redis.keys("lock:*")).isEmpty());
 	}
 
 	// 6. lost leases
 
 	@Test
 	void aDeletedLeaseIsReportedLostWithinOneRenewalPeriod() {
-		Duration ttl = Duration.ofMillis(900);
+		// renewed every 600 ms; long enough that the loss is found by a renewal, never by the clock, however late the
+		// renewal comes on a loaded machine (with 900 ms, a stall of 600 ms made the clock find it, issue 32)
+		Duration ttl = LockTestSupport.RENEWED_TTL;
+		Duration period = Duration.ofMillis((long) (ttl.toMillis() * LockTestSupport.QUICK_RENEWALS));
 		List<LockLostEvent> listened = new CopyOnWriteArrayList<>();
 		List<Object> published = new CopyOnWriteArrayList<>();
 		RedisLockService service = this.support.service(RedisLockService.builder(this.support.connectionFactory())
+			.renewalRatio(LockTestSupport.QUICK_RENEWALS)
 			.eventPublisher(published::add)
 			.listener(new LockListener() {
 				@Override
@@ -429,8 +448,11 @@ abstract class LockServiceContractTests {
 		Lease lease = service.acquire("deleted", ttl, Duration.ZERO);
 		long deletedAt = System.nanoTime();
 		this.redis.delete(service.redisKey("deleted"));
-		await().atMost(ttl.dividedBy(3).plusMillis(250)).until(lease::isLost);
-		assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - deletedAt)).isLessThanOrEqualTo(ttl.dividedBy(3).toMillis() + 250);
+		await().atMost(ttl.plusSeconds(10)).pollInterval(Duration.ofMillis(10)).until(lease::isLost);
+		// found at the next renewal (a period), with room for a stall of 2.4 s: half the lease time, after which only
+		// the clock could have found it (and the detection below would say so)
+		assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - deletedAt)).as("ms from the deletion to the loss")
+			.isLessThan(period.plusMillis(2_400).toMillis());
 		assertThat(lease.isHeld()).isFalse();
 		// listed as lost, not counted as held, until the holder releases it
 		assertThat(service.activeLeases()).singleElement().satisfies(snapshot -> {
@@ -439,7 +461,7 @@ abstract class LockServiceContractTests {
 		});
 		assertThat(service.activeLeaseCount()).isZero();
 		assertThat(service.lostLeaseCount()).isEqualTo(1);
-		await().atMost(Duration.ofSeconds(2)).until(() -> published.size() == 1);
+		await().atMost(Duration.ofSeconds(10)).until(() -> published.size() == 1);
 		assertThat(published).singleElement().isInstanceOfSatisfying(LockLostEvent.class, event -> {
 			assertThat(event.key()).isEqualTo("deleted");
 			assertThat(event.owner()).isEqualTo(lease.owner());
@@ -456,8 +478,9 @@ abstract class LockServiceContractTests {
 	@Test
 	void aLostLeaseHeldTwiceIsListedUntilItsLastHoldIsReleased() {
 		RedisLockService service = this.support.service();
-		Lease outer = service.acquire("lost-twice", Duration.ofSeconds(10), Duration.ZERO);
-		Lease inner = service.acquire("lost-twice", Duration.ofSeconds(10), Duration.ZERO);
+		// the watchdog's first renewal, 10 s out, cannot find the loss before the holder does
+		Lease outer = service.acquire("lost-twice", LONG_TTL, Duration.ZERO);
+		Lease inner = service.acquire("lost-twice", LONG_TTL, Duration.ZERO);
 		this.redis.delete(service.redisKey("lost-twice"));
 
 		assertThatExceptionOfType(LockLostException.class).isThrownBy(inner::release)
@@ -504,11 +527,19 @@ abstract class LockServiceContractTests {
 			waiterThread.shutdownNow();
 		}
 		Collections.sort(latencies);
+		long p50 = latencies.get(latencies.size() / 2);
+		long p90 = latencies.get((int) Math.ceil(latencies.size() * 0.9) - 1);
 		long p99 = latencies.get((int) Math.ceil(latencies.size() * 0.99) - 1);
-		System.out.printf("handoff latency over %d handoffs: p50 %.2f ms, p99 %.2f ms, max %.2f ms%n", latencies.size(),
-				latencies.get(latencies.size() / 2) / 1e6, p99 / 1e6, latencies.get(latencies.size() - 1) / 1e6);
-		assertThat(TimeUnit.NANOSECONDS.toMillis(p99)).as("p99 handoff latency in ms over %d handoffs", latencies.size())
+		System.out.printf("handoff latency over %d handoffs: p50 %.2f ms, p90 %.2f ms, p99 %.2f ms, max %.2f ms%n",
+				latencies.size(), p50 / 1e6, p90 / 1e6, p99 / 1e6, latencies.get(latencies.size() - 1) / 1e6);
+		// The release message wakes the waiter: a typical handoff takes a few ms (p99 under 10 ms on an idle machine).
+		// A waiter that missed it would wait for the holder's 30 s lease time. The median must stay under 50 ms: on a
+		// loaded 2-core machine a handoff that waits for a time slice takes tens of ms, and a stall 1-2 s, but those hit
+		// a few of the 200 handoffs, not half (a p99 bound failed under load, issue 32). And nine in ten within 500 ms.
+		assertThat(TimeUnit.NANOSECONDS.toMillis(p50)).as("median handoff latency in ms over %d handoffs", latencies.size())
 			.isLessThan(50);
+		assertThat(TimeUnit.NANOSECONDS.toMillis(p90)).as("p90 handoff latency in ms over %d handoffs", latencies.size())
+			.isLessThan(500);
 	}
 
 	// 8. the wait deadline
@@ -519,15 +550,15 @@ abstract class LockServiceContractTests {
 		RedisLockService waiter = this.support.service();
 		Lease held = holder.acquire("deadline", LONG_TTL, Duration.ZERO);
 
-		// The bounds tell "ends at its deadline" from "waits for the holder's lease" (LONG_TTL) with room for a loaded
-		// 2-core machine, where one round trip has taken 150 ms and a wake-up 190 ms late.
+		// The bounds tell "ends at its deadline" from "waits for the holder's lease" (LONG_TTL, 30 s) with room for a
+		// loaded 2-core machine, where one round trip has taken 150 ms, a wake-up 190 ms late, and a stall 1-2 s.
 		long start = System.nanoTime();
 		assertThat(waiter.tryAcquire("deadline", LONG_TTL, Duration.ofMillis(300))).isEmpty();
-		assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start)).isBetween(300L, 1_300L);
+		assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start)).isBetween(300L, 3_300L);
 
 		start = System.nanoTime();
 		assertThat(waiter.tryAcquire("deadline", LONG_TTL, Duration.ZERO)).isEmpty();
-		assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start)).isLessThan(1_000L);
+		assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start)).isLessThan(3_000L);
 		held.release();
 	}
 
@@ -554,7 +585,8 @@ abstract class LockServiceContractTests {
 		thread.interrupt();
 		assertThat(failure.get(5, TimeUnit.SECONDS)).isInstanceOf(LockInterruptedException.class)
 			.hasMessageContaining("interrupted");
-		assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - interruptedAt)).isLessThan(1000);
+		// at once, not at the wait's 30 s: room for a loaded machine's stall of 1-2 s
+		assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - interruptedAt)).isLessThan(5_000);
 		assertThat(interruptStatus.get(5, TimeUnit.SECONDS)).isTrue();
 		assertThat(waiter.waitingThreads()).isZero();
 		held.release();
@@ -668,7 +700,7 @@ abstract class LockServiceContractTests {
 			assertThat(event.fencingToken()).isEqualTo(lease.fencingToken());
 			assertThat(event.detection()).isEqualTo(LockLostEvent.Detection.FOUND_GONE_BY_HOLDER);
 		});
-		await().atMost(Duration.ofSeconds(2)).until(() -> published.size() == 1);
+		await().atMost(Duration.ofSeconds(10)).until(() -> published.size() == 1);
 		assertThat(service.lostLeaseCount()).isEqualTo(1);
 		assertThatExceptionOfType(LockLostException.class).isThrownBy(lease::release)
 			.satisfies(ex -> assertThat(ex.getDetection()).isEqualTo(LockLostEvent.Detection.FOUND_GONE_BY_HOLDER));
@@ -716,13 +748,15 @@ abstract class LockServiceContractTests {
 		Lease lease = service.acquire(LockRequest.of("replaced", Duration.ofSeconds(10), Duration.ZERO).withFixedLease());
 		String key = service.redisKey("replaced");
 		// redis-py: extend(10, replace_ttl=True) on a 10 s lock leaves at most 10 s, where extend(10) leaves about 20
+		// (the lower bounds leave 4 s for the calls in between, room for a loaded machine's stalls: the bounds still
+		// tell each result from the other's)
 		lease.extend(Duration.ofSeconds(10), ExtendMode.REPLACE);
-		assertThat(this.redis.getExpire(key, TimeUnit.MILLISECONDS)).isBetween(9_000L, 10_000L);
+		assertThat(this.redis.getExpire(key, TimeUnit.MILLISECONDS)).isBetween(6_000L, 10_000L);
 		lease.extend(Duration.ofSeconds(10), ExtendMode.ADD);
-		assertThat(this.redis.getExpire(key, TimeUnit.MILLISECONDS)).isBetween(19_000L, 20_000L);
+		assertThat(this.redis.getExpire(key, TimeUnit.MILLISECONDS)).isBetween(12_000L, 20_000L);
 		// replace also shortens
 		lease.extend(Duration.ofSeconds(3), ExtendMode.REPLACE);
-		assertThat(this.redis.getExpire(key, TimeUnit.MILLISECONDS)).isBetween(2_000L, 3_000L);
+		assertThat(this.redis.getExpire(key, TimeUnit.MILLISECONDS)).isPositive().isLessThanOrEqualTo(3_000L);
 		assertThat(lease.isOwned()).isTrue();
 		lease.release();
 		assertThatExceptionOfType(LockNotOwnedException.class)
@@ -733,6 +767,7 @@ abstract class LockServiceContractTests {
 	void aReplacedTimeIsWhatTheWatchdogRenewsToFromThenOn() {
 		AtomicInteger renewals = new AtomicInteger();
 		RedisLockService service = this.support.service(RedisLockService.builder(this.support.connectionFactory())
+			.renewalRatio(LockTestSupport.QUICK_RENEWALS)
 			.listener(new LockListener() {
 				@Override
 				public void renewed(String name, boolean success) {
@@ -741,16 +776,20 @@ abstract class LockServiceContractTests {
 					}
 				}
 			}));
-		Lease lease = service.acquire("rescheduled", LONG_TTL, Duration.ZERO);
+		Lease lease = service.acquire("rescheduled", Duration.ofMinutes(2), Duration.ZERO);
 		String key = service.redisKey("rescheduled");
-		// the watchdog planned its next renewal 10 s out; with 900 ms left the lease would expire long before that
-		lease.extend(Duration.ofMillis(900), ExtendMode.REPLACE);
+		// the watchdog planned its next renewal 12 s out; with 6 s left the lease would expire before that (were the
+		// renewals not rescheduled, it would be lost); renewed every 600 ms from now on, it outlives stalls of 5 s
+		Duration replaced = LockTestSupport.RENEWED_TTL;
+		lease.extend(replaced, ExtendMode.REPLACE);
 		int before = renewals.get();
-		// five renewals, every 300 ms: more than 900 ms, and far less than one interval of the former 30 s lease time
-		await().atMost(Duration.ofSeconds(8)).until(() -> renewals.get() >= before + 5);
+		// five renewals, every 600 ms, whenever they come: past the renewal planned before the replace, the lease would
+		// be lost meanwhile
+		await().atMost(LockTestSupport.RENEWAL_DEADLINE).until(() -> renewals.get() >= before + 5);
 		assertThat(lease.isLost()).isFalse();
 		assertThat(lease.isOwned()).isTrue();
-		assertThat(this.redis.getExpire(key, TimeUnit.MILLISECONDS)).isPositive().isLessThanOrEqualTo(900L);
+		// renewed to the replaced time, not to the 2 minutes it was acquired with
+		assertThat(this.redis.getExpire(key, TimeUnit.MILLISECONDS)).isPositive().isLessThanOrEqualTo(replaced.toMillis());
 		lease.release();
 	}
 

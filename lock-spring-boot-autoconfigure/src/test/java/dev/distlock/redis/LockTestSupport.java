@@ -1,8 +1,12 @@
 package dev.distlock.redis;
 
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
+
+import dev.distlock.core.Lease;
+import dev.distlock.core.LeaseSnapshot;
 
 import dev.distlock.test.redis.RedisCluster;
 import dev.distlock.test.redis.RedisSentinelSet;
@@ -22,6 +26,8 @@ import org.springframework.data.redis.connection.lettuce.LettuceClientConfigurat
 import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
 import org.springframework.data.redis.core.StringRedisTemplate;
 
+import static org.awaitility.Awaitility.await;
+
 /**
  * Opens connection factories and lock services against one Redis address, each factory its own client as a separate
  * application instance would have, and closes everything it opened.
@@ -30,6 +36,20 @@ public final class LockTestSupport implements AutoCloseable {
 
 	/** Short enough that a test of an unreachable server ends quickly, long enough for a loaded 2-core machine. */
 	public static final Duration COMMAND_TIMEOUT = Duration.ofSeconds(2);
+
+	/**
+	 * The lease time of tests that need the watchdog to keep a lease, with {@link #QUICK_RENEWALS}: renewed every
+	 * 600 ms, such a lease outlives a stall of 5.4 s of the JVM, of its renewal thread or of Redis, several times the
+	 * longest a loaded 2-core machine shows (1 to 2 s). A 1 s lease renewed at the default ratio (every 333 ms) is lost
+	 * by a stall of 0.7 s, and was, now and then, in CI (issue 32).
+	 */
+	public static final Duration RENEWED_TTL = Duration.ofSeconds(6);
+
+	/** The renewal ratio of services whose tests wait for renewals of {@link #RENEWED_TTL} leases: see there. */
+	public static final double QUICK_RENEWALS = 0.1;
+
+	/** How long a test waits for a renewal due within a second: room for any stall a loaded machine shows. */
+	public static final Duration RENEWAL_DEADLINE = Duration.ofSeconds(30);
 
 	private final RedisConfiguration configuration;
 
@@ -166,6 +186,31 @@ public final class LockTestSupport implements AutoCloseable {
 		RedisLockService service = builder.paths(this.paths).build();
 		this.opened.add(0, service);
 		return service;
+	}
+
+	/** A service on its own connection factory whose watchdog renews at {@link #QUICK_RENEWALS}. */
+	public RedisLockService quicklyRenewingService() {
+		return service(RedisLockService.builder(connectionFactory()).renewalRatio(QUICK_RENEWALS));
+	}
+
+	/**
+	 * Wait ({@link #RENEWAL_DEADLINE} at most) for a renewal of {@code lease} by {@code service}'s watchdog that Redis
+	 * answered "still yours" after this call began. Such a renewal set the lease's expiry to its full lease time from
+	 * when it was sent, later than where its acquisition (or an earlier renewal) had put it: the lease outlives that.
+	 * Judged by the lease's snapshot, not by a clock, so a late renewal makes the wait longer, never the test fail.
+	 */
+	public static void awaitRenewal(RedisLockService service, Lease lease) {
+		Instant since = Instant.now();
+		await("a renewal of " + lease).atMost(RENEWAL_DEADLINE).pollInterval(Duration.ofMillis(20)).until(() -> {
+			Instant last = service.activeLeases()
+				.stream()
+				.filter(snapshot -> snapshot.owner().equals(lease.owner()) && snapshot.key().equals(lease.key()))
+				.map(LeaseSnapshot::lastRenewal)
+				.filter(java.util.Objects::nonNull)
+				.findFirst()
+				.orElse(null);
+			return last != null && last.isAfter(since);
+		});
 	}
 
 	public StringRedisTemplate template() {

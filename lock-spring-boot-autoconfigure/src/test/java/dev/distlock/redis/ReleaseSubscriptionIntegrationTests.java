@@ -79,8 +79,8 @@ class ReleaseSubscriptionIntegrationTests {
 				long released = System.nanoTime();
 				Optional<Lease> lease = waiting.get(20, TimeUnit.SECONDS);
 				assertThat(lease).isPresent();
-				// polling, not the holder's 30 s lease time, ended the wait
-				assertThat(Duration.ofNanos(System.nanoTime() - released)).isLessThan(Duration.ofSeconds(3));
+				// polling, not the holder's 30 s lease time, ended the wait (room for a loaded machine's stalls)
+				assertThat(Duration.ofNanos(System.nanoTime() - released)).isLessThan(Duration.ofSeconds(10));
 				// (its release's PUBLISH is refused for this user: the release happens all the same, unannounced)
 
 				// a refused subscription is sent again while its channel has waiters: once the channels are granted,
@@ -142,7 +142,8 @@ class ReleaseSubscriptionIntegrationTests {
 				long released = System.nanoTime();
 				Optional<Lease> lease = waiting.get(25, TimeUnit.SECONDS);
 				assertThat(lease).isPresent();
-				assertThat(Duration.ofNanos(System.nanoTime() - released)).isLessThan(Duration.ofSeconds(3));
+				// not the holder's 30 s lease time (room for a loaded machine's stalls)
+				assertThat(Duration.ofNanos(System.nanoTime() - released)).isLessThan(Duration.ofSeconds(10));
 				lease.get().release();
 			}
 			finally {

@@ -96,7 +96,8 @@ class WaitsThroughFailuresIntegrationTests {
 			.withMessageContaining("Redis did not answer");
 		Duration took = Duration.ofNanos(System.nanoTime() - start);
 		assertThat(took).isGreaterThanOrEqualTo(wait);
-		assertThat(took).isLessThan(wait.plus(LockTestSupport.COMMAND_TIMEOUT).plusMillis(1000));
+		// room for a loaded machine's stall of 2 s; a second command timeout would not fit
+		assertThat(took).isLessThan(wait.plus(LockTestSupport.COMMAND_TIMEOUT).plusMillis(2000));
 	}
 
 }
