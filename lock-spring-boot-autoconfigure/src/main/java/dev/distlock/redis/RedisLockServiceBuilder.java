@@ -29,6 +29,9 @@ public final class RedisLockServiceBuilder {
 	private static final boolean JEDIS_PRESENT = ClassUtils.isPresent(RedisEngineRuntimeHints.JEDIS_TYPE,
 			RedisLockServiceBuilder.class.getClassLoader());
 
+	private static final boolean LETTUCE_PRESENT = ClassUtils.isPresent(RedisEngineRuntimeHints.LETTUCE_TYPE,
+			RedisLockServiceBuilder.class.getClassLoader());
+
 	final RedisConnectionFactory connectionFactory;
 
 	String keyPrefix = "lock";
@@ -121,7 +124,8 @@ public final class RedisLockServiceBuilder {
 	 * lease that fewer replicas acknowledged within {@code timeout} is deleted again and the attempt retried within
 	 * the wait, or failed with {@link dev.distlock.core.LockUnavailableException}. Hand-overs between threads of
 	 * this process are off then: every new holder acquires through the script and the acknowledgement. The timeout
-	 * must be shorter than the client's command timeout. On Redis Cluster through Lettuce only (the script and its
+	 * must be shorter than the client's command timeout ({@link #build()} refuses it otherwise where the client is
+	 * Lettuce, whose timeout it can read). On Redis Cluster through Lettuce only (the script and its
 	 * WAIT go to the key's master). Default 0: no acknowledgement.
 	 * @param replicas the replicas that must acknowledge; 0 for none, not negative
 	 * @param timeout how long to wait for them; at least 1ms
@@ -213,6 +217,17 @@ public final class RedisLockServiceBuilder {
 					+ ") are not supported on Redis Cluster through Jedis: WAIT must follow each lease script on the "
 					+ "connection to its shard's master, which Lettuce's cluster client gives. Use Lettuce (Boot's "
 					+ "default client), or set distlock.replica-acks=0.");
+		}
+		if (this.replicaAcks > 0 && LETTUCE_PRESENT && LettuceScripts.isLettuce(this.connectionFactory)) {
+			long commandTimeout = LettuceScripts.timeoutMillis(this.connectionFactory);
+			if (this.replicaAckTimeout.toMillis() >= commandTimeout) {
+				// WAIT then outlasts the command that carries it: every acquisition would fail as "Redis did not
+				// answer", never as "too few replicas acknowledged"
+				throw new IllegalStateException("distlock.replica-ack-timeout (" + this.replicaAckTimeout.toMillis()
+						+ "ms) must be shorter than the Redis client's command timeout, spring.data.redis.timeout ("
+						+ commandTimeout + "ms): WAIT runs within the command that acquires, so a longer wait turns "
+						+ "every shortfall of replicas into a command timeout.");
+			}
 		}
 		return new RedisLockService(this);
 	}

@@ -263,6 +263,11 @@ class DistributedLockAutoConfigurationTests {
 			.getFailure().rootCause().hasMessageContaining("distlock.replica-ack-timeout"));
 		runner().withPropertyValues("distlock.key-prefix=a{b}").run(context -> assertThat(context).hasFailed()
 			.getFailure().rootCause().hasMessageContaining("distlock.key-prefix"));
+		runner().withPropertyValues("spring.data.redis.timeout=1s", "distlock.replica-acks=1",
+				"distlock.replica-ack-timeout=1s")
+			.run(context -> assertThat(context).hasFailed().getFailure().rootCause()
+				.hasMessageContaining("distlock.replica-ack-timeout (1000ms)")
+				.hasMessageContaining("spring.data.redis.timeout (1000ms)"));
 	}
 
 	@Test
