@@ -194,9 +194,22 @@ final class LeaseReleaser {
 	 * {@link HoldReconciler} as {@code release} does. On the Lettuce-native path the script is sent on Lettuce's
 	 * asynchronous commands and its reply applied on the engine's bounded pool; a release that may hand the lease to a
 	 * waiting thread of this process, or one on another path, runs {@code release} on that pool. Only once the service
-	 * is closed (its pool shut down) does it run on the caller's thread.
+	 * is closed (its pool shut down) does it run on the caller's thread. A caller on a thread that must not block (a
+	 * Reactor or Netty event loop thread, see {@link NonBlockingThreads}) has the script sent from the pool too.
 	 */
 	CompletableFuture<Void> releaseAsync(RedisLease lease) {
+		if (NonBlockingThreads.isCurrent()) {
+			try {
+				return CompletableFuture.supplyAsync(() -> sendRelease(lease), this.asyncReleases).thenCompose(f -> f);
+			}
+			catch (RejectedExecutionException ex) {
+				// closed: as below, on the caller's thread
+			}
+		}
+		return sendRelease(lease);
+	}
+
+	private CompletableFuture<Void> sendRelease(RedisLease lease) {
 		CompletableFuture<Void> done = new CompletableFuture<>();
 		LeaseEntry entry = lease.entry;
 		boolean readWrite = entry.mode.isReadWrite(); // never handed over

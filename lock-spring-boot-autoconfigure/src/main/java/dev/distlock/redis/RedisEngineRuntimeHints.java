@@ -44,6 +44,8 @@ final class RedisEngineRuntimeHints implements RuntimeHintsRegistrar {
 	public void registerHints(RuntimeHints hints, @Nullable ClassLoader classLoader) {
 		hints.reflection().registerType(TypeReference.of(LETTUCE_TYPE));
 		hints.reflection().registerType(TypeReference.of(JEDIS_TYPE));
+		hints.reflection().registerType(TypeReference.of(NonBlockingThreads.REACTOR_NON_BLOCKING));
+		hints.reflection().registerType(TypeReference.of(NonBlockingThreads.NETTY_THREAD));
 		List<TypeReference> slotParameter = List.of(TypeReference.of(int.class));
 		for (String client : JEDIS_CLUSTER_CLIENTS) {
 			hints.reflection().registerType(TypeReference.of(client),

@@ -44,8 +44,11 @@ class ReactiveLockServiceBlockHoundTests {
 
 	private static final Duration DEADLINE = Duration.ofSeconds(30);
 
-	/** Rounds of the contended phase (40 subscriptions on one key, 8 at a time): about 50 ms each. */
-	private static final int ROUNDS = 20;
+	/**
+	 * Rounds of the contended phase (40 subscriptions on one key, 8 at a time): about 50 ms each; more with
+	 * {@code -Ddistlock.blockhound.rounds=500}.
+	 */
+	private static final int ROUNDS = Integer.getInteger("distlock.blockhound.rounds", 20);
 
 	private static RedisServer redis;
 
