@@ -80,7 +80,7 @@ abstract class AsynchronousTests extends LostLeaseTests {
 					}, work)
 					.thenCompose(Lease::releaseAsync));
 			}
-			CompletableFuture.allOf(all.toArray(CompletableFuture[]::new)).get(90, TimeUnit.SECONDS);
+			get(CompletableFuture.allOf(all.toArray(CompletableFuture[]::new)), STRESS_DEADLINE);
 		}
 		finally {
 			work.shutdownNow();

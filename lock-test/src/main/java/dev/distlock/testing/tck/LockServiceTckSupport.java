@@ -235,6 +235,9 @@ public abstract class LockServiceTckSupport {
 	 */
 	static final Duration PATIENCE = Duration.ofSeconds(20);
 
+	/** How long the suite's stress tests, many acquisitions one after another, may take in all. */
+	static final Duration STRESS_DEADLINE = Duration.ofSeconds(90);
+
 	private final AtomicInteger threadCount = new AtomicInteger();
 
 	private final ExecutorService threads = Executors.newCachedThreadPool((task) -> {
@@ -268,8 +271,13 @@ public abstract class LockServiceTckSupport {
 
 	/** The result of {@code future}, which must come within {@link #PATIENCE}; its failure is thrown as it is. */
 	static <T> T get(Future<T> future) {
+		return get(future, PATIENCE);
+	}
+
+	/** The result of {@code future}, which must come within {@code deadline}; its failure is thrown as it is. */
+	static <T> T get(Future<T> future, Duration deadline) {
 		try {
-			return future.get(PATIENCE.toMillis(), TimeUnit.MILLISECONDS);
+			return future.get(deadline.toMillis(), TimeUnit.MILLISECONDS);
 		}
 		catch (ExecutionException ex) {
 			if (ex.getCause() instanceof RuntimeException runtime) {
@@ -281,7 +289,7 @@ public abstract class LockServiceTckSupport {
 			throw new IllegalStateException(ex.getCause());
 		}
 		catch (TimeoutException ex) {
-			throw new AssertionError("No result within " + PATIENCE, ex);
+			throw new AssertionError("No result within " + deadline, ex);
 		}
 		catch (InterruptedException ex) {
 			Thread.currentThread().interrupt();

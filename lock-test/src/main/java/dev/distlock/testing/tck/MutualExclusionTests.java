@@ -60,7 +60,7 @@ abstract class MutualExclusionTests extends LockServiceTckSupport {
 			}
 		}
 		start.countDown();
-		callers.forEach(LockServiceTckSupport::get);
+		callers.forEach((caller) -> get(caller, STRESS_DEADLINE));
 		assertThat(overlaps).as("holders that overlapped").hasValue(0);
 		assertThat(counter).hasValue(instances.size() * threadsPerInstance * sections);
 		assertThat(tokens).as("fencing tokens in the order of the holders").isSortedAccordingTo(Long::compare)
