@@ -13,6 +13,8 @@ import dev.distlock.core.LockNotOwnedException;
 import dev.distlock.core.LockSettings;
 import dev.distlock.core.LockUnavailableException;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * One hold of an in-memory lease; re-entries of the same lease share its {@link LeaseEntry}. Every operation is one
  * call to the store under its monitor, and throws what the Redis engine's lease throws in the same case: see
@@ -214,7 +216,7 @@ final class InMemoryLease implements Lease {
 				instance.forget(this.entry);
 				hold.renewer = null; // nobody renews it now: it expires at its deadline
 			}
-			released(effects, now, held, false);
+			released(effects, now, held, false, "not answered");
 			LockLostEvent lost = this.entry.lostEvent;
 			LockUnavailableException failure = Outage.failure(key(), "release", call,
 					"; the lease expires within " + hold.remaining(now).toMillis() + "ms");
@@ -230,7 +232,7 @@ final class InMemoryLease implements Lease {
 			if (this.entry.releaseHold()) {
 				instance.forget(this.entry);
 			}
-			released(effects, now, held, false);
+			released(effects, now, held, false, "not owned");
 			throw new LockLostException(event);
 		}
 		if (this.entry.releaseHold()) {
@@ -241,17 +243,17 @@ final class InMemoryLease implements Lease {
 		else {
 			hold.count = Math.max(1, hold.count - 1);
 		}
-		released(effects, now, held, true);
+		released(effects, now, held, true, null);
 		LockLostEvent lost = this.entry.lostEvent;
 		if (lost != null) {
 			throw new LockLostException(lost);
 		}
 	}
 
-	private void released(Effects effects, Instant now, Duration held, boolean wasOwned) {
+	private void released(Effects effects, Instant now, Duration held, boolean wasOwned, @Nullable String detail) {
 		Instance instance = this.entry.instance;
 		this.store.history.record(now, key(), LockHistory.Kind.RELEASED, instance.clientId, owner(), this.entry.mode,
-				fencingToken(), held, wasOwned ? null : "not owned");
+				fencingToken(), held, detail);
 		effects.add(() -> instance.listeners.forEach((listener) -> listener.released(this, held, wasOwned)));
 	}
 

@@ -279,12 +279,15 @@ public final class InMemoryLockStore {
 		}
 	}
 
-	/** Let what is due on the clock happen: renewals first (they never let a renewed lease expire), then the rest. */
+	/** Let what is due on the clock happen, in the order of the times that passed ({@code LockTable.catchUp}). */
 	void catchUp(Effects effects) {
-		Instant now = this.clock.now();
+		this.table.catchUp(this.clock.now(), effects);
+	}
+
+	/** The renewals due by {@code now}: of the instances' watchdogs, and of the foreign holders renewed until released. */
+	void renewDue(Instant now, Effects effects) {
 		this.instances.forEach((instance) -> instance.renewDue(now, effects));
 		this.foreignHolds.removeIf((foreign) -> !foreign.renew(now));
-		this.table.catchUp(now, effects);
 	}
 
 	/** Hand a key that changed to its waiters, and forget it when nobody holds or waits for it. */

@@ -113,7 +113,10 @@ public final class LockHistory {
 		/** A waiting asynchronous acquisition was cancelled by its caller. */
 		CANCELLED,
 
-		/** A hold was released; {@link Entry#detail()} is {@code not owned} when the lease was gone already. */
+		/**
+		 * A hold was released; {@link Entry#detail()} is {@code not owned} when the lease was gone already, and
+		 * {@code not answered} when the store did not answer (the lease then expires at its lease time).
+		 */
 		RELEASED,
 
 		/** A held lease was found lost; {@link Entry#detail()} names the {@code LockLostEvent.Detection}. */

@@ -2,7 +2,6 @@ package dev.distlock.testing;
 
 import java.time.Duration;
 import java.time.Instant;
-import java.util.ArrayList;
 import java.util.Collection;
 import java.util.HashMap;
 import java.util.LinkedHashSet;
@@ -116,9 +115,12 @@ final class LockTable {
 	 * Let expiries and wait deadlines up to {@code now} happen, in the order of their times: at each such time, the
 	 * holds whose deadline it is expire first, then the key goes to the waiters it admits (a waiter is still there at
 	 * its own deadline, as the Redis engine makes one last attempt then), then the waits whose deadline it is end.
+	 * Before each step the watchdogs renew what fell due by {@code now}, leases handed over in an earlier step
+	 * included: a renewed lease never expires while the store answers, however far the clock moved.
 	 */
 	void catchUp(Instant now, Effects effects) {
 		for (;;) {
+			this.store.renewDue(now, effects);
 			Instant at = firstDue(now);
 			if (at == null) {
 				return;
@@ -204,17 +206,6 @@ final class LockTable {
 			}
 		}
 		return next;
-	}
-
-	/** Every key with a holder, for the test's orders that look at all of them. */
-	List<KeyState> heldKeys() {
-		List<KeyState> held = new ArrayList<>();
-		for (KeyState keyState : this.keys.values()) {
-			if (!keyState.holds.isEmpty()) {
-				held.add(keyState);
-			}
-		}
-		return held;
 	}
 
 }

@@ -58,10 +58,6 @@ final class Outage {
 		this.failingCalls = calls;
 	}
 
-	int failingCalls() {
-		return this.failingCalls;
-	}
-
 	/**
 	 * The exception of a call that got no answer, as the Redis engine words it: {@code Could not <action> lock '<key>':
 	 * the store did not answer}.
