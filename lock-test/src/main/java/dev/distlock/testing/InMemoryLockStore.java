@@ -233,6 +233,7 @@ public final class InMemoryLockStore {
 		call((effects) -> {
 			Instant now = this.clock.now();
 			this.outage.unreachable(false);
+			effects.wakeWaiters(); // a blocked re-entry waits for the store to answer again
 			this.instances.forEach((instance) -> instance.renewNow(now, effects));
 			List.copyOf(this.table.keys()).forEach((keyState) -> {
 				this.table.grantWaiting(keyState, now, effects);

@@ -47,9 +47,9 @@ public final class ManualLockClock implements LockClock {
 
 	/**
 	 * Move the clock forward by {@code time}, and let the stores on it catch up before returning: leases expire,
-	 * waits end and renewals run, in the order of their times, on the calling thread. Listeners and lost-lease
-	 * events of what happened are told on this thread too (lost-lease actions and asynchronous acquisitions complete
-	 * on the engine's callback threads, as with the Redis engine, shortly after).
+	 * waits end and renewals run, in the order of their times, on the calling thread. The engines' listeners hear of
+	 * it on this thread too; lost-lease actions, {@code LockLostEvent}s and asynchronous acquisitions complete on the
+	 * engine's callback threads, as with the Redis engine, shortly after.
 	 * @param time how far to move it; zero lets the stores catch up without moving it
 	 * @throws IllegalArgumentException if {@code time} is negative: this clock never goes back
 	 */

@@ -180,6 +180,21 @@ class InMemoryLockStoreTests {
 	}
 
 	@Test
+	void aBlockedReentryThatGotNoAnswerRetriesWhenTheStoreAnswersAgain() throws Exception {
+		CompletableFuture<Lease[]> leases = CompletableFuture.supplyAsync(() -> {
+			Lease outer = this.service.acquire("k", TTL, Duration.ZERO);
+			this.store.makeUnreachable();
+			return new Lease[] { outer, this.service.acquire("k", TTL, Duration.ofMinutes(1)) };
+		});
+		await().atMost(Duration.ofSeconds(10)).until(() -> !this.store.isReachable());
+		await().during(Duration.ofMillis(300)).atMost(Duration.ofSeconds(5)).until(() -> !leases.isDone());
+		this.store.makeReachable();
+		Lease[] held = leases.get(10, TimeUnit.SECONDS);
+		assertThat(held[1].fencingToken()).isEqualTo(held[0].fencingToken());
+		assertThat(this.service.holder("k")).hasValueSatisfying((holder) -> assertThat(holder.holds()).isEqualTo(2));
+	}
+
+	@Test
 	void aStoreReachableAgainRenewsAndHandsOverWhatWasFreed() throws Exception {
 		Lease held = this.service.acquire("held", TTL, Duration.ZERO);
 		Lease fixed = this.service.acquire(LockRequest.of("fixed", Duration.ofSeconds(5), Duration.ZERO).withFixedLease());
