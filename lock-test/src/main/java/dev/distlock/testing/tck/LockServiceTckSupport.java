@@ -44,10 +44,34 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
 @Timeout(value = 120, unit = TimeUnit.SECONDS)
 public abstract class LockServiceTckSupport {
 
+	/** The lease time of leases that a test never lets run out: renewed, it is not slept through either. */
+	static final Duration LONG_TTL = Duration.ofSeconds(30);
+
+	/** The wait of acquisitions that a test ends itself (a release, an interrupt, a cancel), never by time. */
+	static final Duration LONG_WAIT = Duration.ofSeconds(60);
+
+	/**
+	 * How long a test waits for something that must happen soon: far beyond any stall of a loaded machine, and shorter
+	 * than {@link #LONG_TTL}, so that what only a lease's expiry could bring about does not pass for what a release
+	 * brought about.
+	 */
+	static final Duration PATIENCE = Duration.ofSeconds(20);
+
+	/** How long the suite's stress tests, many acquisitions one after another, may take in all. */
+	static final Duration STRESS_DEADLINE = Duration.ofSeconds(90);
+
 	/** The keys of one test, unique in the store: tests never see each other's locks. */
 	private final String keyPrefix = "tck-" + UUID.randomUUID().toString().substring(0, 8) + ":";
 
 	private final List<LockService> instances = new CopyOnWriteArrayList<>();
+
+	private final AtomicInteger threadCount = new AtomicInteger();
+
+	private final ExecutorService threads = Executors.newCachedThreadPool((task) -> {
+		Thread thread = new Thread(task, "tck-caller-" + this.threadCount.incrementAndGet());
+		thread.setDaemon(true);
+		return thread;
+	});
 
 	/** Made by the test kit: extend {@link LockServiceTck}. */
 	LockServiceTckSupport() {
@@ -180,72 +204,6 @@ public abstract class LockServiceTckSupport {
 		return this.keyPrefix + name;
 	}
 
-	@AfterEach
-	void closeInstances() throws InterruptedException {
-		this.threads.shutdownNow();
-		this.threads.awaitTermination(10, TimeUnit.SECONDS);
-		List<RuntimeException> failures = new ArrayList<>();
-		for (LockService instance : this.instances) {
-			try {
-				closeInstance(instance);
-			}
-			catch (RuntimeException ex) {
-				failures.add(ex);
-			}
-		}
-		this.instances.clear();
-		if (!failures.isEmpty()) {
-			throw failures.get(0);
-		}
-	}
-
-	/**
-	 * What an instance is made with: the listeners it tells of acquisitions, releases and losses, and the publisher of
-	 * its {@code LockLostEvent}s.
-	 *
-	 * @param listeners the listeners the instance must call, as the lock API describes
-	 * @param eventPublisher where the instance must publish lost leases, or {@code null} for nowhere
-	 */
-	public record Options(List<LockListener> listeners, @Nullable ApplicationEventPublisher eventPublisher) {
-
-		/** No listeners, no publisher. */
-		public static final Options NONE = new Options(List.of(), null);
-
-		/**
-		 * Copies the listeners.
-		 * @param listeners the listeners the instance must call
-		 * @param eventPublisher where the instance must publish lost leases, or {@code null}
-		 */
-		public Options {
-			listeners = List.copyOf(listeners);
-		}
-
-	}
-
-	/** The lease time of leases that a test never lets run out: renewed, it is not slept through either. */
-	static final Duration LONG_TTL = Duration.ofSeconds(30);
-
-	/** The wait of acquisitions that a test ends itself (a release, an interrupt, a cancel), never by time. */
-	static final Duration LONG_WAIT = Duration.ofSeconds(60);
-
-	/**
-	 * How long a test waits for something that must happen soon: far beyond any stall of a loaded machine, and shorter
-	 * than {@link #LONG_TTL}, so that what only a lease's expiry could bring about does not pass for what a release
-	 * brought about.
-	 */
-	static final Duration PATIENCE = Duration.ofSeconds(20);
-
-	/** How long the suite's stress tests, many acquisitions one after another, may take in all. */
-	static final Duration STRESS_DEADLINE = Duration.ofSeconds(90);
-
-	private final AtomicInteger threadCount = new AtomicInteger();
-
-	private final ExecutorService threads = Executors.newCachedThreadPool((task) -> {
-		Thread thread = new Thread(task, "tck-caller-" + this.threadCount.incrementAndGet());
-		thread.setDaemon(true);
-		return thread;
-	});
-
 	/** An instance whose losses are recorded in {@code losses}, and whose published events in {@code published}. */
 	LockService instance(List<LockLostEvent> losses, List<Object> published) {
 		LockListener listener = new LockListener() {
@@ -340,6 +298,48 @@ public abstract class LockServiceTckSupport {
 
 	static List<LockLostEvent> newLosses() {
 		return new CopyOnWriteArrayList<>();
+	}
+
+	@AfterEach
+	void closeInstances() throws InterruptedException {
+		this.threads.shutdownNow();
+		this.threads.awaitTermination(10, TimeUnit.SECONDS);
+		List<RuntimeException> failures = new ArrayList<>();
+		for (LockService instance : this.instances) {
+			try {
+				closeInstance(instance);
+			}
+			catch (RuntimeException ex) {
+				failures.add(ex);
+			}
+		}
+		this.instances.clear();
+		if (!failures.isEmpty()) {
+			throw failures.get(0);
+		}
+	}
+
+	/**
+	 * What an instance is made with: the listeners it tells of acquisitions, releases and losses, and the publisher of
+	 * its {@code LockLostEvent}s.
+	 *
+	 * @param listeners the listeners the instance must call, as the lock API describes
+	 * @param eventPublisher where the instance must publish lost leases, or {@code null} for nowhere
+	 */
+	public record Options(List<LockListener> listeners, @Nullable ApplicationEventPublisher eventPublisher) {
+
+		/** No listeners, no publisher. */
+		public static final Options NONE = new Options(List.of(), null);
+
+		/**
+		 * Copies the listeners.
+		 * @param listeners the listeners the instance must call
+		 * @param eventPublisher where the instance must publish lost leases, or {@code null}
+		 */
+		public Options {
+			listeners = List.copyOf(listeners);
+		}
+
 	}
 
 }
