@@ -60,6 +60,11 @@ public final class ForeignHold {
 		return this.store.releaseForeign(this.hold);
 	}
 
+	/** The test starts afresh: release it if it is still held (the store's monitor is held). */
+	void end(Effects effects) {
+		this.store.releaseForeign(this.hold, effects);
+	}
+
 	/**
 	 * Its instance renews it, as a live instance's watchdog would, so that its time never runs out while it is held;
 	 * returns whether it is still held (the store's monitor is held).

@@ -138,17 +138,20 @@ public final class InMemoryLockStore {
 	}
 
 	boolean releaseForeign(StoreHold hold) {
-		return call((effects) -> {
-			if (hold.gone) {
-				return false;
-			}
-			Instant now = this.clock.now();
-			this.table.drop(hold);
-			this.history.record(now, hold.key, LockHistory.Kind.RELEASED, ForeignHold.INSTANCE, hold.owner, hold.mode,
-					hold.token, Duration.between(hold.since, now), null);
-			handOn(hold.key, now, effects);
-			return true;
-		});
+		return call((effects) -> releaseForeign(hold, effects));
+	}
+
+	/** Release a foreign hold unless it is gone already (the monitor is held). */
+	boolean releaseForeign(StoreHold hold, Effects effects) {
+		if (hold.gone) {
+			return false;
+		}
+		Instant now = this.clock.now();
+		this.table.drop(hold);
+		this.history.record(now, hold.key, LockHistory.Kind.RELEASED, ForeignHold.INSTANCE, hold.owner, hold.mode,
+				hold.token, Duration.between(hold.since, now), null);
+		handOn(hold.key, now, effects);
+		return true;
 	}
 
 	/**
@@ -231,14 +234,35 @@ public final class InMemoryLockStore {
 	 */
 	public void makeReachable() {
 		call((effects) -> {
-			Instant now = this.clock.now();
-			this.outage.unreachable(false);
-			effects.wakeWaiters(); // a blocked re-entry waits for the store to answer again
-			this.instances.forEach((instance) -> instance.renewNow(now, effects));
-			List.copyOf(this.table.keys()).forEach((keyState) -> {
-				this.table.grantWaiting(keyState, now, effects);
-				this.table.forgetIfIdle(keyState);
-			});
+			reachableAgain(effects);
+			return null;
+		});
+	}
+
+	private void reachableAgain(Effects effects) {
+		Instant now = this.clock.now();
+		this.outage.unreachable(false);
+		effects.wakeWaiters(); // a blocked re-entry waits for the store to answer again
+		this.instances.forEach((instance) -> instance.renewNow(now, effects));
+		List.copyOf(this.table.keys()).forEach((keyState) -> {
+			this.table.grantWaiting(keyState, now, effects);
+			this.table.forgetIfIdle(keyState);
+		});
+	}
+
+	/**
+	 * Undo the test's orders ({@link LockScenarios#reset()}): the foreign holds end, the store answers every call, and
+	 * the history starts afresh. The application's own leases are left as they are.
+	 */
+	void resetScenarios() {
+		call((effects) -> {
+			this.foreignHolds.forEach((foreign) -> foreign.end(effects));
+			this.foreignHolds.clear();
+			this.outage.failNext(0);
+			if (!this.outage.isReachable()) {
+				reachableAgain(effects);
+			}
+			this.history.clear();
 			return null;
 		});
 	}
