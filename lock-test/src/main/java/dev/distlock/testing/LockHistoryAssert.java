@@ -183,10 +183,8 @@ public class LockHistoryAssert extends AbstractAssert<LockHistoryAssert, LockHis
 	/** One entry, as a failure message shows it. */
 	static String line(Entry entry) {
 		StringBuilder line = new StringBuilder().append(entry.at()).append(' ').append(entry.kind());
-		if (!entry.key().isEmpty()) {
-			line.append(" '").append(entry.key()).append('\'');
-		}
-		line.append(" by ").append((entry.owner() != null) ? entry.owner() : entry.instance());
+		line.append(" '").append(entry.key()).append("' by ");
+		line.append((entry.owner() != null) ? entry.owner() : entry.instance());
 		if (entry.fencingToken() != 0) {
 			line.append(", token ").append(entry.fencingToken());
 		}

@@ -1,7 +1,6 @@
 package dev.distlock.testing;
 
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Set;
@@ -208,7 +207,7 @@ public final class LockScenarios {
 
 	private Stream<LockHistory.Entry> entriesOf(String key, LockHistory.Kind... kinds) {
 		LockSettings.checkKey(key, "'key'");
-		List<LockHistory.Kind> wanted = new ArrayList<>(List.of(kinds));
+		List<LockHistory.Kind> wanted = List.of(kinds);
 		return history().entries(key).stream().filter((entry) -> wanted.contains(entry.kind()));
 	}
 

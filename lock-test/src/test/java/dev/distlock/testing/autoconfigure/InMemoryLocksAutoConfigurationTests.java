@@ -2,7 +2,9 @@ package dev.distlock.testing.autoconfigure;
 
 import java.time.Duration;
 
+import dev.distlock.actuate.LocksEndpoint;
 import dev.distlock.actuate.LocksHealthIndicator;
+import dev.distlock.annotation.DistributedLock;
 import dev.distlock.autoconfigure.DistributedLockAutoConfiguration;
 import dev.distlock.autoconfigure.LockMetricsAutoConfiguration;
 import dev.distlock.autoconfigure.LockPreflightAutoConfiguration;
@@ -10,8 +12,11 @@ import dev.distlock.autoconfigure.LocksEndpointAutoConfiguration;
 import dev.distlock.autoconfigure.LocksHealthContributorAutoConfiguration;
 import dev.distlock.autoconfigure.RedisLockServiceAutoConfiguration;
 import dev.distlock.autoconfigure.RedlockLockServiceAutoConfiguration;
+import dev.distlock.core.Lease;
 import dev.distlock.core.LockService;
+import dev.distlock.interceptor.InvalidLockDeclarationException;
 import dev.distlock.observability.LockMetrics;
+import dev.distlock.observability.LockServiceMetrics;
 import dev.distlock.preflight.LockPreflightRunner;
 import dev.distlock.redis.RedisLockService;
 import dev.distlock.testing.InMemoryLockService;
@@ -24,6 +29,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 
 import org.springframework.boot.actuate.autoconfigure.endpoint.EndpointAutoConfiguration;
+import org.springframework.boot.actuate.endpoint.SecurityContext;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.data.redis.autoconfigure.DataRedisAutoConfiguration;
 import org.springframework.boot.health.contributor.Health;
@@ -52,7 +58,9 @@ class InMemoryLocksAutoConfigurationTests {
 				DistributedLockAutoConfiguration.class, LockMetricsAutoConfiguration.class,
 				EndpointAutoConfiguration.class, LocksEndpointAutoConfiguration.class,
 				LocksHealthContributorAutoConfiguration.class))
-		.withBean(SimpleMeterRegistry.class);
+		.withBean(SimpleMeterRegistry.class)
+		.withPropertyValues("management.endpoints.web.exposure.include=locks",
+				"management.endpoint.locks.show-values=always");
 
 	@Test
 	void thePropertyPutsTheInMemoryEngineInTheRedisEnginesPlace(CapturedOutput output) {
@@ -74,7 +82,28 @@ class InMemoryLocksAutoConfigurationTests {
 			assertThat(health.getStatus()).isEqualTo(Status.UP);
 			assertThat(health.getDetails()).containsEntry("engine", "in-memory (single instance only)")
 				.containsEntry("heldLeases", 0);
+			assertThat(context).hasSingleBean(LockServiceMetrics.class);
+			try (Lease lease = engine.acquire("k", Duration.ofSeconds(30), Duration.ZERO)) {
+				assertThat(context.getBean(LocksEndpoint.class).locks(SecurityContext.NONE).leases()).singleElement()
+					.satisfies((leased) -> assertThat(leased.fencingToken()).isEqualTo(lease.fencingToken()));
+			}
 		});
+	}
+
+	@Test
+	void theStartupValidationChecksTheDeclarationsAsOnRedis() {
+		this.runner.withPropertyValues("distlock.in-memory.enabled=true")
+			.withBean(BadDeclaration.class)
+			.run((context) -> {
+				assertThat(context).hasFailed();
+				Throwable cause = context.getStartupFailure();
+				while (!(cause instanceof InvalidLockDeclarationException) && cause.getCause() != null) {
+					cause = cause.getCause();
+				}
+				assertThat(cause).isInstanceOf(InvalidLockDeclarationException.class)
+					.hasMessageContaining(BadDeclaration.class.getName() + ".buy(String)")
+					.hasMessageContaining("#skew");
+			});
 	}
 
 	@Test
@@ -141,6 +170,14 @@ class InMemoryLocksAutoConfigurationTests {
 			.run((context) -> assertThat(context).hasSingleBean(InMemoryLockService.class)
 				.doesNotHaveBean(RedisLockService.class));
 		assertThat(output).doesNotContain("in-memory engine");
+	}
+
+	static class BadDeclaration {
+
+		@DistributedLock(key = "'stock:' + #skew")
+		public void buy(String sku) {
+		}
+
 	}
 
 }
