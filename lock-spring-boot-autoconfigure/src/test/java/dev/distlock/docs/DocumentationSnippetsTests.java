@@ -32,8 +32,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 /**
  * Every Java snippet of README.md and of the Markdown under {@code docs/} compiles, as Java 17, against this module's
  * test classpath (the starter with Spring Boot, Spring Data Redis, Actuator, Micrometer, Reactor, Spring Integration,
- * JDBC). A snippet that does not compile is a bug of the documentation that a reader finds by pasting it; this finds it
- * first. Kotlin, YAML, shell, JSON and other blocks are not compiled. The front page's annotation example is also
+ * JDBC, Spring Boot's test support) and the sources of the test kit, {@code lock-test} ({@value #TEST_KIT_SOURCES}):
+ * the kit depends on this module, so its classes cannot be on this module's class path, and javac compiles from its
+ * sources what a snippet uses of it. A snippet that does not compile is a bug of the documentation that a reader finds
+ * by pasting it; this finds it first. Kotlin, YAML, shell, JSON and other blocks are not compiled. The front page's annotation example is also
  * run, against a real Redis, by {@code ReadmeExampleIntegrationTests}.
  * <p>
  * A snippet is one of three kinds:
@@ -68,6 +70,9 @@ import static org.assertj.core.api.Assertions.assertThat;
  * right above a Java fence, and an unknown directive, fail the test.
  */
 class DocumentationSnippetsTests {
+
+	/** The test kit's sources, from the repository's root: compiled with the snippets that use them. */
+	static final String TEST_KIT_SOURCES = "lock-test/src/main/java";
 
 	/** A handful: leaving more out is a decision to make here, not a side effect of a new page. */
 	static final int MAX_NOT_COMPILED = 4;
@@ -211,7 +216,8 @@ class DocumentationSnippetsTests {
 				StandardCharsets.UTF_8)) {
 			Files.createDirectories(classes);
 			List<String> options = List.of("--release", "17", "-proc:none", "-Xmaxerrs", "10000", "-d",
-					classes.toString(), "-classpath", System.getProperty("java.class.path"));
+					classes.toString(), "-classpath", System.getProperty("java.class.path"), "-sourcepath",
+					Markdown.ROOT.resolve(TEST_KIT_SOURCES).toString());
 			compiler.getTask(null, files, diagnostics, options, null, sources).call();
 		}
 		catch (IOException ex) {

@@ -24,12 +24,13 @@ import org.springframework.core.type.AnnotatedTypeMetadata;
  * application. It never uses a server that is already running, so a Redis on 6379 is left alone. A dev convenience, so
  * it lives with the tests: the application itself connects where {@code spring.data.redis.*} says, like any other.
  * <p>
- * It backs off when a Redis address is configured, and under the {@link ContainersConfig#PROFILE container} profile.
+ * It backs off when a Redis address is configured, and under the {@link ContainersConfig#PROFILE container} and
+ * {@link InMemoryDevConfiguration#PROFILE in-memory} profiles.
  * Both are conditions, not left to the choice of launcher, because under {@code spring-boot:test-run} the
  * application's component scan sees the test classes, this one and {@link ContainersConfig} included.
  */
 @TestConfiguration(proxyBeanMethods = false)
-@Profile("!" + ContainersConfig.PROFILE)
+@Profile("!" + ContainersConfig.PROFILE + " & !" + InMemoryDevConfiguration.PROFILE)
 @Conditional(DevRedisConfiguration.NoRedisAddressCondition.class)
 public class DevRedisConfiguration {
 

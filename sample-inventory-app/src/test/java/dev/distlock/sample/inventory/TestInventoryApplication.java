@@ -6,8 +6,9 @@ import org.springframework.boot.SpringApplication;
  * Runs the sample for development on a machine without Redis:
  * {@code ./mvnw -pl sample-inventory-app -am spring-boot:test-run} starts a private {@code redis-server} for it
  * ({@link DevRedisConfiguration}), or with {@code -Dspring-boot.run.profiles=container} a Redis container (Docker,
- * {@link ContainersConfig}). Not a test, and not part of the application: that one connects where
- * {@code spring.data.redis.*} says.
+ * {@link ContainersConfig}), or with {@code -Dspring-boot.run.profiles=in-memory} no Redis at all: locks and stock in
+ * memory, one instance only ({@link InMemoryDevConfiguration}). Not a test, and not part of the application: that one
+ * connects where {@code spring.data.redis.*} says.
  */
 public class TestInventoryApplication {
 
@@ -15,9 +16,10 @@ public class TestInventoryApplication {
 		application().run(args);
 	}
 
-	/** The application with its dev-time Redis, as {@link #main} runs it. */
+	/** The application with its dev-time Redis (or none, in memory), as {@link #main} runs it. */
 	static SpringApplication.Augmented application() {
-		return SpringApplication.from(InventoryApplication::main).with(DevRedisConfiguration.class, ContainersConfig.class);
+		return SpringApplication.from(InventoryApplication::main)
+			.with(DevRedisConfiguration.class, ContainersConfig.class, InMemoryDevConfiguration.class);
 	}
 
 }
