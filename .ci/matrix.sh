@@ -59,7 +59,9 @@ REDIS62_TESTS='EmbeddedRedisLockServiceIntegrationTests,DistributedLockAutoConfi
 SHARED_SERVER_TESTS='RedisProcessLockServiceIntegrationTests,FairLockIntegrationTests,ReadWriteLockIntegrationTests,LockFaultIntegrationTests,AmbiguousFailureIntegrationTests,LeaseFaultMatrixIntegrationTests,ClusterLockServiceIntegrationTests#lockKeysSpreadOverEveryMaster+waitersSubscribeOnTheirKeysShardAndGetTheLock+aBlockedWaiterAcquiresWithin50msOfTheRelease,SentinelLockServiceIntegrationTests#aBlockedWaiterAcquiresWithin50msOfTheRelease+fencingTokensGrowStrictlyBetweenSuccessiveHolders+isLockedAndHolderAskTheStoreWhateverProcessHoldsTheKey'
 SHARED_SERVERS="${DISTLOCK_SHARED_REDIS_SERVERS:-../shared/redis-servers}"
 ALL_CELLS="jdk25 jdk21 boot-4.0 boot-4.0-jdk25 redis-6.2 redis-7.2.4 valkey-8.0.1"
-CI_CELLS="jdk25 jdk21 boot-4.0 redis-6.2 redis-7.2.4 valkey-8.0.1"
+# The cells on JDK 17 without a profile first: right after the full build (DISTLOCK_MATRIX_AFTER_FULL_BUILD=1, as
+# .ci/run sets it) they find the module compiled as they would compile it, and skip the clean.
+CI_CELLS="redis-6.2 redis-7.2.4 valkey-8.0.1 jdk25 jdk21 boot-4.0"
 # Javadoc is checked on JDK 17 by the full build and on JDK 25 by cell jdk25; the other cells skip it.
 NO_JAVADOC="-Dmaven.javadoc.skip=true"
 
@@ -72,6 +74,10 @@ if [ "$cells" = "all" ]; then cells="$ALL_CELLS"; fi
 
 # What the last cell compiled (JDK, profiles, modules): a cell that would compile the same skips the clean.
 built=""
+if [ "${DISTLOCK_MATRIX_AFTER_FULL_BUILD:-}" = "1" ]; then
+  # ./mvnw -B verify of every module on JDK 17 has just compiled lock-spring-boot-autoconfigure and its harness
+  built="$JDK17||lock-spring-boot-autoconfigure"
+fi
 
 # run_cell NAME JDK_HOME PROFILES MODULES TESTS MAVEN_ARGS [ENV=VALUE...]
 run_cell() {
@@ -118,10 +124,11 @@ shared_server_cell() {
     *) echo "== matrix cell $name: $binary is not version $version: $reported" >&2; return 1 ;;
   esac
   echo "== matrix cell $name: $reported"
-  # Two test JVMs: the suite mostly waits (for renewals, ttls, timeouts, failovers), each class on servers of its own
-  # on free ports, so two at a time halve the cell's time. BlockHound's JVM has nothing to do with the server.
+  # Two test JVMs, as in every cell and the full build (the module's distlock.test.forks): the suite mostly waits (for
+  # renewals, ttls, timeouts, failovers), each class on servers of its own on free ports. BlockHound's JVM has
+  # nothing to do with the server.
   run_cell "$name" "$JDK17" "" lock-spring-boot-autoconfigure "$SHARED_SERVER_TESTS$extra_tests" \
-    "$NO_JAVADOC -Ddistlock.blockhound.skip=true -DforkCount=2" DISTLOCK_REDIS_SERVER="$binary" \
+    "$NO_JAVADOC -Ddistlock.blockhound.skip=true" DISTLOCK_REDIS_SERVER="$binary" \
     DISTLOCK_SHARED_REDIS_SERVERS="$(cd "$SHARED_SERVERS" && pwd)"
 }
 
