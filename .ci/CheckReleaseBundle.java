@@ -44,8 +44,8 @@ public class CheckReleaseBundle {
 
 	static final String GROUP_PATH = "dev/distlock";
 
-	static final List<String> PUBLISHED = List.of("lock-spring-boot-autoconfigure", "lock-spring-boot-starter", "lock-aspectj",
-			"lock-test");
+	static final List<String> PUBLISHED = List.of("lock-core", "lock-redis", "lock-spring-boot-autoconfigure",
+			"lock-spring-boot-starter", "lock-aspectj", "lock-test");
 
 	static final List<String> CLASSIFIED = List.of(".jar", "-sources.jar", "-javadoc.jar");
 

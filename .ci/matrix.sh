@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The tested compatibility matrix (README.md, "Compatibility"), one cell at a time. `./mvnw -B verify` is the main cell
 # (JDK 17, Spring Boot 4.1, every test, the contract also on the embedded Redis 6.2); each cell here compiles the
-# auto-configuration module and its harness from clean with one JDK and one Spring Boot line, and runs the starter's
+# auto-configuration module, the modules it builds on (lock-core, lock-redis) and its harness (lock-test-support) from
+# clean (-pl ... -am) with one JDK and one Spring Boot line, and runs the starter's
 # contract tests (LockServiceContractTests, against the redis-server on PATH and against the embedded Redis 6.2) and
 # its auto-configuration tests, and (except on 6.2) the AspectJ mode, woven at compile time by ajc and at load time by
 # the agent, with the cell's JDK and Spring Boot line. The JDK 25 and 21 cells build the Javadoc too, so it stays
@@ -45,7 +46,8 @@ fi
 # (Jedis on Cluster and Sentinel, the 6.2 cluster, the template path, the own pub/sub connection), which the full build
 # runs on JDK 17 and which would double each cell's time.
 CONTRACT_TESTS='RedisProcessLockServiceIntegrationTests,EmbeddedRedisLockServiceIntegrationTests,JedisLockServiceIntegrationTests,ClusterLockServiceIntegrationTests,SentinelLockServiceIntegrationTests,ContainerRedisLockServiceIntegrationTests,DistributedLockAutoConfigurationTests,ObservabilityAutoConfigurationTests'
-# The AspectJ mode's modules and tests: ajc and the weaving agent are the parts that depend most on the JDK.
+# The AspectJ mode's modules and tests: ajc and the weaving agent are the parts that depend most on the JDK. With -am,
+# lock-core, lock-redis and lock-test-support are built too (lock-aspectj needs lock-core, its tests the starter's).
 ASPECTJ_MODULES='lock-spring-boot-autoconfigure,lock-aspectj,lock-aspectj-ltw-tests'
 ASPECTJ_TESTS='AspectJModeIntegrationTests,LoadTimeWeavingIntegrationTests'
 # On 6.2 only the embedded contract class runs (the process one would run the same binary again).
@@ -75,7 +77,8 @@ if [ "$cells" = "all" ]; then cells="$ALL_CELLS"; fi
 # What the last cell compiled (JDK, profiles, modules): a cell that would compile the same skips the clean.
 built=""
 if [ "${DISTLOCK_MATRIX_AFTER_FULL_BUILD:-}" = "1" ]; then
-  # ./mvnw -B verify of every module on JDK 17 has just compiled lock-spring-boot-autoconfigure and its harness
+  # ./mvnw -B verify of every module on JDK 17 has just compiled lock-spring-boot-autoconfigure, what it builds on and
+  # its harness
   built="$JDK17||lock-spring-boot-autoconfigure"
 fi
 

@@ -11,7 +11,6 @@ import dev.distlock.actuate.LocksEndpoint.LocksDescriptor;
 import dev.distlock.annotation.DistributedLock;
 import dev.distlock.interceptor.DistributedLockBeanPostProcessor;
 import dev.distlock.interceptor.InvalidLockDeclarationException;
-import dev.distlock.preflight.LockPreflightFailureAnalyzer;
 import org.junit.jupiter.api.Test;
 import redis.clients.jedis.JedisCluster;
 

@@ -111,10 +111,25 @@ class DistributedLockAutoConfigurationTests {
 		assertThat(output).doesNotContain("Renewed lease times shorter than");
 	}
 
+	/**
+	 * Without Boot, {@code @EnableDistributedLocks} sets up the proxies itself (lock-core's proxy configuration, last
+	 * and only when no post-processor is defined); with Boot, the auto-configuration's, which applies the
+	 * {@code distlock.*} properties, is the one.
+	 */
 	@Test
 	void theExplicitProxyModeIsWhatTheAutoConfigurationDoesAnyway() {
 		runner().withUserConfiguration(ProxyMode.class).run(context -> {
 			assertThat(context).hasNotFailed().hasSingleBean(DistributedLockBeanPostProcessor.class);
+			assertThat(context.getBeanFactory()
+				.getBeanDefinition(context.getBeanNamesForType(DistributedLockBeanPostProcessor.class)[0])
+				.getBeanClassName()).isEqualTo(DistributedLockAutoConfiguration.class.getName());
+		});
+	}
+
+	@Test
+	void theExplicitProxyModeIsOffWhenTheLocksAreTurnedOff() {
+		runner().withUserConfiguration(ProxyMode.class).withPropertyValues("distlock.enabled=false").run(context -> {
+			assertThat(context).hasNotFailed().doesNotHaveBean(DistributedLockBeanPostProcessor.class);
 		});
 	}
 

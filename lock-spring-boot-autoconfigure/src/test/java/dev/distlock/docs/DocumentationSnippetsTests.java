@@ -31,7 +31,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 /**
  * Every Java snippet of README.md and of the Markdown under {@code docs/} compiles, as Java 17, against this module's
- * test classpath (the starter with Spring Boot, Spring Data Redis, Actuator, Micrometer, Reactor, Spring Integration,
+ * test classpath ({@code lock-core}, {@code lock-redis} and this module, with Spring Boot, Spring Data Redis, Actuator, Micrometer, Reactor, Spring Integration,
  * JDBC, Spring Boot's test support) and the sources of the test kit, {@code lock-test} ({@value #TEST_KIT_SOURCES}):
  * the kit depends on this module, so its classes cannot be on this module's class path, and javac compiles from its
  * sources what a snippet uses of it. A snippet that does not compile is a bug of the documentation that a reader finds

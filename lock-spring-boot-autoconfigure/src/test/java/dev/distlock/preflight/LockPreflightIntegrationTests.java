@@ -8,6 +8,7 @@ import dev.distlock.actuate.LocksHealthIndicator;
 import dev.distlock.autoconfigure.DistributedLockAutoConfiguration;
 import dev.distlock.autoconfigure.RedisLockServiceAutoConfiguration;
 import dev.distlock.autoconfigure.LockPreflightAutoConfiguration;
+import dev.distlock.autoconfigure.LockPreflightFailureAnalyzer;
 import dev.distlock.autoconfigure.LocksHealthContributorAutoConfiguration;
 import dev.distlock.core.Lease;
 import dev.distlock.core.LockService;

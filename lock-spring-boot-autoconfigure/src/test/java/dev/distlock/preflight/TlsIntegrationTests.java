@@ -7,6 +7,7 @@ import java.util.concurrent.TimeUnit;
 import dev.distlock.autoconfigure.DistributedLockAutoConfiguration;
 import dev.distlock.autoconfigure.RedisLockServiceAutoConfiguration;
 import dev.distlock.autoconfigure.LockPreflightAutoConfiguration;
+import dev.distlock.autoconfigure.LockPreflightFailureAnalyzer;
 import dev.distlock.core.Lease;
 import dev.distlock.core.LockAccessDeniedException;
 import dev.distlock.core.LockService;

@@ -5,9 +5,11 @@ import org.springframework.context.annotation.AdviceModeImportSelector;
 import org.springframework.util.ClassUtils;
 
 /**
- * Imports what {@link EnableDistributedLocks#mode()} needs: nothing for {@link AdviceMode#PROXY PROXY}, which the
- * auto-configuration sets up, and the {@code lock-aspectj} module's configuration for {@link AdviceMode#ASPECTJ
- * ASPECTJ}, which the auto-configuration sees and so configures the aspect instead of proxies.
+ * Imports what {@link EnableDistributedLocks#mode()} needs: for {@link AdviceMode#PROXY PROXY}, the advising bean
+ * post-processor, last and only when nothing else defined one (with Spring Boot, the auto-configuration's, which
+ * applies the {@code distlock.*} properties, comes first); for {@link AdviceMode#ASPECTJ ASPECTJ}, the
+ * {@code lock-aspectj} module's configuration, which the auto-configuration sees and so configures the aspect instead
+ * of proxies.
  *
  * @since 0.1.0
  */
@@ -15,6 +17,9 @@ public class DistributedLockConfigurationSelector extends AdviceModeImportSelect
 
 	/** The configuration of {@code lock-aspectj}: named, as this module does not depend on it. */
 	public static final String ASPECTJ_CONFIGURATION_CLASS_NAME = "dev.distlock.aspectj.AspectJDistributedLockConfiguration";
+
+	/** Proxy mode: a deferred selector of {@code dev.distlock.interceptor}, named, as this package does not see it. */
+	private static final String PROXY_SELECTOR_CLASS_NAME = "dev.distlock.interceptor.ProxyDistributedLockSelector";
 
 	/** Created by Spring for {@link EnableDistributedLocks}. */
 	public DistributedLockConfigurationSelector() {
@@ -28,7 +33,7 @@ public class DistributedLockConfigurationSelector extends AdviceModeImportSelect
 	@Override
 	protected String[] selectImports(AdviceMode adviceMode) {
 		if (adviceMode == AdviceMode.PROXY) {
-			return new String[0];
+			return new String[] { PROXY_SELECTOR_CLASS_NAME };
 		}
 		if (!ClassUtils.isPresent(ASPECTJ_CONFIGURATION_CLASS_NAME, getClass().getClassLoader())) {
 			throw new IllegalStateException("@EnableDistributedLocks(mode = AdviceMode.ASPECTJ) needs the "

@@ -4,7 +4,8 @@ import org.springframework.util.Assert;
 
 /**
  * Thrown at startup when Redis refuses the application's credentials, its TLS handshake, or a command, key or channel
- * the locks need; {@link LockPreflightFailureAnalyzer} tells the operator what to grant or change.
+ * the locks need. {@link #getReport()} says what to grant or change; with Spring Boot, the starter's failure analyzer
+ * ({@code dev.distlock.autoconfigure.LockPreflightFailureAnalyzer}) prints it as the start's failure report.
  *
  * @since 0.1.0
  */

@@ -22,7 +22,6 @@ import org.jspecify.annotations.Nullable;
 
 import org.springframework.aop.support.AopUtils;
 import org.springframework.beans.factory.BeanFactory;
-import org.springframework.boot.convert.DurationStyle;
 import org.springframework.core.MethodClassKey;
 import org.springframework.core.annotation.AnnotatedElementUtils;
 import org.springframework.expression.Expression;
@@ -301,7 +300,7 @@ public class LockOperationSource {
 		}
 		Duration duration;
 		try {
-			duration = DurationStyle.detectAndParse(resolved.trim());
+			duration = DurationText.parse(resolved.trim());
 		}
 		catch (IllegalArgumentException ex) {
 			throw new InvalidLockDeclarationException(description, attribute, "@DistributedLock attribute '" + attribute

@@ -1,4 +1,7 @@
-package dev.distlock.preflight;
+package dev.distlock.autoconfigure;
+
+import dev.distlock.preflight.LockPreflightException;
+import dev.distlock.preflight.PreflightReport;
 
 import org.springframework.boot.diagnostics.AbstractFailureAnalyzer;
 import org.springframework.boot.diagnostics.FailureAnalysis;

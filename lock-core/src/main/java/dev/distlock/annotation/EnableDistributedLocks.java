@@ -11,8 +11,12 @@ import org.springframework.context.annotation.Import;
 
 /**
  * Chooses how {@link DistributedLock @DistributedLock} methods are advised, like Spring's
- * {@code @EnableTransactionManagement} and {@code @EnableCaching}. Optional: without it the auto-configuration
- * advises in {@link AdviceMode#PROXY PROXY} mode.
+ * {@code @EnableTransactionManagement} and {@code @EnableCaching}. Optional with Spring Boot: without it the
+ * auto-configuration advises in {@link AdviceMode#PROXY PROXY} mode. Needed without Boot ({@code lock-core} and an
+ * engine such as {@code lock-redis}, and a {@code LockService} bean): there it sets up the proxies itself, with the
+ * settings each annotation declares and the defaults of the starter's {@code distlock.*} properties (a lease time of
+ * 30 s, a wait of 5 s, first among a bean's advisors, a lost lease ends the call with an exception);
+ * {@code distlock.enabled=false} in the {@code Environment} turns it off.
  * <ul>
  * <li>{@link AdviceMode#PROXY PROXY} (the default): a Spring proxy in front of each bean with a locked method. Only
  * calls that come through the proxy are locked: a call from the bean to itself ({@code this.purchase()}) is not, and
