@@ -29,8 +29,9 @@ import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactor
  * Redlock takes exclusive locks only: it refuses {@code FAIR}, {@code READ} and {@code WRITE} requests with an
  * {@link UnsupportedOperationException}, which the suite's {@link #supports} finds, so the fair and read-write tests
  * are skipped saying so. It has no asynchronous acquisition (not an {@code AsyncLockService}): those tests are
- * skipped saying so too. Everything else runs: mutual exclusion and fencing tokens, re-entry, waiting, lease times and
- * extensions, the store queries, lost leases and the operator view.
+ * skipped saying so too; and, as for the single-node engine, the exact count-down of a lease's time, which needs a
+ * clock the test controls. Everything else runs: mutual exclusion and fencing tokens, re-entry, waiting, lease times
+ * and extensions, the store queries, lost leases and the operator view with the forced release.
  */
 class RedlockLockServiceTckTests extends LockServiceTck {
 
