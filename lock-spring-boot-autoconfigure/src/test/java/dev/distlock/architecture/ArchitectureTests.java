@@ -1,0 +1,230 @@
+package dev.distlock.architecture;
+
+import com.tngtech.archunit.base.DescribedPredicate;
+import com.tngtech.archunit.core.domain.JavaClass;
+import com.tngtech.archunit.core.domain.JavaClasses;
+import com.tngtech.archunit.core.importer.ClassFileImporter;
+import com.tngtech.archunit.core.importer.ImportOption;
+import org.junit.jupiter.api.Test;
+
+import static com.tngtech.archunit.base.DescribedPredicate.not;
+import static com.tngtech.archunit.core.domain.JavaClass.Predicates.resideInAPackage;
+import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.noClasses;
+import static com.tngtech.archunit.library.Architectures.layeredArchitecture;
+import static com.tngtech.archunit.library.dependencies.SlicesRuleDefinition.slices;
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * The package rules of the main code, as tests: no cycles between the packages, the module boundaries of the planned
+ * split (lock-core, lock-redis, lock-spring-boot-autoconfigure; docs/architecture.md, "The layers at a glance"), the
+ * layer order, and the few classes that may name a Redis client's own types. Each rule says why it holds.
+ * <p>
+ * The main classes of {@code dev.distlock..} are read from the class path, wherever they are (this module's
+ * {@code target/classes} today, the jars or class folders of lock-core and lock-redis after the split); test classes
+ * and the test harness of lock-test-support ({@code dev.distlock.test..}) are left out.
+ */
+class ArchitectureTests {
+
+	/** Read once for all rules: the main classes of every {@code dev.distlock} package on the class path. */
+	private static final JavaClasses CLASSES = new ClassFileImporter()
+		.withImportOption(ImportOption.Predefined.DO_NOT_INCLUDE_TESTS)
+		.withImportOption((location) -> !location.contains("/dev/distlock/test/"))
+		.importPackages("dev.distlock");
+
+	/** The packages of lock-core: the API, the annotation and its interceptor, and what decorates a lock service. */
+	private static final String[] LOCK_CORE = { "dev.distlock.core..", "dev.distlock.annotation..",
+			"dev.distlock.interceptor..", "dev.distlock.observability..", "dev.distlock.reactive..",
+			"dev.distlock.integration.." };
+
+	/** The packages of lock-redis: the Redis engines and the startup checks of the Redis they run on. */
+	private static final String[] LOCK_REDIS = { "dev.distlock.redis..", "dev.distlock.preflight.." };
+
+	/** The packages of lock-spring-boot-autoconfigure: the Boot wiring and the actuator endpoint and health. */
+	private static final String[] BOOT_WIRING = { "dev.distlock.autoconfigure..", "dev.distlock.actuate.." };
+
+	// until the module split (issue 27) moves it
+	/**
+	 * An allowance: {@code LockOperationSource} parses durations with Boot's {@code DurationStyle}; the split replaces
+	 * it. Delete this allowance after the merge.
+	 */
+	private static final DescribedPredicate<JavaClass> LOCK_OPERATION_SOURCE_USES_BOOT_UNTIL_THE_SPLIT = classNamed(
+			"dev\\.distlock\\.interceptor\\.LockOperationSource",
+			"LockOperationSource (Boot's DurationStyle, until the module split)");
+
+	// until the module split (issue 27) moves it
+	/**
+	 * An allowance: {@code LockPreflightFailureAnalyzer} is a Boot {@code FailureAnalyzer}, wiring that the split moves
+	 * into {@code dev.distlock.autoconfigure}. Delete this allowance after the merge.
+	 */
+	private static final DescribedPredicate<JavaClass> PREFLIGHT_FAILURE_ANALYZER_UNTIL_THE_SPLIT = classNamed(
+			"dev\\.distlock\\.preflight\\.LockPreflightFailureAnalyzer",
+			"LockPreflightFailureAnalyzer (a Boot FailureAnalyzer, until the module split)");
+
+	@Test
+	void everyPackageOfTheMainCodeIsImported() {
+		assertThat(CLASSES.stream().map(JavaClass::getPackageName).distinct()).contains("dev.distlock.core",
+				"dev.distlock.annotation", "dev.distlock.interceptor", "dev.distlock.observability",
+				"dev.distlock.reactive", "dev.distlock.integration", "dev.distlock.redis", "dev.distlock.preflight",
+				"dev.distlock.autoconfigure", "dev.distlock.actuate");
+		assertThat(CLASSES.stream().map(JavaClass::getPackageName))
+			.noneMatch((name) -> name.startsWith("dev.distlock.test.") || name.equals("dev.distlock.architecture"));
+	}
+
+	@Test
+	void packagesAreFreeOfCycles() {
+		slices().matching("dev.distlock.(*)..")
+			.should()
+			.beFreeOfCycles()
+			.because("a package cycle cannot be cut into modules, and each package should be readable knowing only "
+					+ "the packages below it")
+			.check(CLASSES);
+	}
+
+	@Test
+	void lockCoreDoesNotDependOnTheRedisEngineOrTheBootWiring() {
+		noClasses().that()
+			.resideInAnyPackage(LOCK_CORE)
+			.should()
+			.dependOnClassesThat()
+			.resideInAnyPackage(concat(LOCK_REDIS, BOOT_WIRING))
+			.because("lock-core (the API, the annotation, the interceptor) serves every engine, the in-memory one of "
+					+ "lock-test included, and works without Boot's auto-configuration")
+			.check(CLASSES);
+	}
+
+	@Test
+	void lockCoreDoesNotDependOnSpringBoot() {
+		noClasses().that()
+			.resideInAnyPackage(LOCK_CORE)
+			.and(not(LOCK_OPERATION_SOURCE_USES_BOOT_UNTIL_THE_SPLIT)) // until the module split (issue 27) moves it
+			.should()
+			.dependOnClassesThat()
+			.resideInAPackage("org.springframework.boot..")
+			.because("lock-core runs in a plain Spring application (@EnableDistributedLocks, the AspectJ mode); "
+					+ "only lock-spring-boot-autoconfigure needs Spring Boot")
+			.check(CLASSES);
+	}
+
+	@Test
+	void lockRedisDoesNotDependOnTheBootWiring() {
+		noClasses().that()
+			.resideInAnyPackage(LOCK_REDIS)
+			.should()
+			.dependOnClassesThat()
+			.resideInAnyPackage(BOOT_WIRING)
+			.because("the engines are built with their builders, by the auto-configuration or by hand; they never "
+					+ "reach back into the wiring that builds them")
+			.check(CLASSES);
+	}
+
+	@Test
+	void lockRedisDoesNotDependOnSpringBoot() {
+		noClasses().that()
+			.resideInAnyPackage(LOCK_REDIS)
+			.and(not(PREFLIGHT_FAILURE_ANALYZER_UNTIL_THE_SPLIT)) // until the module split (issue 27) moves it
+			.should()
+			.dependOnClassesThat()
+			.resideInAPackage("org.springframework.boot..")
+			.because("lock-redis needs Spring Data Redis only, so an application without Boot can build an engine")
+			.check(CLASSES);
+	}
+
+	/**
+	 * The layer order of today's package graph: each layer uses only the layers listed for it (its own classes
+	 * always). Packages outside the layers are not considered.
+	 */
+	@Test
+	void layersUseOnlyTheLayersBelowThem() {
+		layeredArchitecture().consideringOnlyDependenciesInLayers()
+			.layer("core").definedBy("dev.distlock.core..")
+			.layer("annotation").definedBy("dev.distlock.annotation..")
+			.layer("reactive").definedBy("dev.distlock.reactive..")
+			.layer("observability").definedBy("dev.distlock.observability..")
+			.layer("integration").definedBy("dev.distlock.integration..")
+			.layer("interceptor").definedBy("dev.distlock.interceptor..")
+			.layer("preflight").definedBy("dev.distlock.preflight..")
+			.layer("redis").definedBy("dev.distlock.redis..")
+			.layer("actuate").definedBy("dev.distlock.actuate..")
+			.layer("autoconfigure").definedBy("dev.distlock.autoconfigure..")
+			.whereLayer("core").mayNotAccessAnyLayer()
+			.whereLayer("annotation").mayOnlyAccessLayers("core")
+			.whereLayer("reactive").mayOnlyAccessLayers("core")
+			.whereLayer("observability").mayOnlyAccessLayers("core")
+			.whereLayer("integration").mayOnlyAccessLayers("core")
+			.whereLayer("interceptor").mayOnlyAccessLayers("core", "annotation", "reactive", "observability")
+			.whereLayer("preflight").mayOnlyAccessLayers("core")
+			.whereLayer("redis").mayOnlyAccessLayers("core", "preflight")
+			.whereLayer("actuate").mayOnlyAccessLayers("core", "preflight")
+			.whereLayer("autoconfigure").mayNotBeAccessedByAnyLayer()
+			.because("each package sees only the ones below it: the API (core) at the bottom, what builds on the API "
+					+ "(annotation, reactive, observability, integration) above it, the interceptor above those; the "
+					+ "engine (redis, with its preflight checks) beside them on core alone; the Boot wiring on top, "
+					+ "used by nothing")
+			.check(CLASSES);
+	}
+
+	/**
+	 * Lettuce's own types ({@code io.lettuce..}) only where Spring Data Redis's abstraction lacks what the engine
+	 * needs, each class allowed for its reason; the rest of the engine speaks {@code RedisConnectionFactory}.
+	 * {@code RedisEngineRuntimeHints} and {@code RedisErrorClassifier} name client classes too, but as strings (so that
+	 * no client class needs to be present): no type dependency, nothing to allow.
+	 */
+	@Test
+	void lettuceTypesAppearOnlyInTheLettuceSpecificClasses() {
+		DescribedPredicate<JavaClass> allowed = classNamed(
+				// LettuceWait (WAIT, which Spring Data cannot read), LettuceSharedCommands (the shared native
+				// connection's commands, kept between calls), LettuceScripts (scripts straight on Lettuce's async
+				// commands), LettuceRenewals (pipelined renewal batches), LettucePubSub (whether the pub/sub transport
+				// is up): native calls, each kept apart so that nothing Lettuce-specific loads with another client
+				"dev\\.distlock\\.redis\\.Lettuce[A-Za-z]*"
+						// sharded pub/sub (SSUBSCRIBE) on a Cluster through Lettuce's cluster pub/sub connection
+						+ "|dev\\.distlock\\.redis\\.ShardedSubscriptionConnection",
+				"the Lettuce-specific classes")
+			// the wiring, which sets the Lettuce client's options of the Redlock nodes' factories
+			// (RedlockLockServiceAutoConfiguration), as Boot's own Redis auto-configuration does
+			.or(resideInAPackage("dev.distlock.autoconfigure.."));
+		noClasses().that()
+			.resideInAPackage("dev.distlock..")
+			.and(not(allowed))
+			.should()
+			.dependOnClassesThat()
+			.resideInAPackage("io.lettuce..")
+			.because("the engine runs on any RedisConnectionFactory, Lettuce's or Jedis's: a Lettuce type elsewhere "
+					+ "would fail on Jedis, without Lettuce on the class path")
+			.check(CLASSES);
+	}
+
+	/**
+	 * Jedis's own types ({@code redis.clients..}) likewise. {@code RedisEngineRuntimeHints} and
+	 * {@code RedisErrorClassifier} name Jedis classes as strings only: nothing to allow.
+	 */
+	@Test
+	void jedisTypesAppearOnlyInTheJedisSpecificClasses() {
+		// sharded pub/sub (SSUBSCRIBE) on a Cluster through Jedis's own connections, one reader per master
+		DescribedPredicate<JavaClass> allowed = classNamed(
+				"dev\\.distlock\\.redis\\.JedisShardedSubscriptionConnection", "the Jedis-specific class");
+		noClasses().that()
+			.resideInAPackage("dev.distlock..")
+			.and(not(allowed))
+			.should()
+			.dependOnClassesThat()
+			.resideInAPackage("redis.clients..")
+			.because("Jedis is optional: a Jedis type elsewhere would fail on Lettuce, without Jedis on the class "
+					+ "path")
+			.check(CLASSES);
+	}
+
+	/** The top-level classes whose names match {@code regex}, with their nested, inner and anonymous classes. */
+	private static DescribedPredicate<JavaClass> classNamed(String regex, String description) {
+		return DescribedPredicate.describe(description,
+				(javaClass) -> javaClass.getName().matches("(" + regex + ")(\\$.*)?"));
+	}
+
+	private static String[] concat(String[] first, String[] second) {
+		String[] all = new String[first.length + second.length];
+		System.arraycopy(first, 0, all, 0, first.length);
+		System.arraycopy(second, 0, all, first.length, second.length);
+		return all;
+	}
+
+}
