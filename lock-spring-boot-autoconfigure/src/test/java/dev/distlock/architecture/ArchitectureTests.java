@@ -42,24 +42,6 @@ class ArchitectureTests {
 	/** The packages of lock-spring-boot-autoconfigure: the Boot wiring and the actuator endpoint and health. */
 	private static final String[] BOOT_WIRING = { "dev.distlock.autoconfigure..", "dev.distlock.actuate.." };
 
-	// until the module split (issue 27) moves it
-	/**
-	 * An allowance: {@code LockOperationSource} parses durations with Boot's {@code DurationStyle}; the split replaces
-	 * it. Delete this allowance after the merge.
-	 */
-	private static final DescribedPredicate<JavaClass> LOCK_OPERATION_SOURCE_USES_BOOT_UNTIL_THE_SPLIT = classNamed(
-			"dev\\.distlock\\.interceptor\\.LockOperationSource",
-			"LockOperationSource (Boot's DurationStyle, until the module split)");
-
-	// until the module split (issue 27) moves it
-	/**
-	 * An allowance: {@code LockPreflightFailureAnalyzer} is a Boot {@code FailureAnalyzer}, wiring that the split moves
-	 * into {@code dev.distlock.autoconfigure}. Delete this allowance after the merge.
-	 */
-	private static final DescribedPredicate<JavaClass> PREFLIGHT_FAILURE_ANALYZER_UNTIL_THE_SPLIT = classNamed(
-			"dev\\.distlock\\.preflight\\.LockPreflightFailureAnalyzer",
-			"LockPreflightFailureAnalyzer (a Boot FailureAnalyzer, until the module split)");
-
 	@Test
 	void everyPackageOfTheMainCodeIsImported() {
 		assertThat(CLASSES.stream().map(JavaClass::getPackageName).distinct()).contains("dev.distlock.core",
@@ -96,7 +78,6 @@ class ArchitectureTests {
 	void lockCoreDoesNotDependOnSpringBoot() {
 		noClasses().that()
 			.resideInAnyPackage(LOCK_CORE)
-			.and(not(LOCK_OPERATION_SOURCE_USES_BOOT_UNTIL_THE_SPLIT)) // until the module split (issue 27) moves it
 			.should()
 			.dependOnClassesThat()
 			.resideInAPackage("org.springframework.boot..")
@@ -121,7 +102,6 @@ class ArchitectureTests {
 	void lockRedisDoesNotDependOnSpringBoot() {
 		noClasses().that()
 			.resideInAnyPackage(LOCK_REDIS)
-			.and(not(PREFLIGHT_FAILURE_ANALYZER_UNTIL_THE_SPLIT)) // until the module split (issue 27) moves it
 			.should()
 			.dependOnClassesThat()
 			.resideInAPackage("org.springframework.boot..")
