@@ -40,6 +40,18 @@ class DocumentationLinksTests {
 			.isEmpty();
 	}
 
+	/**
+	 * The README is a front page (issue 32: it had grown to 1,400 lines): what it is, adding it, one method, the two
+	 * commands, the features with a link each. A new topic goes into the guide under {@code docs/guide}, with a line
+	 * and a link here.
+	 */
+	@Test
+	void theReadmeFitsOnAFrontPage() throws IOException {
+		assertThat(Files.readAllLines(Markdown.ROOT.resolve("README.md")))
+			.as("README.md's lines; move the detail to docs/guide and link it")
+			.hasSizeLessThanOrEqualTo(250);
+	}
+
 	@Test
 	void headingsGetTheAnchorsGitHubGivesThem() {
 		assertThat(Markdown.slug("AspectJ mode: a bean's calls to itself"))
