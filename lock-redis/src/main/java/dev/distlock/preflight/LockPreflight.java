@@ -203,7 +203,7 @@ public final class LockPreflight {
 		List<PreflightFinding> findings = new ArrayList<>();
 		RedisConnection connection;
 		try {
-			connection = this.connectionFactory.getConnection();
+			connection = connect();
 		}
 		catch (RuntimeException ex) {
 			findings.add(finding("Connecting", ex));
@@ -239,6 +239,25 @@ public final class LockPreflight {
 			checkSubscription(channel, findings);
 		}
 		return report(findings);
+	}
+
+	/**
+	 * Connect, a second time when the first attempt looked like an unreachable Redis. A connection that closes during
+	 * the handshake, after Redis read the credentials and before its answer arrived, fails in Lettuce as "Connection
+	 * closed prematurely", not with the WRONGPASS that was on its way: taken for an unreachable Redis, a wrong password
+	 * would start the application. The second answer counts; a Redis that is not there fails the same way twice (a
+	 * refused connection in microseconds), and one that hangs is bounded by the check's timeout.
+	 */
+	private RedisConnection connect() {
+		try {
+			return this.connectionFactory.getConnection();
+		}
+		catch (RuntimeException ex) {
+			if (RedisErrorClassifier.classify(ex).kind() != RedisErrorKind.UNAVAILABLE) {
+				throw ex;
+			}
+			return this.connectionFactory.getConnection();
+		}
 	}
 
 	/** SUBSCRIBE and UNSUBSCRIBE on a connection of its own, as the engine's release subscriber does. */
