@@ -81,6 +81,25 @@ public @interface DistributedLock {
 	String waitTime() default "";
 
 	/**
+	 * The longest time a call holds its lock, a cap on runaway holders (a wedged call, an endless loop), in the same
+	 * format as {@link #ttl()}. Empty means {@code distlock.max-hold}, and none when that is not set. Counted from the
+	 * acquisition (a nested call on the same key re-enters the lease and does not restart it; the outermost call's cap
+	 * rules). Once the lease has been held that long the watchdog stops renewing it and the lease is lost
+	 * ({@code LockLostEvent.Detection.MAX_HOLD_EXCEEDED}: the event, the {@code distlock.lock.lost} meter's
+	 * {@code detection} tag, {@code LockLostException} when the method returns, or the warning of
+	 * {@code distlock.on-lost-lease=log}), and the call is told: the thread running a blocking method is interrupted
+	 * when {@code distlock.max-hold-interrupt} is true (never otherwise); the future of a {@code CompletableFuture}
+	 * method is cancelled; a reactive method's {@code Mono}/{@code Flux} (and a Kotlin {@code suspend} function, which
+	 * runs through the same path) fails with {@code LockLostException} and its work is cancelled. What Redis still has
+	 * of the lease lapses within one lease time, or goes at the release; the call must not rely on it after the loss.
+	 * At least the lease time ({@link #ttl()}, or {@code distlock.default-ttl} when the declaration sets none) and at
+	 * most 365 days; another value fails the start, naming the method.
+	 * @return the longest hold, or empty for {@code distlock.max-hold}
+	 * @since 0.7.0
+	 */
+	String maxHold() default "";
+
+	/**
 	 * For scheduled jobs (ShedLock's {@code lockAtLeastFor}): once a call has acquired the lock, no other call of a
 	 * {@code holdAtLeast} declaration on the same key gets it again until this long after that acquisition, even when
 	 * the method finished much sooner. So an {@code @Scheduled} method declared with {@code waitTime = "0"},

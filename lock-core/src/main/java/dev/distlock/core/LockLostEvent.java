@@ -31,7 +31,15 @@ public record LockLostEvent(String key, String name, String owner, long fencingT
 		EXPIRED("its fixed lease time ran out before it was released"),
 
 		/** The holder's release, renewal or extension found the lease gone. */
-		FOUND_GONE_BY_HOLDER("the holder found it gone from Redis");
+		FOUND_GONE_BY_HOLDER("the holder found it gone from Redis"),
+
+		/**
+		 * The lease was held for its {@linkplain LockRequest#maxHold() longest hold}: the watchdog stopped renewing it
+		 * and declared it lost, although the store may still have it until its lease time lapses or the holder's
+		 * release deletes it. The holder was told (see {@link LockRequest#maxHold()}).
+		 * @since 0.7.0
+		 */
+		MAX_HOLD_EXCEEDED("it was held for its longest hold (maxHold), so it is no longer renewed");
 
 		private final String description;
 

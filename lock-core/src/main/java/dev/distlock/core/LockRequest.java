@@ -15,10 +15,17 @@ import org.jspecify.annotations.Nullable;
  * @param autoRenew whether the watchdog renews the lease until it is released (otherwise it expires at {@code ttl})
  * @param name the name used to group this lock in metrics and logs, or {@code null} for {@link #DEFAULT_NAME}
  * @param mode how the lock admits holders: exclusive (the default), fair, read or write
+ * @param maxHold the longest time the lease is held, a cap on runaway holders, or {@code null} for none: counted from
+ * the acquisition of the lease (its re-entries do not restart it), the watchdog stops renewing the lease once it has
+ * been held that long, and the lease is then lost ({@link LockLostEvent.Detection#MAX_HOLD_EXCEEDED}: the event, the
+ * listeners, the {@link Lease#onLost} actions, {@link LockLostException} at release). What the store still has of it
+ * lapses at its lease time, or goes with the holder's release; the holder must not rely on it from the moment of the
+ * loss. A re-entry's {@code maxHold} is ignored: the first acquisition's cap rules the lease. At least {@code ttl}, at
+ * most {@link LockSettings#MAX_TTL}; it matters only for renewed leases, since a fixed lease ends at its lease time
  * @since 0.1.0
  */
 public record LockRequest(String key, Duration ttl, Duration waitTime, boolean autoRenew, @Nullable String name,
-		LockMode mode) {
+		LockMode mode, @Nullable Duration maxHold) {
 
 	/** The name of locks that were not given one. */
 	public static final String DEFAULT_NAME = "default";
@@ -31,6 +38,8 @@ public record LockRequest(String key, Duration ttl, Duration waitTime, boolean a
 	 * @param autoRenew whether the watchdog renews the lease while it is held
 	 * @param name the name used to group this lock in metrics and logs, or {@code null} for {@link #DEFAULT_NAME}
 	 * @param mode how the lock admits holders
+	 * @param maxHold the longest hold of the lease, or {@code null} for none; at least {@code ttl}, at most
+	 * {@link LockSettings#MAX_TTL}
 	 * @throws IllegalArgumentException naming the argument that is out of range
 	 */
 	public LockRequest {
@@ -41,6 +50,23 @@ public record LockRequest(String key, Duration ttl, Duration waitTime, boolean a
 		if (mode == null) {
 			throw new IllegalArgumentException("'mode' of lock '" + key + "' must not be null");
 		}
+		if (maxHold != null) {
+			LockSettings.checkMaxHold(maxHold, ttl, "'maxHold' of lock '" + key + "'");
+		}
+	}
+
+	/**
+	 * A request without a longest hold (the form before {@code maxHold} existed).
+	 * @param key the lock key; not blank
+	 * @param ttl the lease time; at least 1ms, at most {@link LockSettings#MAX_TTL}
+	 * @param waitTime the longest time to wait for the key; zero tries once, never negative
+	 * @param autoRenew whether the watchdog renews the lease while it is held
+	 * @param name the name used to group this lock in metrics and logs, or {@code null} for {@link #DEFAULT_NAME}
+	 * @param mode how the lock admits holders
+	 */
+	public LockRequest(String key, Duration ttl, Duration waitTime, boolean autoRenew, @Nullable String name,
+			LockMode mode) {
+		this(key, ttl, waitTime, autoRenew, name, mode, null);
 	}
 
 	/**
@@ -71,7 +97,7 @@ public record LockRequest(String key, Duration ttl, Duration waitTime, boolean a
 	 * latest}
 	 */
 	public LockRequest withFixedLease() {
-		return new LockRequest(this.key, this.ttl, this.waitTime, false, this.name, this.mode);
+		return new LockRequest(this.key, this.ttl, this.waitTime, false, this.name, this.mode, this.maxHold);
 	}
 
 	/**
@@ -79,7 +105,7 @@ public record LockRequest(String key, Duration ttl, Duration waitTime, boolean a
 	 * @param name the name used to group this lock in metrics and logs
 	 */
 	public LockRequest withName(String name) {
-		return new LockRequest(this.key, this.ttl, this.waitTime, this.autoRenew, name, this.mode);
+		return new LockRequest(this.key, this.ttl, this.waitTime, this.autoRenew, name, this.mode, this.maxHold);
 	}
 
 	/**
@@ -87,7 +113,19 @@ public record LockRequest(String key, Duration ttl, Duration waitTime, boolean a
 	 * @param mode how the lock admits holders
 	 */
 	public LockRequest withMode(LockMode mode) {
-		return new LockRequest(this.key, this.ttl, this.waitTime, this.autoRenew, this.name, mode);
+		return new LockRequest(this.key, this.ttl, this.waitTime, this.autoRenew, this.name, mode, this.maxHold);
+	}
+
+	/**
+	 * {@return this request with a longest hold: the watchdog stops renewing the lease once it has been held that long,
+	 * and the lease is lost then ({@link LockLostEvent.Detection#MAX_HOLD_EXCEEDED}; see {@link #maxHold()})}
+	 * @param maxHold the longest hold, or {@code null} for none; at least the lease time, at most
+	 * {@link LockSettings#MAX_TTL}
+	 * @throws IllegalArgumentException naming the key when {@code maxHold} is shorter than the lease time or out of range
+	 * @since 0.7.0
+	 */
+	public LockRequest withMaxHold(@Nullable Duration maxHold) {
+		return new LockRequest(this.key, this.ttl, this.waitTime, this.autoRenew, this.name, this.mode, maxHold);
 	}
 
 	/** {@return this request as a fair lock: waiters of every process get it in the order they queued} */

@@ -130,6 +130,46 @@ public final class LockSettings {
 	}
 
 	/**
+	 * The rule of a longest hold against the lease time, as the messages word it.
+	 * @since 0.7.0
+	 */
+	public static final String MAX_HOLD_RULE = "must be at least the lease time";
+
+	/**
+	 * The rule a longest hold ({@code maxHold}) breaks: those of a lease time ({@link #ttlRule}: at least 1ms, at most
+	 * {@link #MAX_TTL}), and {@link #MAX_HOLD_RULE}: a lease the watchdog would stop renewing before its first lease
+	 * time ran out, or a fixed lease meant to outlive its cap, is a contradiction, not a cap.
+	 * @param maxHold the longest hold to check, may be null
+	 * @param ttl the lease time it caps
+	 * @return the rule it breaks, or {@code null} when it is valid
+	 * @since 0.7.0
+	 */
+	public static @Nullable String maxHoldRule(@Nullable Duration maxHold, Duration ttl) {
+		String rule = ttlRule(maxHold);
+		if (rule != null) {
+			return rule;
+		}
+		return (maxHold.compareTo(ttl) < 0) ? MAX_HOLD_RULE + " (" + ttl + ")" : null;
+	}
+
+	/**
+	 * A longest hold: {@link #maxHoldRule the rules} of a lease time, and at least {@code ttl}.
+	 * @param maxHold the longest hold
+	 * @param ttl the lease time it caps
+	 * @param subject what the message names, e.g. the method, the key or the property
+	 * @return the longest hold, unchanged
+	 * @throws IllegalArgumentException naming {@code subject}
+	 * @since 0.7.0
+	 */
+	public static Duration checkMaxHold(@Nullable Duration maxHold, Duration ttl, String subject) {
+		String rule = maxHoldRule(maxHold, ttl);
+		if (maxHold == null || rule != null) {
+			throw invalid(subject, (rule != null) ? rule : TTL_RULE, maxHold);
+		}
+		return maxHold;
+	}
+
+	/**
 	 * A wait for a held key: {@value #WAIT_TIME_RULE}; zero tries once.
 	 * @param waitTime the wait
 	 * @param subject what the message names, e.g. the method or the property

@@ -70,6 +70,8 @@ public class DistributedLockInterceptor implements MethodInterceptor {
 
 	private @Nullable LockCallObservationConvention callConvention;
 
+	private volatile boolean interruptOnMaxHold;
+
 	/** Methods returning a reactive type, and Kotlin suspend functions; only with Reactor on the classpath. */
 	private final @Nullable ReactiveLockInvocation reactiveInvocation;
 
@@ -107,6 +109,18 @@ public class DistributedLockInterceptor implements MethodInterceptor {
 	 */
 	public void setCallObservationConvention(@Nullable LockCallObservationConvention convention) {
 		this.callConvention = convention;
+	}
+
+	/**
+	 * Whether the thread running a blocking locked method is interrupted when one of its leases is lost because it was
+	 * held for its {@code maxHold} ({@link dev.distlock.core.LockLostEvent.Detection#MAX_HOLD_EXCEEDED}); off by
+	 * default. Only that thread, and only while the method runs: a loss told after the method returned interrupts
+	 * nothing. Methods returning a future have it cancelled, and reactive ones fail, whatever this says.
+	 * @param interruptOnMaxHold whether to interrupt the thread
+	 * @since 0.7.0
+	 */
+	public void setInterruptOnMaxHold(boolean interruptOnMaxHold) {
+		this.interruptOnMaxHold = interruptOnMaxHold;
 	}
 
 	@Override
@@ -157,12 +171,20 @@ public class DistributedLockInterceptor implements MethodInterceptor {
 			throw ex;
 		}
 		Object result;
+		MaxHoldInterrupt interrupt = (this.interruptOnMaxHold && operation.maxHold() != null)
+				? MaxHoldInterrupt.watch(leases) : null;
 		try (windows; LockContext.Scope scope = LockContext.enter(leases)) {
 			result = invocation.proceed();
 		}
 		catch (Throwable ex) {
+			if (interrupt != null) {
+				interrupt.returned();
+			}
 			releaseAll(operation, leases, ex);
 			throw ex;
+		}
+		if (interrupt != null) {
+			interrupt.returned();
 		}
 		releaseAll(operation, leases, null);
 		return result;

@@ -49,6 +49,9 @@ final class HeldLeases {
 
 	private volatile @Nullable CompletionStage<?> source;
 
+	/** Whether a lease was lost by its longest hold: the method's future is to be cancelled. */
+	private volatile boolean maxHoldExceeded;
+
 	HeldLeases(LockOperation operation, List<Lease> leases, LostLeasePolicy lostLeasePolicy) {
 		this.operation = operation;
 		this.leases = leases;
@@ -69,10 +72,12 @@ final class HeldLeases {
 
 	/**
 	 * Fail the returned future with {@link LockLostException} as soon as a lease is found lost, when the policy is
-	 * to throw; engines that cannot tell a holder of a loss report it at release instead.
+	 * to throw, and cancel the method's future when the loss is by the lease's longest hold
+	 * ({@link LockLostEvent.Detection#MAX_HOLD_EXCEEDED}), whatever the policy; engines that cannot tell a holder of
+	 * a loss report it at release instead.
 	 */
 	void watchForLoss() {
-		if (this.lostLeasePolicy != LostLeasePolicy.THROW) {
+		if (this.lostLeasePolicy != LostLeasePolicy.THROW && this.operation.maxHold() == null) {
 			return;
 		}
 		for (Lease lease : this.leases) {
@@ -86,19 +91,41 @@ final class HeldLeases {
 	}
 
 	private void lost(LockLostEvent event) {
-		LockLostException failure = new LockLostException(event);
-		if (this.lost.compareAndSet(null, failure) && !this.returned.isDone()) {
-			logger.warn(this.operation.description() + " lost its lock while its future was running: "
-					+ failure.getMessage());
-			// not on the engine's thread that tells of the loss: the caller's dependent stages run where it completes
-			CALLER_STAGES.execute(() -> this.returned.completeExceptionally(failure));
+		boolean maxHold = event.detection() == LockLostEvent.Detection.MAX_HOLD_EXCEEDED;
+		if (maxHold) {
+			this.maxHoldExceeded = true;
 		}
+		LockLostException failure = null;
+		if (this.lostLeasePolicy == LostLeasePolicy.THROW) {
+			LockLostException loss = new LockLostException(event);
+			if (this.lost.compareAndSet(null, loss) && !this.returned.isDone()) {
+				logger.warn(this.operation.description() + " lost its lock while its future was running: "
+						+ loss.getMessage());
+				failure = loss;
+			}
+		}
+		if (failure == null && !maxHold) {
+			return;
+		}
+		LockLostException early = failure;
+		// not on the engine's thread that tells of the loss: the caller's dependent stages run where it completes.
+		// One task, in this order: the caller sees the loss, not the cancellation it causes
+		CALLER_STAGES.execute(() -> {
+			if (early != null) {
+				this.returned.completeExceptionally(early);
+			}
+			if (maxHold) {
+				// the work is told: its future is cancelled (now, or as the method hands it over), which releases
+				// the leases as its completion does
+				cancelSource(true);
+			}
+		});
 	}
 
 	/** The method's future now owns the leases: release them when it completes. */
 	CompletableFuture<Object> handOver(CompletionStage<?> stage) {
 		this.source = stage;
-		if (this.returned.isCancelled()) {
+		if (this.returned.isCancelled() || this.maxHoldExceeded) {
 			cancelSource(true);
 		}
 		stage.whenComplete(this::finish);

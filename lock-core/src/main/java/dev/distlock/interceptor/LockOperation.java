@@ -5,6 +5,7 @@ import java.time.Duration;
 
 import dev.distlock.annotation.OnLockFailure;
 import dev.distlock.core.LockMode;
+import dev.distlock.core.LockRequest;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.expression.Expression;
@@ -25,9 +26,39 @@ import org.springframework.expression.Expression;
  * @param holdAtLeast the shortest time between two acquisitions of the key by {@code holdAtLeast} calls, or null for
  * none
  * @param mode how the lock admits holders (exclusive, fair, read or write)
+ * @param maxHold the longest hold of each lease of a call (the declaration's, else the default one), or null for none;
+ * at least {@code ttl}
  * @since 0.1.0
  */
 public record LockOperation(Method method, String description, Expression keyExpression, String keySource, String name,
 		Duration ttl, Duration waitTime, boolean fixedLease, OnLockFailure onFailure, @Nullable String failureHandler,
-		@Nullable Duration holdAtLeast, LockMode mode) {
+		@Nullable Duration holdAtLeast, LockMode mode, @Nullable Duration maxHold) {
+
+	/**
+	 * An operation without a longest hold (the form before {@code maxHold} existed).
+	 * @param method the annotated method
+	 * @param description {@code ClassName.method(..)}
+	 * @param keyExpression the parsed key expression
+	 * @param keySource the key expression as written
+	 * @param name the metrics name
+	 * @param ttl the lease time
+	 * @param waitTime how long to wait for the lock
+	 * @param fixedLease whether the lease is never renewed
+	 * @param onFailure what to do when the lock is not acquired in time
+	 * @param failureHandler the name of the {@code LockFailureHandler} bean, if any
+	 * @param holdAtLeast the {@code holdAtLeast} window, or null for none
+	 * @param mode how the lock admits holders
+	 */
+	public LockOperation(Method method, String description, Expression keyExpression, String keySource, String name,
+			Duration ttl, Duration waitTime, boolean fixedLease, OnLockFailure onFailure,
+			@Nullable String failureHandler, @Nullable Duration holdAtLeast, LockMode mode) {
+		this(method, description, keyExpression, keySource, name, ttl, waitTime, fixedLease, onFailure, failureHandler,
+				holdAtLeast, mode, null);
+	}
+
+	/** {@return the request for {@code key} with this operation's settings and {@code waitTime}} */
+	LockRequest request(String key, Duration waitTime) {
+		return new LockRequest(key, this.ttl, waitTime, !this.fixedLease, this.name, this.mode, this.maxHold);
+	}
+
 }

@@ -61,6 +61,8 @@ public class LockOperationSource {
 
 	private final Duration defaultWaitTime;
 
+	private final @Nullable Duration defaultMaxHold;
+
 	/**
 	 * A source that parses each method's annotation once, with the given defaults.
 	 * @param beanFactory resolves {@code @bean} references in keys (checked at startup), or null
@@ -70,9 +72,28 @@ public class LockOperationSource {
 	 */
 	public LockOperationSource(@Nullable BeanFactory beanFactory, @Nullable StringValueResolver valueResolver,
 			Duration defaultTtl, Duration defaultWaitTime) {
+		this(beanFactory, valueResolver, defaultTtl, defaultWaitTime, null);
+	}
+
+	/**
+	 * A source that parses each method's annotation once, with the given defaults.
+	 * @param beanFactory resolves {@code @bean} references in keys (checked at startup), or null
+	 * @param valueResolver resolves {@code ${...}} placeholders in durations, or null
+	 * @param defaultTtl the lease time of declarations that give none, at least 1ms
+	 * @param defaultWaitTime the wait of declarations that give none, not negative
+	 * @param defaultMaxHold the longest hold of declarations that give none, or null for none; at least 1ms, at most
+	 * 365 days, and checked against each such declaration's lease time when it is parsed
+	 * @since 0.7.0
+	 */
+	public LockOperationSource(@Nullable BeanFactory beanFactory, @Nullable StringValueResolver valueResolver,
+			Duration defaultTtl, Duration defaultWaitTime, @Nullable Duration defaultMaxHold) {
 		// checked here, once, so that a declaration that falls back to a default needs no range check of its own
 		LockSettings.checkTtl(defaultTtl, "'defaultTtl'");
 		LockSettings.checkWaitTime(defaultWaitTime, "'defaultWaitTime'");
+		if (defaultMaxHold != null) {
+			LockSettings.checkTtl(defaultMaxHold, "'defaultMaxHold'");
+		}
+		this.defaultMaxHold = defaultMaxHold;
 		this.evaluator = new LockKeyEvaluator(beanFactory);
 		this.beanFactory = beanFactory;
 		this.valueResolver = valueResolver;
@@ -265,8 +286,9 @@ public class LockOperationSource {
 			}
 			mode = LockMode.FAIR;
 		}
+		Duration maxHold = maxHold(annotation, ttl, description);
 		LockOperation operation = new LockOperation(method, description, key, keySource, name, ttl, waitTime,
-				annotation.fixedLease(), annotation.onFailure(), failureHandler, holdAtLeast, mode);
+				annotation.fixedLease(), annotation.onFailure(), failureHandler, holdAtLeast, mode, maxHold);
 		if (failureHandler != null) {
 			// queued first, then checked if the check is due: a concurrent validateFailureHandlers() cannot miss it
 			this.uncheckedFailureHandlers.add(operation);
@@ -275,6 +297,26 @@ public class LockOperationSource {
 			}
 		}
 		return operation;
+	}
+
+	/**
+	 * The declaration's longest hold, else the default one, or null for none: at least the lease time {@code ttl} (the
+	 * declaration's, else the default one), at most 365 days.
+	 */
+	private @Nullable Duration maxHold(DistributedLock annotation, Duration ttl, String description) {
+		Duration maxHold = duration(annotation.maxHold(), "maxHold", Duration.ZERO,
+				(value) -> LockSettings.maxHoldRule(value, ttl), description);
+		if (!maxHold.isZero()) {
+			return maxHold;
+		}
+		Duration fallback = this.defaultMaxHold;
+		if (fallback != null && fallback.compareTo(ttl) < 0) {
+			throw new InvalidLockDeclarationException(description, "maxHold", "@DistributedLock attribute 'maxHold' "
+					+ LockSettings.MAX_HOLD_RULE + " (" + ttl + (StringUtils.hasText(annotation.ttl()) ? ""
+							: ", distlock.default-ttl") + "), but was " + fallback + " (distlock.max-hold, as the "
+					+ "declaration sets none): set a maxHold of the method's own, or a shorter ttl", null);
+		}
+		return fallback;
 	}
 
 	/**

@@ -30,9 +30,7 @@ final class OrderedAcquisition {
 		long deadline = System.nanoTime() + operation.waitTime().toNanos();
 		for (String key : keys) {
 			Duration remaining = Duration.ofNanos(Math.max(0, deadline - System.nanoTime()));
-			LockRequest request = new LockRequest(key, operation.ttl(),
-					(leases.isEmpty()) ? operation.waitTime() : remaining, !operation.fixedLease(), operation.name(),
-					operation.mode());
+			LockRequest request = operation.request(key, (leases.isEmpty()) ? operation.waitTime() : remaining);
 			Optional<Lease> lease = acquirer.apply(request);
 			if (lease.isEmpty()) {
 				throw new LockAcquisitionTimeoutException(key, operation.waitTime(), "Could not acquire lock '" + key

@@ -76,8 +76,7 @@ final class ReactiveLockInvocation {
 	Object invoke(MethodInvocation invocation, LockOperation operation, List<String> keys) throws Throwable {
 		List<LockRequest> requests = new ArrayList<>(keys.size());
 		for (String key : keys) {
-			requests.add(new LockRequest(key, operation.ttl(), operation.waitTime(), !operation.fixedLease(),
-					operation.name(), operation.mode()));
+			requests.add(operation.request(key, operation.waitTime()));
 		}
 		Supplier<Object> proceed = proceedPerSubscription(invocation);
 		Object[] arguments = invocation.getArguments();

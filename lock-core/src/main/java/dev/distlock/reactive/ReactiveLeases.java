@@ -4,6 +4,7 @@ import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Function;
 
 import dev.distlock.core.Lease;
@@ -28,6 +29,36 @@ final class ReactiveLeases {
 
 	ReactiveLeases(Function<Lease, Mono<Void>> release) {
 		this.release = release;
+	}
+
+	/**
+	 * {@code work} until one of the leases is found lost: then the work is cancelled and the stream fails with
+	 * {@link LockLostException}. ({@code takeUntilOther} with a publisher that fails would fail the stream but leave the
+	 * work running: Reactor cancels the source only when the other publisher emits, so the loss is turned into an
+	 * emission here, and back into the failure after the source was cancelled.)
+	 */
+	static <T> Flux<T> untilLost(Flux<T> work, List<Lease> leases) {
+		AtomicReference<@Nullable LockLostException> loss = new AtomicReference<>();
+		return work.takeUntilOther(lossSignal(leases, loss)).concatWith(Mono.defer(() -> failIfLost(loss)));
+	}
+
+	/** {@code work} until one of the leases is found lost, as {@link #untilLost(Flux, List)}. */
+	static <T> Mono<T> untilLost(Mono<T> work, List<Lease> leases) {
+		AtomicReference<@Nullable LockLostException> loss = new AtomicReference<>();
+		return work.takeUntilOther(lossSignal(leases, loss)).switchIfEmpty(Mono.defer(() -> failIfLost(loss)));
+	}
+
+	/** Emits once one of the leases is found lost, after keeping the failure in {@code loss}; never otherwise. */
+	private static Mono<Boolean> lossSignal(List<Lease> leases, AtomicReference<@Nullable LockLostException> loss) {
+		return lossOf(leases).then(Mono.just(Boolean.FALSE)).onErrorResume(LockLostException.class, (ex) -> {
+			loss.set(ex);
+			return Mono.just(Boolean.TRUE);
+		});
+	}
+
+	private static <T> Mono<T> failIfLost(AtomicReference<@Nullable LockLostException> loss) {
+		LockLostException lost = loss.get();
+		return (lost != null) ? Mono.error(lost) : Mono.empty();
 	}
 
 	/** Fails when one of the leases is found lost; never completes otherwise. */

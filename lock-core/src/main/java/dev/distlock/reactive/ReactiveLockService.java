@@ -203,8 +203,7 @@ public class ReactiveLockService implements AutoCloseable {
 				if (leases == null) {
 					return Mono.empty(); // the subscriber left first: its cancellation releases them
 				}
-				return Mono.defer(() -> work.apply(leases))
-					.takeUntilOther(ReactiveLeases.lossOf(leases))
+				return ReactiveLeases.untilLost(Mono.defer(() -> work.apply(leases)), leases)
 					.contextWrite((inner) -> inner.put(OWNER, owner).put(LEASES, leases));
 			}, (custody) -> this.releases.onComplete(custody.end()),
 					(custody, ex) -> this.releases.onError(custody.end(), ex),
@@ -233,8 +232,7 @@ public class ReactiveLockService implements AutoCloseable {
 				if (leases == null) {
 					return Flux.empty(); // the subscriber left first: its cancellation releases them
 				}
-				return Flux.defer(() -> work.apply(leases))
-					.takeUntilOther(ReactiveLeases.lossOf(leases))
+				return ReactiveLeases.untilLost(Flux.defer(() -> work.apply(leases)), leases)
 					.contextWrite((inner) -> inner.put(OWNER, owner).put(LEASES, leases));
 			}, (custody) -> this.releases.onComplete(custody.end()),
 					(custody, ex) -> this.releases.onError(custody.end(), ex),
@@ -306,7 +304,7 @@ public class ReactiveLockService implements AutoCloseable {
 				}
 				Duration remaining = Duration.ofNanos(Math.max(0, deadline - System.nanoTime()));
 				return acquireOne(new LockRequest(request.key(), request.ttl(), remaining, request.autoRenew(),
-						request.name()), owner, custody).onErrorMap(LockAcquisitionTimeoutException.class,
+						request.name(), request.mode(), request.maxHold()), owner, custody).onErrorMap(LockAcquisitionTimeoutException.class,
 								(ex) -> new LockAcquisitionTimeoutException(request.key(), first.waitTime()));
 			}, 0)
 				.then(Mono.just(custody))

@@ -49,6 +49,7 @@ record FairEngine(LeaseAcquirer acquirer, FairStore store, LeaseStore leaseStore
 		LeaseEntry entry = new LeaseEntry(request.key(), attempt.redisKey, attempt.channel, attempt.owner,
 				request.effectiveName(), token, attempt.ttlMillis, request.autoRenew(), sent, 0, attempt.lockOwner,
 				LockMode.FAIR);
+		entry.capHold(request.maxHold());
 		if (grantedUntil != 0) {
 			long now = System.nanoTime();
 			long renewAt = now + Math.max(0, Math.min(this.watchdog.intervalNanos(attempt.ttlMillis),

@@ -351,6 +351,7 @@ final class LeaseAcquirer {
 		LeaseEntry entry = new LeaseEntry(request.key(), attempt.redisKey, attempt.channel, attempt.owner,
 				request.effectiveName(), token, attempt.ttlMillis, request.autoRenew(), sent, handOvers,
 				attempt.lockOwner, attempt.mode);
+		entry.capHold(request.maxHold());
 		this.registry.add(entry);
 		this.watchdog.register(entry);
 		return entry;

@@ -33,6 +33,12 @@ import org.jspecify.annotations.Nullable;
  * run that release before a renewal already on its way, which then finds the lease gone; and the renewal's reply may
  * be applied before the holder's thread has applied its own. Such a renewal result is not a loss: the release's reply
  * decides (and reports a loss itself if the lease was really gone). No renewal is sent for a releasing lease.</li>
+ * <li>{@code maxHoldNanos}, set once before the entry is registered with the watchdog, caps how long a renewed lease
+ * is kept: from {@code acquiredAtNanos + maxHoldNanos} on, no renewal is claimed, and the watchdog marks the entry
+ * LOST ({@code MAX_HOLD_EXCEEDED}) at its next look, which {@link #nextCheckNanos} schedules for that moment. Its
+ * re-entries do not move the cap (the first acquisition's rules). A renewal claimed before the cap and answered after
+ * it finds the entry no longer HELD and changes nothing here; in Redis it may have added one lease time, which lapses
+ * or goes with the holder's release.</li>
  * </ul>
  * {@code state} is also volatile, so that the gauges and the health check can tell held from lost leases at scrape time
  * without taking the lock the holder's thread uses.
@@ -101,6 +107,9 @@ final class LeaseEntry {
 	private long renewalDeadlineNanos;
 
 	private boolean lastHoldReleasing;
+
+	/** The longest hold of a renewed lease, from {@code acquiredAtNanos}; 0 for none. See the class comment. */
+	private long maxHoldNanos;
 
 	private @Nullable Instant lastRenewal;
 
@@ -329,11 +338,31 @@ final class LeaseEntry {
 		return this.validUntilNanos;
 	}
 
+	/**
+	 * Cap the hold of this lease at {@code maxHold} from its acquisition (see the class comment); called once, before
+	 * the entry is registered with the watchdog. Nothing for null.
+	 */
+	synchronized void capHold(@Nullable Duration maxHold) {
+		if (maxHold != null) {
+			this.maxHoldNanos = Math.max(1, maxHold.toNanos());
+		}
+	}
+
 	// watchdog side
+
+	/**
+	 * Whether the watchdog must give up this renewed lease at {@code nowNanos}, because it has been held for its
+	 * longest hold. A fixed lease is never given up for it: it ends at its lease time, which is not beyond the cap.
+	 */
+	synchronized boolean isMaxHoldReached(long nowNanos) {
+		return this.state == State.HELD && this.autoRenew && this.maxHoldNanos != 0
+				&& nowNanos - (this.acquiredAtNanos + this.maxHoldNanos) >= 0;
+	}
 
 	/** Whether a renewal is due now (not merely soon) and none is in flight. */
 	synchronized boolean isRenewalDue(long nowNanos, long intervalNanos) {
-		if (this.state != State.HELD || !this.autoRenew || this.renewalInFlight || this.lastHoldReleasing) {
+		if (this.state != State.HELD || !this.autoRenew || this.renewalInFlight || this.lastHoldReleasing
+				|| isMaxHoldReached(nowNanos)) {
 			return false;
 		}
 		long due = (this.nextRenewalNanos != 0) ? this.nextRenewalNanos : this.acquiredAtNanos + intervalNanos;
@@ -346,7 +375,8 @@ final class LeaseEntry {
 	 * the same batch instead of waking it again moments later.
 	 */
 	synchronized boolean claimRenewal(long nowNanos, long intervalNanos, long earlyNanos) {
-		if (this.state != State.HELD || !this.autoRenew || this.renewalInFlight || this.lastHoldReleasing) {
+		if (this.state != State.HELD || !this.autoRenew || this.renewalInFlight || this.lastHoldReleasing
+				|| isMaxHoldReached(nowNanos)) {
 			return false;
 		}
 		if (this.nextRenewalNanos == 0) {
@@ -423,8 +453,16 @@ final class LeaseEntry {
 		return this.lastRenewalError;
 	}
 
-	/** The next moment the watchdog must look at this entry. */
+	/** The next moment the watchdog must look at this entry: also when its longest hold ends, if it has one. */
 	synchronized long nextCheckNanos(long intervalNanos) {
+		long next = nextCheckIgnoringCap(intervalNanos);
+		if (this.autoRenew && this.maxHoldNanos != 0) {
+			next = earlier(next, this.acquiredAtNanos + this.maxHoldNanos);
+		}
+		return next;
+	}
+
+	private long nextCheckIgnoringCap(long intervalNanos) {
 		if (this.renewalInFlight && this.renewalSentNanos != 0 && this.renewalSentNanos - this.validUntilNanos < 0) {
 			// its answer wakes the watchdog; if none comes, the lease is lost by the clock at the renewal's deadline
 			return later(this.validUntilNanos, this.renewalDeadlineNanos);

@@ -23,7 +23,8 @@ import org.jspecify.annotations.Nullable;
 /**
  * The one scheduler that keeps a service's leases alive: it renews every auto-renewed lease once {@code ttl × ratio}
  * has passed since its last renewal, all leases due in one tick in one batch, and notices leases that could not be
- * renewed before their lease time ran out.
+ * renewed before their lease time ran out, and gives up the leases held for their longest hold
+ * ({@link LeaseEntry#isMaxHoldReached}): no more renewals, lost as {@code MAX_HOLD_EXCEEDED}.
  * <p>
  * The scheduler thread only looks at clocks and entries; Redis is called on a separate renewal thread, so a slow or
  * unreachable server can delay renewals but never the detection of a lease whose lease time has passed. See
@@ -194,6 +195,15 @@ final class LeaseWatchdog implements AutoCloseable {
 				continue;
 			}
 			long interval = intervalNanos(entry);
+			if (entry.isMaxHoldReached(now)) {
+				// the cap, checked first: at the cap the lease is given up for it, whatever its renewals did
+				this.entries.remove(entry);
+				LockLostEvent event = entry.markLost(LockLostEvent.Detection.MAX_HOLD_EXCEEDED);
+				if (event != null) {
+					this.callbacks.lost(entry, event);
+				}
+				continue;
+			}
 			if (entry.isLostByClock(now)) {
 				this.entries.remove(entry);
 				if (entry.isAutoRenew()) {

@@ -104,6 +104,7 @@ final class RedlockAcquirer {
 					}
 					RedlockEntry entry = new RedlockEntry(request.key(), redisKey, owner, request.effectiveName(),
 							attempt.tokens, ttlMillis, request.autoRenew(), this.nodes.validUntil(sent, ttlMillis));
+					entry.capHold(request.maxHold());
 					if (attempt.replies != null) {
 						attempt.replies.onLate((node, reply) -> {
 							if (reply[0] > 0) {

@@ -15,7 +15,9 @@ import org.jspecify.annotations.Nullable;
  * <p>
  * Invariants: {@code validUntilNanos} is always the send time of a call that a quorum confirmed, plus the lease time
  * it set, minus the clock drift allowance, so the process never believes longer than a quorum holds; the state only
- * moves from HELD to RELEASED or LOST, and a LOST entry keeps its {@link #lostEvent()} for the holder's release.
+ * moves from HELD to RELEASED or LOST, and a LOST entry keeps its {@link #lostEvent()} for the holder's release. A
+ * renewed lease with a longest hold ({@link #capHold}) is given up by the watchdog once it has been held that long
+ * since this entry was made ({@link #isMaxHoldReached}); re-entries do not move the cap.
  */
 final class RedlockEntry {
 
@@ -43,6 +45,9 @@ final class RedlockEntry {
 
 	final Instant acquiredAt;
 
+	/** When this entry was made, after a quorum granted the lease ({@link System#nanoTime()}). */
+	final long acquiredAtNanos;
+
 	/** The {@link dev.distlock.core.Lease#onLost} actions of its holds. */
 	final LostActions lostActions = new LostActions();
 
@@ -64,6 +69,9 @@ final class RedlockEntry {
 	private boolean autoRenew;
 
 	private long validUntilNanos;
+
+	/** The longest hold of a renewed lease, from {@link #acquiredAtNanos}; 0 for none. */
+	private long maxHoldNanos;
 
 	private @Nullable Instant lastRenewal;
 
@@ -89,6 +97,7 @@ final class RedlockEntry {
 		this.lockOwner = LockOwner.current();
 		this.ownerThread = this.lockOwner.isThread() ? Thread.currentThread().getName() : this.lockOwner.toString();
 		this.acquiredAt = Instant.now();
+		this.acquiredAtNanos = System.nanoTime();
 		this.ttlMillis = ttlMillis;
 		this.autoRenew = autoRenew;
 		this.validUntilNanos = validUntilNanos;
@@ -191,6 +200,24 @@ final class RedlockEntry {
 
 	synchronized long validUntilNanos() {
 		return this.validUntilNanos;
+	}
+
+	/** Cap the hold of this lease at {@code maxHold}, before the watchdog sees it; nothing for null. */
+	synchronized void capHold(@Nullable Duration maxHold) {
+		if (maxHold != null) {
+			this.maxHoldNanos = Math.max(1, maxHold.toNanos());
+		}
+	}
+
+	/** Whether this held, renewed lease has been held for its longest hold at {@code nowNanos}. */
+	synchronized boolean isMaxHoldReached(long nowNanos) {
+		return this.state == State.HELD && this.autoRenew && this.maxHoldNanos != 0
+				&& nowNanos - (this.acquiredAtNanos + this.maxHoldNanos) >= 0;
+	}
+
+	/** When the longest hold of this renewed lease ends, or {@code fallback} when it has none (or is fixed). */
+	synchronized long maxHoldEndsNanos(long fallback) {
+		return (this.autoRenew && this.maxHoldNanos != 0) ? this.acquiredAtNanos + this.maxHoldNanos : fallback;
 	}
 
 	/** A quorum confirmed a renewal or extension: the lease is valid until {@code validUntilNanos} at least. */

@@ -45,6 +45,10 @@ final class RedlockReleaser {
 		Duration held = Duration.ofNanos(System.nanoTime() - lease.acquiredAtNanos);
 		LockLostEvent lost = entry.lostEvent();
 		if (lost != null) {
+			if (lost.detection() == LockLostEvent.Detection.MAX_HOLD_EXCEEDED && entry.holds() <= 1) {
+				// given up by its cap, not gone: the nodes keep it until it lapses, unless its holder's release ends it
+				this.nodes.forAll((node, store) -> store.discard(entry.redisKey, entry.owner, entry.channel));
+			}
 			endHold(entry, true);
 			this.listeners.forEach(l -> l.released(lease, held, false));
 			throw new LockLostException(lost);

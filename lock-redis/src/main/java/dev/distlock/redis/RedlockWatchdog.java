@@ -18,7 +18,8 @@ import org.apache.commons.logging.LogFactory;
  * {@link LockScripts#RENEW_ALL} batch per node ({@link RenewalBatches#renewAll}), each node with its own tokens. A lease
  * counts as renewed only when a quorum renewed it within its validity; a round that misses the quorum is retried
  * after a tenth of the lease time, and a lease that no quorum renewed before its validity ran out is lost. A lease
- * that so many nodes no longer have that no quorum can is lost at once.
+ * that so many nodes no longer have that no quorum can is lost at once. A lease held for its longest hold is no longer
+ * renewed and is lost then ({@code MAX_HOLD_EXCEEDED}), checked before anything else of the round.
  */
 final class RedlockWatchdog implements AutoCloseable {
 
@@ -77,6 +78,14 @@ final class RedlockWatchdog implements AutoCloseable {
 		long now = System.nanoTime();
 		long next = now + TimeUnit.SECONDS.toNanos(1);
 		for (RedlockEntry entry : this.registry.held()) {
+			if (entry.isMaxHoldReached(now)) {
+				// held for its longest hold: no more renewals, lost now; the nodes keep it until it lapses or the
+				// holder's release deletes it
+				this.retryAt.remove(entry);
+				this.registry.lose(entry, LockLostEvent.Detection.MAX_HOLD_EXCEEDED);
+				continue;
+			}
+			next = earlier(next, entry.maxHoldEndsNanos(next));
 			if (entry.validUntilNanos() - now <= 0) {
 				this.retryAt.remove(entry);
 				this.registry.lose(entry, entry.autoRenew() ? LockLostEvent.Detection.RENEWAL_FAILED

@@ -80,7 +80,7 @@ public final class DistributedLockAutoConfiguration {
 	private static LockOperationSource operationSource(LockProperties properties,
 			ConfigurableListableBeanFactory beanFactory) {
 		return new LockOperationSource(beanFactory, new EmbeddedValueResolver(beanFactory), properties.getDefaultTtl(),
-				properties.getDefaultWaitTime());
+				properties.getDefaultWaitTime(), properties.getMaxHold());
 	}
 
 	private static DistributedLockInterceptor interceptor(LockOperationSource operationSource, LockProperties properties,
@@ -89,6 +89,7 @@ public final class DistributedLockAutoConfiguration {
 			ObjectProvider<LockCallObservationConvention> callConvention) {
 		DistributedLockInterceptor interceptor = new DistributedLockInterceptor(operationSource, lockService::getObject,
 				beanFactory, properties.getOnLostLease());
+		interceptor.setInterruptOnMaxHold(properties.isMaxHoldInterrupt());
 		// looked up on the first call, when the registry (and its handlers) are ready, not while post-processors are made
 		interceptor.setObservationRegistry(SingletonSupplier.of(() -> {
 			callConvention.ifAvailable(interceptor::setCallObservationConvention);

@@ -47,6 +47,9 @@ class InvalidLockDeclarationFailureAnalyzer extends AbstractFailureAnalyzer<Inva
 			case "holdAtLeast" -> "Give 'holdAtLeast' of " + method + " a duration of 0 or more, such as \"55s\", or a "
 					+ "${...} placeholder that resolves to one (empty or 0: none), and set waitTime = \"0\" beside it: "
 					+ "a scheduled job declares waitTime = \"0\" and onFailure = SKIP.";
+			case "maxHold" -> "Give 'maxHold' of " + method + " a duration of at least its lease time ('ttl', else "
+					+ "distlock.default-ttl) and at most 365 days, such as \"10m\", or a ${...} placeholder that "
+					+ "resolves to one; leave it empty to use distlock.max-hold (none when unset), or shorten the ttl.";
 			case "failureHandler" -> "Name in 'failureHandler' of " + method + " a bean that implements "
 					+ "dev.distlock.annotation.LockFailureHandler, or define one with that name; and set either "
 					+ "'failureHandler' or 'onFailure', not both.";

@@ -7,6 +7,7 @@ import java.util.List;
 import dev.distlock.core.LockSettings;
 import dev.distlock.interceptor.LostLeasePolicy;
 import dev.distlock.preflight.PreflightMode;
+import org.jspecify.annotations.Nullable;
 
 import org.springframework.boot.context.properties.ConfigurationProperties;
 import org.springframework.core.Ordered;
@@ -44,6 +45,20 @@ public class LockProperties {
 	 * How long @DistributedLock methods that do not set a wait time wait for a lock held elsewhere. Zero tries once.
 	 */
 	private Duration defaultWaitTime = Duration.ofSeconds(5);
+
+	/**
+	 * Longest time a @DistributedLock method that does not set maxHold holds its lock, a cap on runaway holders: once
+	 * a lease has been held that long since its acquisition, the watchdog stops renewing it and the lease is lost
+	 * (detection 'max-hold-exceeded'). At least the lease time of every such method, at most 365 days. None when
+	 * unset.
+	 */
+	private @Nullable Duration maxHold;
+
+	/**
+	 * Whether the thread running a blocking @DistributedLock method is interrupted when its lease is lost by its
+	 * maxHold. Futures are cancelled and reactive streams fail either way.
+	 */
+	private boolean maxHoldInterrupt;
 
 	/**
 	 * Part of the lease time after which the watchdog renews a held lease, between 0 and 1 (exclusive).
@@ -141,6 +156,41 @@ public class LockProperties {
 	 */
 	public void setDefaultTtl(Duration defaultTtl) {
 		this.defaultTtl = LockSettings.checkTtl(defaultTtl, "distlock.default-ttl");
+	}
+
+	/**
+	 * {@return the longest hold of {@code @DistributedLock} methods that do not set one, or {@code null} for none}
+	 * @since 0.7.0
+	 */
+	public @Nullable Duration getMaxHold() {
+		return this.maxHold;
+	}
+
+	/**
+	 * Set the longest hold of {@code @DistributedLock} methods that do not set one.
+	 * @param maxHold the longest hold, or {@code null} for none; at least 1ms, at most 365 days (and at least the
+	 * lease time of each method it applies to, checked at startup)
+	 * @since 0.7.0
+	 */
+	public void setMaxHold(@Nullable Duration maxHold) {
+		this.maxHold = (maxHold != null) ? LockSettings.checkTtl(maxHold, "distlock.max-hold") : null;
+	}
+
+	/**
+	 * {@return whether the thread of a blocking {@code @DistributedLock} method is interrupted at its maxHold}
+	 * @since 0.7.0
+	 */
+	public boolean isMaxHoldInterrupt() {
+		return this.maxHoldInterrupt;
+	}
+
+	/**
+	 * Set whether the thread of a blocking {@code @DistributedLock} method is interrupted at its maxHold.
+	 * @param maxHoldInterrupt whether to interrupt it
+	 * @since 0.7.0
+	 */
+	public void setMaxHoldInterrupt(boolean maxHoldInterrupt) {
+		this.maxHoldInterrupt = maxHoldInterrupt;
 	}
 
 	/** {@return how long {@code @DistributedLock} methods that do not set a wait time wait} */

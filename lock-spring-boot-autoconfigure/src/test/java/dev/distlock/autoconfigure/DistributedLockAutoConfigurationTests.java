@@ -266,6 +266,10 @@ class DistributedLockAutoConfigurationTests {
 			.getFailure().rootCause().hasMessageContaining("distlock.default-ttl"));
 		runner().withPropertyValues("distlock.default-ttl=366d").run(context -> assertThat(context).hasFailed()
 			.getFailure().rootCause().hasMessageContaining("distlock.default-ttl must be at most 365 days"));
+		runner().withPropertyValues("distlock.max-hold=0s").run(context -> assertThat(context).hasFailed()
+			.getFailure().rootCause().hasMessageContaining("distlock.max-hold must be at least 1ms"));
+		runner().withPropertyValues("distlock.max-hold=366d").run(context -> assertThat(context).hasFailed()
+			.getFailure().rootCause().hasMessageContaining("distlock.max-hold must be at most 365 days"));
 		runner().withPropertyValues("distlock.fair-entry-ttl=366d").run(context -> assertThat(context).hasFailed()
 			.getFailure().rootCause().hasMessageContaining("distlock.fair-entry-ttl must be at most 365 days"));
 		runner().withPropertyValues("distlock.renewal-ratio=1.5").run(context -> assertThat(context).hasFailed()
@@ -310,12 +314,13 @@ class DistributedLockAutoConfigurationTests {
 			byName.keySet().removeIf(name -> name.startsWith("management.endpoint.locks."));
 			List<String> current = DeprecatedLockProperties.PROPERTIES.stream().map(name -> "distlock." + name).toList();
 			List<String> deprecated = DeprecatedLockProperties.PROPERTIES.stream().map(name -> "lock." + name).toList();
-			// the preflight's, the replica acknowledgement's, Redlock's and fair locks' properties are new: they never had
-			// a lock.* name
+			// the preflight's, the replica acknowledgement's, Redlock's, fair locks' and maxHold's properties are new:
+			// they never had a lock.* name
 			List<String> preflight = List.of("distlock.preflight.enabled", "distlock.preflight.mode",
 					"distlock.preflight.timeout", "distlock.replica-acks", "distlock.replica-ack-timeout",
 					"distlock.redlock.nodes", "distlock.redlock.node-timeout", "distlock.redlock.drift-factor",
-					"distlock.redlock.restart-quarantine", "distlock.fair-entry-ttl");
+					"distlock.redlock.restart-quarantine", "distlock.fair-entry-ttl", "distlock.max-hold",
+					"distlock.max-hold-interrupt");
 			assertThat(byName.keySet()).containsExactlyInAnyOrderElementsOf(java.util.stream.Stream
 				.of(current, deprecated, preflight).flatMap(List::stream).toList());
 			byName.values().forEach(property -> assertThat(property.get("description"))
@@ -342,6 +347,10 @@ class DistributedLockAutoConfigurationTests {
 			assertThat(byName.get("distlock.replica-ack-timeout")).containsEntry("type", "java.time.Duration")
 				.containsEntry("defaultValue", "500ms");
 			assertThat(byName.get("distlock.local-hand-overs")).containsEntry("defaultValue", 4);
+			assertThat(byName.get("distlock.max-hold")).containsEntry("type", "java.time.Duration")
+				.doesNotContainKey("defaultValue");
+			assertThat(byName.get("distlock.max-hold-interrupt")).containsEntry("type", "java.lang.Boolean")
+				.containsEntry("defaultValue", false);
 			assertThat(byName.get("distlock.redlock.node-timeout")).containsEntry("type", "java.time.Duration")
 				.containsEntry("defaultValue", "50ms");
 			assertThat(byName.get("distlock.redlock.nodes")).containsEntry("type", "java.util.List<java.lang.String>");

@@ -66,6 +66,16 @@ class InvalidLockDeclarationFailureAnalyzerTests {
 	}
 
 	@Test
+	void aMaxHoldShorterThanTheTtlSaysWhatItMustBe() {
+		FailureAnalysis analysis = analyzeStartOf(ShortMaxHold.class);
+		assertThat(analysis.getDescription()).contains("    Attribute: maxHold\n")
+			.contains("    Problem: @DistributedLock attribute 'maxHold' must be at least the lease time (PT1M), but was "
+					+ "\"30s\"");
+		assertThat(analysis.getAction()).startsWith("Give 'maxHold' of " + ShortMaxHold.class.getName() + ".buy(String)")
+			.contains("at least its lease time");
+	}
+
+	@Test
 	void aProblemOfTheMethodItselfHasNoAttribute() {
 		FailureAnalysis analysis = analyzeStartOf(Asynchronous.class);
 		assertThat(analysis.getDescription()).contains("    Method: " + Asynchronous.class.getName() + ".buy(String)\n")
@@ -136,6 +146,14 @@ class InvalidLockDeclarationFailureAnalyzerTests {
 
 		@DistributedLock(key = "'report'", waitTime = "2s", holdAtLeast = "55s")
 		public void report() {
+		}
+
+	}
+
+	static class ShortMaxHold {
+
+		@DistributedLock(key = "#sku", ttl = "1m", maxHold = "30s")
+		public void buy(String sku) {
 		}
 
 	}

@@ -127,6 +127,31 @@ class StartupValidationTests {
 	}
 
 	@Test
+	void maxHoldShorterThanTheTtl() {
+		assertStartFailsWithMessage(ShortMaxHold.class, NO_PROPERTIES, "buy(String)",
+				"@DistributedLock attribute 'maxHold' must be at least the lease time (PT10S), but was \"5s\"");
+	}
+
+	@Test
+	void maxHoldLongerThanAYear() {
+		assertStartFails(YearLongMaxHold.class, "buy(String)", "'maxHold'", "must be at most 365 days");
+	}
+
+	@Test
+	void defaultMaxHoldShorterThanTheDefaultTtl() {
+		assertStartFailsWithMessage(DefaultMaxHold.class, new String[] { "distlock.max-hold=10s" }, "buy(String)",
+				"@DistributedLock attribute 'maxHold' must be at least the lease time (PT30S, distlock.default-ttl), "
+						+ "but was PT10S (distlock.max-hold, as the declaration sets none): set a maxHold of the "
+						+ "method's own, or a shorter ttl");
+	}
+
+	@Test
+	void defaultMaxHoldIsCheckedAgainstTheMethodsTtl() {
+		assertStartFails(TtlAboveDefaultMaxHold.class, new String[] { "distlock.max-hold=1m" }, "buy(String)",
+				"'maxHold'", "(PT2M)", "distlock.max-hold");
+	}
+
+	@Test
 	void negativeWaitTime() {
 		assertStartFails(NegativeWait.class, "buy(String)", "'waitTime'", "must not be negative");
 	}
@@ -355,6 +380,38 @@ class StartupValidationTests {
 	public static class YearLongTtl {
 
 		@DistributedLock(key = "#sku", ttl = "${inventory.lock.ttl}")
+		public void buy(String sku) {
+		}
+
+	}
+
+	public static class ShortMaxHold {
+
+		@DistributedLock(key = "#sku", ttl = "10s", maxHold = "5s")
+		public void buy(String sku) {
+		}
+
+	}
+
+	public static class YearLongMaxHold {
+
+		@DistributedLock(key = "#sku", maxHold = "400d")
+		public void buy(String sku) {
+		}
+
+	}
+
+	public static class DefaultMaxHold {
+
+		@DistributedLock(key = "#sku")
+		public void buy(String sku) {
+		}
+
+	}
+
+	public static class TtlAboveDefaultMaxHold {
+
+		@DistributedLock(key = "#sku", ttl = "2m")
 		public void buy(String sku) {
 		}
 

@@ -173,8 +173,10 @@ class ReactiveLockServiceIntegrationTests extends RedisContextFixture {
 			// renewed every 2 s: the deletion, not a stall of a loaded machine, is what loses it (a 600 ms lease could be
 			// lost before the test saw it held, issue 32)
 			LockRequest request = new LockRequest("stock:6", Duration.ofSeconds(6), Duration.ZERO, true, null);
+			java.util.concurrent.atomic.AtomicBoolean cancelled = new java.util.concurrent.atomic.AtomicBoolean();
 			StepVerifier.create(locks.withLockMany(request, (lease) -> Flux.<String>never()
-					.doOnSubscribe((s) -> held.set(lease))))
+					.doOnSubscribe((s) -> held.set(lease))
+					.doOnCancel(() -> cancelled.set(true))))
 				.then(() -> {
 					await().atMost(DEADLINE).until(() -> held.get() != null);
 					assertThat(service.isLocked("stock:6")).isTrue();
@@ -182,6 +184,8 @@ class ReactiveLockServiceIntegrationTests extends RedisContextFixture {
 				})
 				.expectError(LockLostException.class)
 				.verify(DEADLINE);
+			// the work itself is stopped, not only the stream failed past it
+			assertThat(cancelled).isTrue();
 		});
 	}
 

@@ -102,7 +102,7 @@ final class Instance {
 	LeaseEntry newEntry(LockRequest request, LockOwner owner, String ownerThread, StoreHold hold, Instant now,
 			Duration waited) {
 		LeaseEntry entry = new LeaseEntry(this, hold, request.effectiveName(), owner, ownerThread, request.ttl(),
-				request.autoRenew(), now);
+				request.autoRenew(), now, request.maxHold());
 		hold.renewer = entry;
 		this.entries.add(entry);
 		this.heldByOwner.put(new OwnerKey(entry.key, owner, entry.mode), entry);
@@ -154,7 +154,18 @@ final class Instance {
 	/** Renew the leases whose renewal is due at {@code now} (several missed ones count as the last of them). */
 	void renewDue(Instant now, Effects effects) {
 		for (LeaseEntry entry : List.copyOf(this.entries)) {
-			if (entry.isRenewable() && !now.isBefore(entry.nextRenewal)) {
+			Instant cap = entry.maxHoldUntil;
+			if (cap != null && entry.isRenewable() && entry.isMaxHoldReached(now)) {
+				// the renewals due before the cap happen, none at or after it; then the lease is lost at the cap
+				Instant lastRenewable = cap.minusNanos(1);
+				if (!lastRenewable.isBefore(entry.nextRenewal)) {
+					renew(entry, lastRenewable, effects);
+				}
+				if (entry.isMaxHoldReached(now)) {
+					announceIfNew(entry, entry.markLost(LockLostEvent.Detection.MAX_HOLD_EXCEEDED, cap), effects);
+				}
+			}
+			else if (entry.isRenewable() && !now.isBefore(entry.nextRenewal)) {
 				renew(entry, now, effects);
 			}
 		}
@@ -163,7 +174,7 @@ final class Instance {
 	/** The store answers again: renew every renewed lease now, as the watchdog's retry soon would. */
 	void renewNow(Instant now, Effects effects) {
 		for (LeaseEntry entry : List.copyOf(this.entries)) {
-			if (entry.isRenewable()) {
+			if (entry.isRenewable() && !entry.isMaxHoldReached(now)) {
 				entry.nextRenewal = now;
 				renew(entry, now, effects);
 			}
@@ -175,6 +186,9 @@ final class Instance {
 		for (LeaseEntry entry : this.entries) {
 			if (entry.isRenewable()) {
 				next = InMemoryLockStore.earlier(next, entry.nextRenewal);
+				if (entry.maxHoldUntil != null) {
+					next = InMemoryLockStore.earlier(next, entry.maxHoldUntil);
+				}
 			}
 		}
 		return next;

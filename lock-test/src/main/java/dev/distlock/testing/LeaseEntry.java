@@ -22,7 +22,9 @@ import org.jspecify.annotations.Nullable;
  * Invariants (all state guarded by the store's monitor): {@code state} only moves forward, HELD to RELEASED, LOST or
  * EXPIRED, never back; only a HELD, auto-renewed entry of an open instance is renewed; {@code validUntil} never
  * overstates the lease (it is the store's deadline as last confirmed); a loss is recorded once, and the
- * {@code onLost} actions registered before it run once, those of holds released before it never.
+ * {@code onLost} actions registered before it run once, those of holds released before it never. A renewed lease with
+ * a longest hold is renewed only before {@code maxHoldUntil} and lost at it ({@code MAX_HOLD_EXCEEDED}); its hold
+ * stays in the store until its deadline or the holder's release, as the Redis engine leaves the key.
  */
 final class LeaseEntry {
 
@@ -74,11 +76,15 @@ final class LeaseEntry {
 
 	@Nullable LockLostEvent lostEvent;
 
+	/** When the longest hold of the lease ends (its first acquisition plus {@code maxHold}), or null for none. */
+	final @Nullable Instant maxHoldUntil;
+
 	/** The {@code onLost} actions of its holds, until the loss takes them; null once taken. */
 	private @Nullable List<LostAction> lostActions = new ArrayList<>(1);
 
 	LeaseEntry(Instance instance, StoreHold hold, String name, LockOwner lockOwner, String ownerThread, Duration ttl,
-			boolean autoRenew, Instant now) {
+			boolean autoRenew, Instant now, @Nullable Duration maxHold) {
+		this.maxHoldUntil = (maxHold != null) ? InMemoryLockStore.plus(now, maxHold) : null;
 		this.instance = instance;
 		this.hold = hold;
 		this.key = hold.key;
@@ -97,6 +103,12 @@ final class LeaseEntry {
 
 	boolean isHeld(Instant now) {
 		return this.state == State.HELD && now.isBefore(this.validUntil);
+	}
+
+	/** Whether this renewed lease has been held for its longest hold at {@code now}. */
+	boolean isMaxHoldReached(Instant now) {
+		return this.state == State.HELD && this.autoRenew && this.maxHoldUntil != null
+				&& !now.isBefore(this.maxHoldUntil);
 	}
 
 	boolean isRenewable() {

@@ -27,7 +27,7 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
  * Asynchronous acquisition ({@link AsyncLockService}): no thread waits, re-entry follows the {@link LockOwner} passed in,
  * and cancelling a waiting acquisition abandons it without leaving a lease held.
  */
-abstract class AsynchronousTests extends LostLeaseTests {
+abstract class AsynchronousTests extends MaxHoldTests {
 
 
 	private AsyncLockService asyncInstance() {

@@ -41,6 +41,9 @@ package dev.distlock.testing.tck;
  * <li>lost leases: a lease gone from the store is found lost by its holder's question and by the watchdog, and told
  * through the listeners, the application event, {@code onLost} and {@code LockLostException}. An engine whose leases
  * the test can make lost ({@link #loseLease}; by default a {@link dev.distlock.core.LockForceReleaser}).</li>
+ * <li>the longest hold ({@code maxHold}): a renewed lease is renewed until it has been held that long, then lost
+ * ({@code MAX_HOLD_EXCEEDED}) and told as every loss; a re-entry neither restarts nor changes the cap; a cap under the
+ * lease time is refused, naming the key. Every engine.</li>
  * <li>asynchronous acquisition: a wait without a thread, completed by a release or ended at its deadline; re-entry by
  * the owner passed in; cancelling abandons the wait and never leaves a lease held. An
  * {@link dev.distlock.core.AsyncLockService}.</li>
