@@ -49,7 +49,9 @@ public interface LockListener {
 	}
 
 	/**
-	 * A held lease was found lost.
+	 * A held lease was found lost. Called just after the lease itself says so ({@link Lease#isLost()} is already true
+	 * here, and a thread that sees it true may run before this call), so code that waits for the loss waits for the
+	 * listener, not for the flag.
 	 * @param event the loss, as it is published
 	 */
 	default void lost(LockLostEvent event) {

@@ -176,6 +176,7 @@ class AmbiguousFailureIntegrationTests {
 			await().atMost(Duration.ofMillis(3500)).pollInterval(Duration.ofMillis(10))
 				.until(() -> Long.valueOf(0).equals(this.server.execute("EXISTS", key)));
 			proxy.heal();
+			await().atMost(Duration.ofSeconds(10)).until(() -> !this.lost.isEmpty()); // heard just after isLost
 			assertThat(this.lost).singleElement()
 				.satisfies(event -> assertThat(event.detection()).isEqualTo(LockLostEvent.Detection.RENEWAL_FAILED));
 			assertThatExceptionOfType(LockLostException.class).isThrownBy(lease::release);

@@ -230,6 +230,8 @@ final class FailoverScenario {
 
 			// the lease the replica lacked is reported lost, once, and the next holder's token is greater
 			await().atMost(TTL.plusSeconds(10)).until(unreplicated::isLost);
+			// the listeners hear of the loss just after the lease says it is lost
+			await().atMost(Duration.ofSeconds(10)).until(() -> !recorder.lost.isEmpty());
 			assertThat(recorder.lost).singleElement().satisfies(event -> {
 				assertThat(event.key()).isEqualTo(unreplicatedName);
 				assertThat(event.fencingToken()).isEqualTo(unreplicated.fencingToken());

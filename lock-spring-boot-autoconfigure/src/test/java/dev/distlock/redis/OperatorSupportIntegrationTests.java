@@ -94,6 +94,8 @@ class OperatorSupportIntegrationTests {
 
 		// the holder's watchdog renews every 500 ms and finds the lease gone
 		await().atMost(Duration.ofSeconds(5)).until(held::isLost);
+		// the listeners hear of the loss just after the lease says it is lost
+		await().atMost(Duration.ofSeconds(10)).until(() -> !this.lost.isEmpty());
 		assertThat(this.lost).singleElement().satisfies(event -> {
 			assertThat(event.detection()).isEqualTo(LockLostEvent.Detection.RENEWAL_FOUND_GONE);
 			// the holder's owner, not the operator's or the next holder's

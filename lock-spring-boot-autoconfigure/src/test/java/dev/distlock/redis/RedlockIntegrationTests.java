@@ -216,6 +216,8 @@ class RedlockIntegrationTests {
 		server(2).stop();
 		// lost at its ttl, or at the first renewal after it when a loaded machine delays that (room for stalls)
 		await().atMost(ttl.plusSeconds(15)).until(lease::isLost);
+		// the listeners hear of the loss just after the lease says it is lost
+		await().atMost(Duration.ofSeconds(10)).until(() -> !this.lost.isEmpty());
 		assertThat(this.lost).singleElement().satisfies(event -> {
 			assertThat(event.key()).isEqualTo("losing");
 			assertThat(event.fencingToken()).isEqualTo(lease.fencingToken());
@@ -392,6 +394,8 @@ class RedlockIntegrationTests {
 			.isThrownBy(() -> second.tryAcquire("quarantined", Duration.ofSeconds(2), Duration.ofMillis(500)));
 		// the first holder's renewals find its lease gone from node 0: with 3 and 4 it never had, no quorum can renew
 		await().atMost(Duration.ofSeconds(30)).until(lease::isLost);
+		// the listeners hear of the loss just after the lease says it is lost
+		await().atMost(Duration.ofSeconds(10)).until(() -> !this.lost.isEmpty());
 		assertThat(this.lost).singleElement()
 			.satisfies(event -> assertThat(event.detection()).isEqualTo(LockLostEvent.Detection.RENEWAL_FOUND_GONE));
 		// once the restarted nodes have been up for the quarantine, the lock is granted again
@@ -432,6 +436,8 @@ class RedlockIntegrationTests {
 		assertThat(lease.isLost()).isFalse();
 		// a fixed lease that outlives its validity without a quorum's extension is lost by the clock
 		await().atMost(Duration.ofSeconds(30)).until(lease::isLost);
+		// the listeners hear of the loss just after the lease says it is lost
+		await().atMost(Duration.ofSeconds(10)).until(() -> !this.lost.isEmpty());
 		assertThat(this.lost).singleElement()
 			.satisfies(event -> assertThat(event.detection()).isEqualTo(LockLostEvent.Detection.EXPIRED));
 	}
