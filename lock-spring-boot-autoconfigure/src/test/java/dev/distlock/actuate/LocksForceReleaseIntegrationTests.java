@@ -202,9 +202,13 @@ class LocksForceReleaseIntegrationTests {
 		assertThat(free.<Boolean>read("$.released")).isFalse();
 		assertThat(this.recorder.audits).hasSize(2)
 			.allSatisfy(audit -> assertThat(audit.getAuditEvent().getData()).containsEntry("key", key));
+		// the holder's watchdog finds the lease gone at its next renewal: the engine's lost-lease WARN names the key too
+		await().atMost(DEADLINE).until(() -> !this.recorder.lost.isEmpty());
+		assertThat(this.recorder.lost).singleElement().satisfies(event -> assertThat(event.key()).isEqualTo(key));
 		assertThat(output.getAll().lines()).noneMatch(line -> line.startsWith("WARN forged"));
 		assertThat(output).contains("Force-released lock 'a\\r\\nWARN forged' through the actuator")
-			.contains("Force-release of lock 'a\\r\\nWARN forged' requested through the actuator");
+			.contains("Force-release of lock 'a\\r\\nWARN forged' requested through the actuator")
+			.contains("Lock 'a\\r\\nWARN forged' (fencing token");
 	}
 
 	@Test
