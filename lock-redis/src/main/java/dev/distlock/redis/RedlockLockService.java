@@ -139,7 +139,9 @@ public class RedlockLockService
 
 	/**
 	 * {@inheritDoc} Held means held on a quorum of the nodes: the token is the greatest they report, the remaining time
-	 * the one a quorum has at least.
+	 * the one a quorum has at least. The token is usually the holder's lease's own; it is greater when the lease also
+	 * took a node whose grant came after the quorum's (adopted so that the watchdog renews it there too) and that node
+	 * issued a greater token than the granting nodes did. It is never less than the lease's.
 	 */
 	@Override
 	public Optional<LockHolder> holder(String key) {
