@@ -142,7 +142,9 @@ public class RedlockLockService
 
 	/**
 	 * {@inheritDoc} Held means held on a quorum of the nodes: the token is the greatest they report, the remaining time
-	 * the one a quorum has at least.
+	 * the one a quorum has at least. The token is usually the holder's lease's own; it is greater when the lease also
+	 * took a node whose grant came after the quorum's (adopted so that the watchdog renews it there too) and that node
+	 * issued a greater token than the granting nodes did. It is never less than the lease's.
 	 */
 	@Override
 	public Optional<LockHolder> holder(String key) {
@@ -180,8 +182,9 @@ public class RedlockLockService
 
 	/**
 	 * {@inheritDoc} On every node at once, each deleting whatever lease it has on the key; the reply describes the
-	 * owner that most nodes had (with the greatest token they reported). The holder finds its lease lost at its next
-	 * renewal or release.
+	 * owner that most nodes had, with the greatest token and the greatest hold count they reported (a node whose
+	 * grant came after the quorum's, adopted by the lease, may have issued a greater token, and may not have counted
+	 * a re-entry that the quorum counted). The holder finds its lease lost at its next renewal or release.
 	 * @throws LockUnavailableException if no node deleted a lease and fewer than a quorum answered
 	 */
 	@Override
@@ -203,12 +206,20 @@ public class RedlockLockService
 		Optional<ForcedRelease> holder = byOwner.values().stream()
 			.max(Comparator.<List<ForcedRelease>>comparingInt(List::size)
 				.thenComparingLong(list -> list.stream().mapToLong(ForcedRelease::fencingToken).max().orElse(0)))
-			.map(list -> list.stream().max(Comparator.comparingLong(ForcedRelease::fencingToken)).orElseThrow());
+			.map(RedlockLockService::merged);
 		if (holder.isEmpty() && answered < this.nodes.quorum()) {
 			throw new LockUnavailableException(key, "Could not force-release '" + key + "': only " + answered + " of "
 					+ this.nodes.size() + " Redlock nodes answered", replies.anyFailure());
 		}
 		return holder;
+	}
+
+	/** One owner's forced releases on several nodes as one: its greatest token, and its greatest hold count. */
+	private static ForcedRelease merged(List<ForcedRelease> releases) {
+		ForcedRelease newest = releases.stream().max(Comparator.comparingLong(ForcedRelease::fencingToken)).orElseThrow();
+		long holds = releases.stream().mapToLong(ForcedRelease::holdCount).max().orElse(newest.holdCount());
+		return (holds == newest.holdCount()) ? newest
+				: new ForcedRelease(newest.key(), newest.owner(), holds, newest.fencingToken(), newest.owners());
 	}
 
 	/** {@inheritDoc} Oldest first. */

@@ -79,6 +79,21 @@ class RedlockIntegrationTests {
 		}));
 	}
 
+	/**
+	 * Release, accepting either documented outcome: confirmed by a quorum, or (a loaded machine's nodes answering
+	 * later than the node timeout) short of one, when the hold counts as released and what the nodes still hold
+	 * expires within its lease time.
+	 */
+	private static void releaseEvenShortOfAQuorum(Lease lease) {
+		try {
+			lease.release();
+		}
+		catch (LockUnavailableException ex) {
+			assertThat(ex).hasMessageContaining("the hold counts as released");
+		}
+		assertThat(lease.isHeld()).isFalse();
+	}
+
 	private RedisServer server(int i) {
 		return this.nodes.servers.get(i);
 	}
@@ -343,9 +358,9 @@ class RedlockIntegrationTests {
 		});
 		assertThat(holder.activityByName().heldLeases("default")).isEqualTo(1);
 		CompletableFuture<Long> next = CompletableFuture.supplyAsync(() -> {
-			try (Lease taken = waiter.acquire("stuck", Duration.ofSeconds(20), Duration.ofSeconds(30))) {
-				return taken.fencingToken();
-			}
+			Lease taken = waiter.acquire("stuck", Duration.ofSeconds(20), Duration.ofSeconds(30));
+			releaseEvenShortOfAQuorum(taken);
+			return taken.fencingToken();
 		});
 		await().atMost(Duration.ofSeconds(10)).until(() -> waiter.waitingThreads() == 1);
 		assertThat(waiter.activityByName().waitingThreads("default")).isEqualTo(1);

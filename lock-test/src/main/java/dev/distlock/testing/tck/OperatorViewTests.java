@@ -153,7 +153,12 @@ abstract class OperatorViewTests extends ReadWriteTests {
 			assertThat(release.owner()).isEqualTo(outer.owner());
 			assertThat(release.owners()).containsExactly(outer.owner());
 			assertThat(release.holdCount()).isEqualTo(2);
-			assertThat(release.fencingToken()).isEqualTo(outer.fencingToken());
+			if (holderReportsTheLeasesOwnToken()) {
+				assertThat(release.fencingToken()).isEqualTo(outer.fencingToken());
+			}
+			else {
+				assertThat(release.fencingToken()).isGreaterThanOrEqualTo(outer.fencingToken());
+			}
 		});
 		Lease next = operator.acquire(key, LONG_TTL, Duration.ZERO);
 		assertThat(next.fencingToken()).isGreaterThan(outer.fencingToken());
@@ -161,7 +166,14 @@ abstract class OperatorViewTests extends ReadWriteTests {
 		assertThatExceptionOfType(LockLostException.class).isThrownBy(inner::release);
 		assertThatExceptionOfType(LockLostException.class).isThrownBy(outer::release);
 		next.release();
-		assertThat(releaser.forceRelease(key)).isEmpty();
+		if (holderReportsTheLeasesOwnToken()) {
+			assertThat(releaser.forceRelease(key)).isEmpty();
+		}
+		else {
+			// a quorum engine's release returns once a quorum confirmed it; a slower node's delete may still be on its
+			// way, and a forced release meanwhile finds (and removes) that remnant
+			await().atMost(Duration.ofSeconds(10)).until(() -> releaser.forceRelease(key).isEmpty());
+		}
 		assertThatIllegalArgumentException().isThrownBy(() -> releaser.forceRelease(" "));
 	}
 

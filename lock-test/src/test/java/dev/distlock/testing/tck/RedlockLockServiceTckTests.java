@@ -71,6 +71,17 @@ class RedlockLockServiceTckTests extends LockServiceTck {
 		servers.clear();
 	}
 
+	/**
+	 * A lease that also took a node whose grant came after the quorum's (adopted, so that it is renewed there too)
+	 * carries the greatest token of its granting nodes, while {@code holder} reads every node: seen once in a build
+	 * under load, the late node's token greater than the lease's. A fence compares the token with greater
+	 * ones, so the reported token is never less than the lease's; see RedlockLockService's Javadoc.
+	 */
+	@Override
+	protected boolean holderReportsTheLeasesOwnToken() {
+		return false;
+	}
+
 	@Override
 	protected LockService newInstance(Options options) {
 		List<LettuceConnectionFactory> nodes = new ArrayList<>();
