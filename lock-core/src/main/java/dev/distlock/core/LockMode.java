@@ -41,7 +41,8 @@ public enum LockMode {
 	 * @return the exception to throw
 	 */
 	public UnsupportedOperationException unsupported(String key, String engine) {
-		return new UnsupportedOperationException("Lock '" + key + "': " + name().toLowerCase(java.util.Locale.ROOT)
+		return new UnsupportedOperationException("Lock '" + LogSafe.escape(key) + "': "
+				+ name().toLowerCase(java.util.Locale.ROOT)
 				+ " locks are not supported by " + engine);
 	}
 

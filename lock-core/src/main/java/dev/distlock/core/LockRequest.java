@@ -44,14 +44,14 @@ public record LockRequest(String key, Duration ttl, Duration waitTime, boolean a
 	 */
 	public LockRequest {
 		LockSettings.checkKey(key, "'key'");
-		LockSettings.checkTtl(ttl, "'ttl' of lock '" + key + "'");
-		LockSettings.checkWaitTime(waitTime, "'waitTime' of lock '" + key + "'");
-		LockSettings.checkName(name, "'name' of lock '" + key + "'");
+		LockSettings.checkTtl(ttl, "'ttl' of lock '" + LogSafe.escape(key) + "'");
+		LockSettings.checkWaitTime(waitTime, "'waitTime' of lock '" + LogSafe.escape(key) + "'");
+		LockSettings.checkName(name, "'name' of lock '" + LogSafe.escape(key) + "'");
 		if (mode == null) {
-			throw new IllegalArgumentException("'mode' of lock '" + key + "' must not be null");
+			throw new IllegalArgumentException("'mode' of lock '" + LogSafe.escape(key) + "' must not be null");
 		}
 		if (maxHold != null) {
-			LockSettings.checkMaxHold(maxHold, ttl, "'maxHold' of lock '" + key + "'");
+			LockSettings.checkMaxHold(maxHold, ttl, "'maxHold' of lock '" + LogSafe.escape(key) + "'");
 		}
 	}
 

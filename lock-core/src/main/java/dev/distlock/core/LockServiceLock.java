@@ -82,7 +82,7 @@ public final class LockServiceLock implements Lock {
 	 */
 	public LockServiceLock(LockService lockService, String key, Duration ttl, @Nullable String name) {
 		if (lockService == null) {
-			throw new IllegalArgumentException("'lockService' must not be null for lock '" + key + "'");
+			throw new IllegalArgumentException("'lockService' must not be null for lock '" + LogSafe.escape(key) + "'");
 		}
 		// the same checks as every acquisition, once, so that a bad key or ttl fails here rather than at lock()
 		new LockRequest(key, ttl, Duration.ZERO, true, name);
@@ -176,7 +176,7 @@ public final class LockServiceLock implements Lock {
 	@Override
 	public boolean tryLock(long time, TimeUnit unit) throws InterruptedException {
 		if (Thread.interrupted()) {
-			throw new InterruptedException("Interrupted before waiting for lock '" + this.key + "'");
+			throw new InterruptedException("Interrupted before waiting for lock '" + LogSafe.escape(this.key) + "'");
 		}
 		try {
 			return acquire(Duration.ofNanos(Math.max(0, unit.toNanos(time))));
@@ -195,7 +195,8 @@ public final class LockServiceLock implements Lock {
 	}
 
 	private InterruptedException interrupted(LockException cause) {
-		InterruptedException interrupted = new InterruptedException("Interrupted while waiting for lock '" + this.key + "'");
+		InterruptedException interrupted = new InterruptedException("Interrupted while waiting for lock '"
+				+ LogSafe.escape(this.key) + "'");
 		interrupted.initCause(cause);
 		return interrupted;
 	}
@@ -228,7 +229,7 @@ public final class LockServiceLock implements Lock {
 		Deque<Lease> stack = this.holds.get();
 		if (stack == null || stack.isEmpty()) {
 			throw new IllegalMonitorStateException("The current thread (" + Thread.currentThread().getName()
-					+ ") does not hold lock '" + this.key + "'");
+					+ ") does not hold lock '" + LogSafe.escape(this.key) + "'");
 		}
 		Lease lease = stack.pop();
 		if (stack.isEmpty()) {
@@ -261,7 +262,8 @@ public final class LockServiceLock implements Lock {
 	 */
 	@Override
 	public Condition newCondition() {
-		throw new UnsupportedOperationException("Lock '" + this.key + "' is a distributed lock: it has no conditions "
+		throw new UnsupportedOperationException("Lock '" + LogSafe.escape(this.key)
+				+ "' is a distributed lock: it has no conditions "
 				+ "(a condition would need a wait set shared by every instance); signal through the store instead");
 	}
 

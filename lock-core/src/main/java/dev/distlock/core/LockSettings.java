@@ -275,7 +275,8 @@ public final class LockSettings {
 	}
 
 	private static IllegalArgumentException invalid(String subject, String rule, @Nullable Object value) {
-		return new IllegalArgumentException(subject + " " + rule + ", but was " + value);
+		// a blank key may be line breaks: the message stays one line
+		return new IllegalArgumentException(LogSafe.escape(subject + " " + rule + ", but was " + value));
 	}
 
 }

@@ -10,6 +10,7 @@ import dev.distlock.core.Lease;
 import dev.distlock.core.LockService;
 import dev.distlock.core.LockServiceLock;
 import dev.distlock.core.LockSettings;
+import dev.distlock.core.LogSafe;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 
@@ -147,7 +148,8 @@ public class LockServiceLockRegistry
 		LockServiceLock lock = this.locks.get((String) lockKey);
 		Lease lease = (lock != null) ? lock.currentLease().orElse(null) : null;
 		if (lease == null) {
-			throw new IllegalStateException("Could not renew lock '" + lockKey + "': the current thread does not hold it");
+			throw new IllegalStateException("Could not renew lock '" + LogSafe.escape((String) lockKey)
+					+ "': the current thread does not hold it");
 		}
 		return lease;
 	}
@@ -186,7 +188,8 @@ public class LockServiceLockRegistry
 			try {
 				for (LockServiceLock lock : held) {
 					if (!lock.awaitUnheld(Duration.ofNanos(Math.max(0, deadline - System.nanoTime())))) {
-						logger.warn("Lock registry stops while lock '" + lock.key() + "' is still held");
+						logger.warn("Lock registry stops while lock '" + LogSafe.escape(lock.key())
+								+ "' is still held");
 					}
 				}
 			}

@@ -20,6 +20,7 @@ import dev.distlock.core.LockException;
 import dev.distlock.core.LockLostException;
 import dev.distlock.core.LockService;
 import dev.distlock.core.LockUnavailableException;
+import dev.distlock.core.LogSafe;
 import dev.distlock.observability.DefaultLockCallObservationConvention;
 import dev.distlock.observability.LockCallContext;
 import dev.distlock.observability.LockCallObservationConvention;
@@ -226,7 +227,7 @@ public class DistributedLockInterceptor implements MethodInterceptor {
 				}
 			}
 			catch (LockUnavailableException ex) {
-				logger.warn(operation.description() + ": could not release lock '" + ex.getKey()
+				logger.warn(operation.description() + ": could not release lock '" + LogSafe.escape(ex.getKey())
 						+ "'; it expires at the end of its lease time", ex);
 				if (failure != null) {
 					failure.addSuppressed(ex);

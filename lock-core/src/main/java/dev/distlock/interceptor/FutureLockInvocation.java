@@ -23,6 +23,7 @@ import dev.distlock.core.LockLostException;
 import dev.distlock.core.LockOwner;
 import dev.distlock.core.LockRequest;
 import dev.distlock.core.LockService;
+import dev.distlock.core.LogSafe;
 import dev.distlock.observability.DefaultLockCallObservationConvention;
 import dev.distlock.observability.LockCallContext;
 import dev.distlock.observability.LockCallObservationConvention;
@@ -213,7 +214,8 @@ final class FutureLockInvocation {
 	private static void releaseUnused(Lease lease) {
 		lease.releaseAsync().whenComplete((ignored, failure) -> {
 			if (failure != null && logger.isDebugEnabled()) {
-				logger.debug("Release of lock '" + lease.key() + "' after an interrupted acquisition failed", failure);
+				logger.debug("Release of lock '" + LogSafe.escape(lease.key())
+						+ "' after an interrupted acquisition failed", failure);
 			}
 		});
 	}

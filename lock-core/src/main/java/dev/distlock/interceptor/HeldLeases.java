@@ -15,6 +15,7 @@ import dev.distlock.core.Lease;
 import dev.distlock.core.LockLostEvent;
 import dev.distlock.core.LockLostException;
 import dev.distlock.core.LockUnavailableException;
+import dev.distlock.core.LogSafe;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
@@ -191,7 +192,8 @@ final class HeldLeases {
 				Throwable cause = unwrap(ex);
 				problems.add(cause);
 				if (cause instanceof LockUnavailableException unavailable) {
-					logger.warn(this.operation.description() + ": could not release lock '" + unavailable.getKey()
+					logger.warn(this.operation.description() + ": could not release lock '"
+							+ LogSafe.escape(unavailable.getKey())
 							+ "'; it expires at the end of its lease time", unavailable);
 				}
 			}
@@ -279,7 +281,8 @@ final class HeldLeases {
 			catch (RuntimeException ex) {
 				problems.add(ex);
 				if (ex instanceof LockUnavailableException unavailable) {
-					logger.warn(this.operation.description() + ": could not release lock '" + unavailable.getKey()
+					logger.warn(this.operation.description() + ": could not release lock '"
+							+ LogSafe.escape(unavailable.getKey())
 							+ "'; it expires at the end of its lease time", unavailable);
 				}
 			}

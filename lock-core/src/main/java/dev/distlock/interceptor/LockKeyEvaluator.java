@@ -10,6 +10,7 @@ import java.util.Set;
 import java.util.TreeSet;
 import java.util.concurrent.ConcurrentHashMap;
 
+import dev.distlock.core.LogSafe;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.beans.factory.BeanFactory;
@@ -129,7 +130,7 @@ class LockKeyEvaluator extends CachedExpressionEvaluator {
 		}
 		catch (EvaluationException ex) {
 			throw new InvalidLockKeyException(operation.description() + ": key expression \"" + operation.keySource()
-					+ "\" could not be evaluated: " + ex.getMessage(), ex);
+					+ "\" could not be evaluated: " + LogSafe.escape(ex.getMessage()), ex);
 		}
 		if (value instanceof Collection<?> || (value != null && value.getClass().isArray())) {
 			Collection<?> elements = (value instanceof Collection<?> collection) ? collection : arrayElements(value);
@@ -151,7 +152,7 @@ class LockKeyEvaluator extends CachedExpressionEvaluator {
 		}
 		String key = value.toString();
 		if (key.isBlank()) {
-			throw invalid(operation, "a blank" + what + " ('" + key + "')");
+			throw invalid(operation, "a blank" + what + " ('" + LogSafe.escape(key) + "')");
 		}
 		return key;
 	}

@@ -10,6 +10,7 @@ import java.util.function.Function;
 import dev.distlock.core.Lease;
 import dev.distlock.core.LockLostException;
 import dev.distlock.core.LockUnavailableException;
+import dev.distlock.core.LogSafe;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
@@ -77,7 +78,8 @@ final class ReactiveLeases {
 				catch (UnsupportedOperationException ex) {
 					// the engine cannot tell: a loss shows at the release instead
 					if (logger.isDebugEnabled()) {
-						logger.debug("A loss of lock '" + lease.key() + "' shows only at its release: " + ex.getMessage());
+						logger.debug("A loss of lock '" + LogSafe.escape(lease.key()) + "' shows only at its release: "
+								+ ex.getMessage());
 					}
 				}
 			}
@@ -92,7 +94,7 @@ final class ReactiveLeases {
 				Throwable first = null;
 				for (Throwable failure : failures) {
 					if (failure instanceof LockUnavailableException unavailable) {
-						logger.warn("Could not release lock '" + unavailable.getKey()
+						logger.warn("Could not release lock '" + LogSafe.escape(unavailable.getKey())
 								+ "'; it expires at the end of its lease time", unavailable);
 					}
 					else if (first == null) {
@@ -150,7 +152,8 @@ final class ReactiveLeases {
 	static void detached(Lease lease) {
 		lease.releaseAsync().whenComplete((ignored, failure) -> {
 			if (failure != null && logger.isDebugEnabled()) {
-				logger.debug("Release of lock '" + lease.key() + "' after a cancelled acquisition failed", failure);
+				logger.debug("Release of lock '" + LogSafe.escape(lease.key())
+						+ "' after a cancelled acquisition failed", failure);
 			}
 		});
 	}

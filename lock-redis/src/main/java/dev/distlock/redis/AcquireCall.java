@@ -5,6 +5,7 @@ import java.util.concurrent.CompletionException;
 
 import dev.distlock.core.LockRequest;
 import dev.distlock.core.LockUnavailableException;
+import dev.distlock.core.LogSafe;
 
 import org.jspecify.annotations.Nullable;
 
@@ -48,7 +49,8 @@ final class AcquireCall {
 			}
 			long[] reply = this.store.acquire(attempt.redisKey, attempt.owner, attempt.ttlMillis, waiter, 0, 0);
 			if (reply[0] < 0) {
-				throw new IllegalStateException("The acquire script refused a new owner of '" + request.key() + "'");
+				throw new IllegalStateException("The acquire script refused a new owner of '"
+						+ LogSafe.escape(request.key()) + "'");
 			}
 			return reply;
 		}
@@ -101,7 +103,8 @@ final class AcquireCall {
 			Throwable cause = (failure instanceof CompletionException && failure.getCause() != null)
 					? failure.getCause() : failure;
 			if (cause == null && value[0] < 0) {
-				cause = new IllegalStateException("The acquire script refused a new owner of '" + request.key() + "'");
+				cause = new IllegalStateException("The acquire script refused a new owner of '"
+						+ LogSafe.escape(request.key()) + "'");
 			}
 			if (cause == null) {
 				result.complete(value);
@@ -126,7 +129,8 @@ final class AcquireCall {
 		long[] reply = this.store.acquireReplicated(attempt.redisKey, attempt.owner, attempt.ttlMillis, waiter,
 				this.replicaAcks, this.replicaAckTimeoutMillis);
 		if (reply[0] < 0) {
-			throw new IllegalStateException("The acquire script refused a new owner of '" + request.key() + "'");
+			throw new IllegalStateException("The acquire script refused a new owner of '"
+					+ LogSafe.escape(request.key()) + "'");
 		}
 		if (reply[0] == 0 || reply[2] >= this.replicaAcks) {
 			return new long[] { reply[0], reply[1] };
@@ -163,9 +167,10 @@ final class AcquireCall {
 			return new LockUnavailableException(request.key(), "Could not acquire lock '" + request.key() + "' within "
 					+ request.waitTime() + ": " + cause.getMessage(), cause);
 		}
+		// the message of a LockException has its key escaped already (LogSafe)
 		return new LockUnavailableException(request.key(), last.getMessage().replace("Could not acquire lock '"
-				+ request.key() + "': ", "Could not acquire lock '" + request.key() + "' within " + request.waitTime() + ": "),
-				cause);
+				+ LogSafe.escape(request.key()) + "': ", "Could not acquire lock '" + request.key() + "' within "
+				+ request.waitTime() + ": "), cause);
 	}
 
 	/** Refused, unanswered, or answered with an error: only a refusal is final (see {@link RedisFailures}). */

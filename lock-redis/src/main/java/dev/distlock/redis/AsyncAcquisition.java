@@ -13,6 +13,7 @@ import dev.distlock.core.LockMode;
 import dev.distlock.core.LockOwner;
 import dev.distlock.core.LockRequest;
 import dev.distlock.core.LockUnavailableException;
+import dev.distlock.core.LogSafe;
 
 import org.jspecify.annotations.Nullable;
 
@@ -92,7 +93,8 @@ final class AsyncAcquisition {
 	/** Run {@code work} on the call pool, then {@code then} with its result; a closed pool fails the acquisition. */
 	private <T> void call(AsyncEngine.CallWork<T> work, AsyncEngine.Reply<T> then) {
 		if (!this.engine.call(work, then)) {
-			fail(new IllegalStateException("Lock service is closed; cannot acquire '" + this.request.key() + "'"));
+			fail(new IllegalStateException("Lock service is closed; cannot acquire '"
+					+ LogSafe.escape(this.request.key()) + "'"));
 		}
 	}
 
@@ -294,7 +296,8 @@ final class AsyncAcquisition {
 					TimeUnit.NANOSECONDS);
 		}
 		catch (RejectedExecutionException ex) {
-			fail(new IllegalStateException("Lock service is closed; cannot acquire '" + this.request.key() + "'", ex));
+			fail(new IllegalStateException("Lock service is closed; cannot acquire '"
+					+ LogSafe.escape(this.request.key()) + "'", ex));
 		}
 	}
 

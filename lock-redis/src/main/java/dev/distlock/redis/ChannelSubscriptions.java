@@ -9,6 +9,7 @@ import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 
+import dev.distlock.core.LogSafe;
 import dev.distlock.redis.ReleaseChannel.ChannelState;
 
 import org.apache.commons.logging.Log;
@@ -205,10 +206,11 @@ final class ChannelSubscriptions implements AutoCloseable {
 		long now = System.nanoTime();
 		if (now - this.lastWarnNanos > WARN_INTERVAL_NANOS) {
 			this.lastWarnNanos = now;
-			logger.warn(message + ": " + ex);
+			// the channel's name holds a lock key
+			logger.warn(LogSafe.escape(message + ": " + ex));
 		}
 		else {
-			logger.debug(message, ex);
+			logger.debug(LogSafe.escape(message), ex);
 		}
 	}
 

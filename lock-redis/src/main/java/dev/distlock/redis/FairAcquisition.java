@@ -11,6 +11,7 @@ import dev.distlock.core.LockAccessDeniedException;
 import dev.distlock.core.LockOwner;
 import dev.distlock.core.LockRequest;
 import dev.distlock.core.LockUnavailableException;
+import dev.distlock.core.LogSafe;
 
 import org.jspecify.annotations.Nullable;
 
@@ -132,7 +133,8 @@ final class FairAcquisition {
 	private void fire(boolean inline) {
 		if (this.engine.calls() instanceof ExecutorService pool && pool.isShutdown()) {
 			// the service closed: no more keepalives (its timers may still fire); leave the queue
-			giveUp(new IllegalStateException("Lock service is closed; cannot acquire '" + this.request.key() + "'"),
+			giveUp(new IllegalStateException("Lock service is closed; cannot acquire '"
+					+ LogSafe.escape(this.request.key()) + "'"),
 					false);
 			return;
 		}

@@ -11,6 +11,7 @@ import java.util.concurrent.atomic.AtomicLong;
 
 import dev.distlock.core.LockListener;
 import dev.distlock.core.LockListener.Abandonment;
+import dev.distlock.core.LogSafe;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 
@@ -107,7 +108,7 @@ final class HoldReconciler implements AutoCloseable {
 			boolean deleted = this.store.discard(entry.redisKey, entry.owner, entry.channel);
 			if (deleted) {
 				this.discarded.incrementAndGet();
-				logger.info("Deleted a hold of lock '" + entry.key + "' (owner " + entry.owner
+				logger.info("Deleted a hold of lock '" + LogSafe.escape(entry.key) + "' (owner " + entry.owner
 						+ ") that a call whose reply was lost had left in Redis");
 			}
 			return deleted;
@@ -154,7 +155,7 @@ final class HoldReconciler implements AutoCloseable {
 		}
 		if (deleted) {
 			this.discarded.incrementAndGet();
-			logger.info("Deleted a hold of lock '" + discard.key + "' (owner " + discard.owner
+			logger.info("Deleted a hold of lock '" + LogSafe.escape(discard.key) + "' (owner " + discard.owner
 					+ ") that a call whose reply was lost had left in Redis");
 		}
 		if (discard.pass == 1) {
@@ -178,7 +179,8 @@ final class HoldReconciler implements AutoCloseable {
 			return;
 		}
 		long backoff = Math.min(MAX_BACKOFF_MILLIS, discard.backoffMillis * 2);
-		logger.debug("Could not discard the unknown hold of lock '" + discard.key + "' yet; retrying", ex);
+		logger.debug("Could not discard the unknown hold of lock '" + LogSafe.escape(discard.key)
+				+ "' yet; retrying", ex);
 		schedule(discard.retry(backoff), ThreadLocalRandom.current().nextLong(discard.backoffMillis / 2,
 				discard.backoffMillis + 1));
 	}
@@ -195,10 +197,10 @@ final class HoldReconciler implements AutoCloseable {
 					+ ") ends at its lease time";
 		};
 		if (reason == Abandonment.EXPIRED) {
-			logger.info(message);
+			logger.info(LogSafe.escape(message));
 		}
 		else {
-			logger.warn(message);
+			logger.warn(LogSafe.escape(message));
 		}
 		this.listeners.forEach(listener -> listener.discardAbandoned(key, reason, detail));
 	}

@@ -9,6 +9,7 @@ import dev.distlock.core.LockListener;
 import dev.distlock.core.LockLostEvent;
 import dev.distlock.core.LockMode;
 import dev.distlock.core.LockOwner;
+import dev.distlock.core.LogSafe;
 
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
@@ -98,7 +99,8 @@ final class LeaseRegistry {
 	 */
 	void announceLost(LeaseEntry entry, LockLostEvent event) {
 		this.heldByOwner.remove(new OwnerKey(entry.redisKey, entry.lockOwner, entry.mode), entry);
-		logger.warn("Lock '" + event.key() + "' (fencing token " + event.fencingToken() + ", owner " + event.owner()
+		logger.warn("Lock '" + LogSafe.escape(event.key()) + "' (fencing token " + event.fencingToken() + ", owner "
+				+ LogSafe.escape(event.owner())
 				+ ") was lost: " + event.detection().description());
 		this.listeners.forEach(listener -> listener.lost(event));
 		LostActions.run(entry.lostActions.fire(event), event, this.events);

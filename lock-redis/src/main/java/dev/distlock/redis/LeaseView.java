@@ -12,6 +12,7 @@ import java.util.function.Consumer;
 
 import dev.distlock.core.LeaseSnapshot;
 import dev.distlock.core.LockActivity;
+import dev.distlock.core.LogSafe;
 import dev.distlock.core.RenewalStatus;
 
 import org.apache.commons.logging.Log;
@@ -101,7 +102,7 @@ final class LeaseView {
 					action.accept(name);
 				}
 				catch (RuntimeException ex) {
-					logger.warn("Lock name action failed for '" + name + "'", ex);
+					logger.warn("Lock name action failed for '" + LogSafe.escape(name) + "'", ex);
 				}
 			}
 		}

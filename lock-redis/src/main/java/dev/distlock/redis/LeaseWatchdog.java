@@ -15,6 +15,7 @@ import java.util.concurrent.locks.ReentrantLock;
 
 import dev.distlock.core.LockLostEvent;
 import dev.distlock.core.LockSettings;
+import dev.distlock.core.LogSafe;
 
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
@@ -334,7 +335,7 @@ final class LeaseWatchdog implements AutoCloseable {
 		if (now - this.lastFailureLogNanos > TimeUnit.SECONDS.toNanos(10)) {
 			this.lastFailureLogNanos = now;
 			logger.warn("Could not renew " + failed + " of " + sent
-					+ " lock lease(s); retrying until their lease time runs out: " + failure);
+					+ " lock lease(s); retrying until their lease time runs out: " + LogSafe.escape(failure));
 		}
 	}
 

@@ -9,6 +9,7 @@ import java.util.function.Consumer;
 
 import dev.distlock.core.Lease;
 import dev.distlock.core.LockLostEvent;
+import dev.distlock.core.LogSafe;
 
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
@@ -54,7 +55,8 @@ final class LostActions {
 	 */
 	void register(Object hold, AtomicBoolean released, String key, Consumer<LockLostEvent> action) {
 		if (action == null) {
-			throw new IllegalArgumentException("The lost-lease action of lock '" + key + "' must not be null");
+			throw new IllegalArgumentException("The lost-lease action of lock '" + LogSafe.escape(key)
+					+ "' must not be null");
 		}
 		if (released.get()) {
 			return; // released first: it never runs
@@ -112,7 +114,7 @@ final class LostActions {
 			action.accept(event);
 		}
 		catch (RuntimeException ex) {
-			logger.warn("A lost-lease action of lock '" + event.key() + "' failed", ex);
+			logger.warn("A lost-lease action of lock '" + LogSafe.escape(event.key()) + "' failed", ex);
 		}
 	}
 

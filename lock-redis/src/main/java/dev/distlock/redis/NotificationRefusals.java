@@ -6,6 +6,7 @@ import java.util.concurrent.atomic.AtomicLong;
 
 import dev.distlock.core.LockListener;
 import dev.distlock.core.LockListener.Notification;
+import dev.distlock.core.LogSafe;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 
@@ -55,10 +56,10 @@ final class NotificationRefusals {
 		long now = System.nanoTime();
 		long before = last.get();
 		if ((before == 0 || now - before >= WARN_INTERVAL_NANOS) && last.compareAndSet(before, (now == 0) ? 1 : now)) {
-			logger.warn(message);
+			logger.warn(LogSafe.escape(message));
 		}
 		else if (logger.isDebugEnabled()) {
-			logger.debug(message);
+			logger.debug(LogSafe.escape(message));
 		}
 		this.listeners.forEach(listener -> listener.notificationRefused(operation, channel, reason));
 	}

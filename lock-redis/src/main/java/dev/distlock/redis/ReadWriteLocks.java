@@ -3,6 +3,7 @@ package dev.distlock.redis;
 import dev.distlock.core.LockMode;
 import dev.distlock.core.LockOwner;
 import dev.distlock.core.LockRequest;
+import dev.distlock.core.LogSafe;
 
 import org.jspecify.annotations.Nullable;
 
@@ -32,7 +33,8 @@ final class ReadWriteLocks {
 		}
 		if (request.mode() == LockMode.WRITE && registry.heldBy(redisKey, owner, LockMode.READ) != null
 				&& registry.heldBy(redisKey, owner, LockMode.WRITE) == null) {
-			return new IllegalStateException(owner + " holds the read lock of '" + request.key()
+			return new IllegalStateException(LogSafe.escape(owner.toString()) + " holds the read lock of '"
+					+ LogSafe.escape(request.key())
 					+ "' and asked for its write lock: upgrading would deadlock; release the read lock first");
 		}
 		return null;

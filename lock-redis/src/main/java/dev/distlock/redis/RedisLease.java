@@ -11,6 +11,7 @@ import dev.distlock.core.Lease;
 import dev.distlock.core.LockLostEvent;
 import dev.distlock.core.LockNotOwnedException;
 import dev.distlock.core.LockSettings;
+import dev.distlock.core.LogSafe;
 
 /** One hold of a Redis lease; re-entries of the same lease share its {@link LeaseEntry}. */
 final class RedisLease implements Lease {
@@ -88,12 +89,12 @@ final class RedisLease implements Lease {
 	@Override
 	public void extend(Duration time, ExtendMode mode) {
 		if (mode == null) {
-			throw new IllegalArgumentException("Extend mode must not be null for lock '" + key() + "'");
+			throw new IllegalArgumentException("Extend mode must not be null for lock '" + LogSafe.escape(key()) + "'");
 		}
 		String rule = LockSettings.ttlRule(time); // at most a year: beyond it PEXPIRE may overflow
 		if (rule != null) {
 			throw new IllegalArgumentException(((mode == ExtendMode.ADD) ? "Lease extension" : "Replacement lease time")
-					+ " " + rule + ", but was " + time + " for lock '" + key() + "'");
+					+ " " + rule + ", but was " + time + " for lock '" + LogSafe.escape(key()) + "'");
 		}
 		checkNotReleased("extend");
 		this.releaser.extend(this, time.toMillis(), mode == ExtendMode.ADD, mode == ExtendMode.REPLACE);

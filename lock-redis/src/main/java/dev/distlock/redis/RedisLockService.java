@@ -30,6 +30,7 @@ import dev.distlock.core.LockRequest;
 import dev.distlock.core.LockService;
 import dev.distlock.core.LockSettings;
 import dev.distlock.core.LockUnavailableException;
+import dev.distlock.core.LogSafe;
 import dev.distlock.core.RenewalStatus;
 
 import org.apache.commons.logging.Log;
@@ -172,7 +173,8 @@ public class RedisLockService
 	public Optional<Lease> tryAcquire(LockRequest request) {
 		Assert.notNull(request, "'request' must not be null");
 		if (this.closed) {
-			throw new IllegalStateException("Lock service is closed; cannot acquire '" + request.key() + "'");
+			throw new IllegalStateException("Lock service is closed; cannot acquire '" + LogSafe.escape(request.key())
+					+ "'");
 		}
 		RuntimeException refused = ReadWriteLocks.refusal(request, redisKey(request.key()), LockOwner.current(),
 				this.registry, this.replicaAcks);
@@ -192,10 +194,11 @@ public class RedisLockService
 	@Override
 	public CompletableFuture<Optional<Lease>> tryAcquireAsync(LockRequest request, LockOwner owner) {
 		Assert.notNull(request, "'request' must not be null");
-		Assert.notNull(owner, "'owner' must not be null for lock '" + request.key() + "'");
+		Assert.notNull(owner, "'owner' must not be null for lock '" + LogSafe.escape(request.key()) + "'");
 		if (this.closed) {
 			return CompletableFuture.failedFuture(
-					new IllegalStateException("Lock service is closed; cannot acquire '" + request.key() + "'"));
+					new IllegalStateException("Lock service is closed; cannot acquire '" + LogSafe.escape(request.key())
+							+ "'"));
 		}
 		RuntimeException refused = ReadWriteLocks.refusal(request, redisKey(request.key()), owner, this.registry,
 				this.replicaAcks);
@@ -334,7 +337,8 @@ public class RedisLockService
 			// Releasing them would end the mutual exclusion of threads still inside their critical sections; they
 			// expire at their lease times instead, as a crashed process's would.
 			logger.warn("Lock service stops with " + held.size() + " lease(s) held, no longer renewed; they expire within"
-					+ " their lease times: " + held.stream().map(lease -> "'" + lease.key() + "' (token "
+					+ " their lease times: " + held.stream().map(lease -> "'" + LogSafe.escape(lease.key())
+					+ "' (token "
 							+ lease.fencingToken() + ", " + lease.ttl() + ")").limit(20).toList());
 		}
 		this.watchdog.close();

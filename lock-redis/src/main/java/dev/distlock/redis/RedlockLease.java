@@ -10,6 +10,7 @@ import dev.distlock.core.Lease;
 import dev.distlock.core.LockLostEvent;
 import dev.distlock.core.LockNotOwnedException;
 import dev.distlock.core.LockSettings;
+import dev.distlock.core.LogSafe;
 
 /** One hold of a Redlock lease; re-entries of the same lease share its {@link RedlockEntry}. */
 final class RedlockLease implements Lease {
@@ -89,12 +90,12 @@ final class RedlockLease implements Lease {
 	@Override
 	public void extend(Duration time, ExtendMode mode) {
 		if (mode == null) {
-			throw new IllegalArgumentException("Extend mode must not be null for lock '" + key() + "'");
+			throw new IllegalArgumentException("Extend mode must not be null for lock '" + LogSafe.escape(key()) + "'");
 		}
 		String rule = LockSettings.ttlRule(time); // at most a year: beyond it PEXPIRE may overflow
 		if (rule != null) {
 			throw new IllegalArgumentException(((mode == ExtendMode.ADD) ? "Lease extension" : "Replacement lease time")
-					+ " " + rule + ", but was " + time + " for lock '" + key() + "'");
+					+ " " + rule + ", but was " + time + " for lock '" + LogSafe.escape(key()) + "'");
 		}
 		checkNotReleased("extend");
 		this.releaser.extend(this.entry, time.toMillis(), mode);

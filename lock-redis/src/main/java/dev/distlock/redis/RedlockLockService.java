@@ -27,6 +27,7 @@ import dev.distlock.core.LockRequest;
 import dev.distlock.core.LockService;
 import dev.distlock.core.LockSettings;
 import dev.distlock.core.LockUnavailableException;
+import dev.distlock.core.LogSafe;
 import dev.distlock.core.RenewalStatus;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
@@ -123,14 +124,16 @@ public class RedlockLockService
 	public Optional<Lease> tryAcquire(LockRequest request) {
 		Assert.notNull(request, "'request' must not be null");
 		if (this.closed) {
-			throw new IllegalStateException("Lock service is closed; cannot acquire '" + request.key() + "'");
+			throw new IllegalStateException("Lock service is closed; cannot acquire '" + LogSafe.escape(request.key())
+					+ "'");
 		}
 		if (request.mode() != LockMode.EXCLUSIVE) {
 			throw request.mode().unsupported(request.key(), "the Redlock engine");
 		}
 		long minTtlNanos = 3 * this.nodes.timeoutNanos();
 		if (request.ttl().toNanos() < minTtlNanos) {
-			throw new IllegalArgumentException("'ttl' of lock '" + request.key() + "' must be at least three Redlock "
+			throw new IllegalArgumentException("'ttl' of lock '" + LogSafe.escape(request.key())
+					+ "' must be at least three Redlock "
 					+ "per-node timeouts (" + Duration.ofNanos(minTtlNanos) + "), but was " + request.ttl());
 		}
 		this.registry.noteName(request.effectiveName());

@@ -17,6 +17,7 @@ import dev.distlock.core.LockActivity;
 import dev.distlock.core.LockListener;
 import dev.distlock.core.LockLostEvent;
 import dev.distlock.core.LockOwner;
+import dev.distlock.core.LogSafe;
 import dev.distlock.core.RenewalStatus;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
@@ -94,7 +95,8 @@ final class RedlockRegistry implements AutoCloseable {
 			return;
 		}
 		this.byOwner.remove(new OwnerKey(entry.lockOwner, entry.key), entry);
-		logger.warn("Lost Redlock lease on '" + entry.key + "' (fencing token " + entry.fencingToken + "): "
+		logger.warn("Lost Redlock lease on '" + LogSafe.escape(entry.key) + "' (fencing token " + entry.fencingToken
+				+ "): "
 				+ detection.description());
 		for (LockListener listener : this.listeners) {
 			try {

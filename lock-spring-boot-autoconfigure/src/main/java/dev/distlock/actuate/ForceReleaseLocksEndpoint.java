@@ -10,6 +10,7 @@ import java.util.Set;
 import dev.distlock.core.ForcedRelease;
 import dev.distlock.core.LockForceReleaser;
 import dev.distlock.core.LockOperatorView;
+import dev.distlock.core.LogSafe;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
@@ -30,7 +31,8 @@ import org.springframework.util.Assert;
  * option. Only configured when {@code distlock.actuator.force-release.enabled=true}, on an engine that is a
  * {@link LockForceReleaser} as well as a {@link LockOperatorView} (the Redis engine is both).
  * <p>
- * Every use is logged at WARN (key, former holder(s), fencing token, caller) and published as an
+ * Every use is logged at WARN (key, former holder(s), fencing token, caller; the key and the caller's name with their
+ * control characters and line breaks escaped, as {@link dev.distlock.core.LogSafe} does) and published as an
  * {@link AuditApplicationEvent} of type {@value #AUDIT_EVENT_TYPE}, which Boot records when an audit event repository
  * is configured. The former holder (each reader of a read lock) finds its lease lost at its next renewal or release.
  * The response shows the former owner ids and fencing token as the read operation does
@@ -92,14 +94,17 @@ public class ForceReleaseLocksEndpoint extends LocksEndpoint {
 		Principal principal = securityContext.getPrincipal();
 		String caller = (principal != null) ? principal.getName() : "anonymous";
 		Optional<ForcedRelease> released = this.forceReleaser.forceRelease(lockKey);
+		// the key comes from the request's path: its line breaks must not forge log lines (nor the caller's name)
+		String loggedKey = LogSafe.escape(lockKey);
+		String loggedCaller = LogSafe.escape(caller);
 		if (released.isEmpty()) {
-			logger.warn("Force-release of lock '" + lockKey + "' requested through the actuator by " + caller
+			logger.warn("Force-release of lock '" + loggedKey + "' requested through the actuator by " + loggedCaller
 					+ ": the lock was free, nothing released");
 			audit(caller, lockKey, null);
 			return new ForceReleaseDescriptor(lockKey, false, null, 0, null, List.of());
 		}
 		ForcedRelease release = released.get();
-		logger.warn("Force-released lock '" + lockKey + "' through the actuator, requested by " + caller
+		logger.warn("Force-released lock '" + loggedKey + "' through the actuator, requested by " + loggedCaller
 				+ ((release.owners().size() == 1) ? ": former holder " : ": former holders ")
 				+ String.join(", ", release.owners()) + " (" + release.holdCount() + " hold(s), fencing token "
 				+ release.fencingToken() + ") will find "

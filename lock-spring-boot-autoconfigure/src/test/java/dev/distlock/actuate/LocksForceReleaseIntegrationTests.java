@@ -185,6 +185,33 @@ class LocksForceReleaseIntegrationTests {
 	}
 
 	@Test
+	void aKeyWithLineBreaksCannotForgeALogLine(CapturedOutput output) throws Exception {
+		// issue 29: DELETE /actuator/locks/a%0D%0AWARN%20forged used to write a line of its own, "WARN forged ..."
+		String key = "a\r\nWARN forged";
+		CompletableFuture
+			.supplyAsync(() -> this.lockService.acquire(key, Duration.ofSeconds(20), Duration.ZERO), this.executor)
+			.get(10, TimeUnit.SECONDS);
+
+		Response released = this.client.delete("/actuator/locks/a%0D%0AWARN%20forged");
+		Response free = this.client.delete("/actuator/locks/a%0D%0AWARN%20forged");
+
+		assertThat(released.status()).isEqualTo(200);
+		assertThat(released.<Boolean>read("$.released")).isTrue();
+		// the JSON and the audit event carry the key as it is; only the log line escapes it
+		assertThat(released.<String>read("$.key")).isEqualTo(key);
+		assertThat(free.<Boolean>read("$.released")).isFalse();
+		assertThat(this.recorder.audits).hasSize(2)
+			.allSatisfy(audit -> assertThat(audit.getAuditEvent().getData()).containsEntry("key", key));
+		// the holder's watchdog finds the lease gone at its next renewal: the engine's lost-lease WARN names the key too
+		await().atMost(DEADLINE).until(() -> !this.recorder.lost.isEmpty());
+		assertThat(this.recorder.lost).singleElement().satisfies(event -> assertThat(event.key()).isEqualTo(key));
+		assertThat(output.getAll().lines()).noneMatch(line -> line.startsWith("WARN forged"));
+		assertThat(output).contains("Force-released lock 'a\\r\\nWARN forged' through the actuator")
+			.contains("Force-release of lock 'a\\r\\nWARN forged' requested through the actuator")
+			.contains("Lock 'a\\r\\nWARN forged' (fencing token");
+	}
+
+	@Test
 	void aReadLockOfTwoReadersIsForceReleasedReportedWithBothAndAudited(CapturedOutput output) throws Exception {
 		Lease first = holdOnThreadOfItsOwn(LockRequest.of("report", Duration.ofSeconds(60), Duration.ZERO).read());
 		Lease second = holdOnThreadOfItsOwn(LockRequest.of("report", Duration.ofSeconds(60), Duration.ZERO).read());
