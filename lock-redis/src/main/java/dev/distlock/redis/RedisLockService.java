@@ -18,6 +18,7 @@ import dev.distlock.core.AsyncLockService;
 import dev.distlock.core.ForcedRelease;
 import dev.distlock.core.Lease;
 import dev.distlock.core.LeaseSnapshot;
+import dev.distlock.core.LockDirectory;
 import dev.distlock.core.LockHolder;
 import dev.distlock.core.LockActivity;
 import dev.distlock.core.LockForceReleaser;
@@ -25,6 +26,7 @@ import dev.distlock.core.LockListener;
 import dev.distlock.core.LockLostEvent;
 import dev.distlock.core.LockOperatorView;
 import dev.distlock.core.LockOwner;
+import dev.distlock.core.LockPage;
 import dev.distlock.core.LockMode;
 import dev.distlock.core.LockRequest;
 import dev.distlock.core.LockService;
@@ -32,6 +34,7 @@ import dev.distlock.core.LockSettings;
 import dev.distlock.core.LockUnavailableException;
 import dev.distlock.core.LogSafe;
 import dev.distlock.core.RenewalStatus;
+import org.jspecify.annotations.Nullable;
 
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
@@ -64,7 +67,7 @@ import org.springframework.util.Assert;
  * @since 0.1.0
  */
 public class RedisLockService
-		implements AsyncLockService, LockOperatorView, LockForceReleaser, SmartLifecycle, AutoCloseable {
+		implements AsyncLockService, LockOperatorView, LockForceReleaser, LockDirectory, SmartLifecycle, AutoCloseable {
 
 	/**
 	 * The phase in which a Spring context stops the service: after the web server and the task schedulers (higher
@@ -98,6 +101,8 @@ public class RedisLockService
 	private final ForcedReleaser forcedReleaser;
 
 	private final HolderQuery holderQuery;
+
+	private final StoreScan scan;
 
 	private final FairStore fairStore;
 
@@ -157,6 +162,7 @@ public class RedisLockService
 		this.view = new LeaseView(this.registry, this.subscriber);
 		this.forcedReleaser = new ForcedReleaser(store, this.subscriber, refusals, this.clientId);
 		this.holderQuery = new HolderQuery(store);
+		this.scan = store.scan(this.keyPrefix);
 		this.fairStore = store.fair();
 	}
 
@@ -213,6 +219,12 @@ public class RedisLockService
 	public Optional<LockHolder> holder(String key) {
 		LockSettings.checkKey(key, "'key'");
 		return this.holderQuery.holder(key, redisKey(key));
+	}
+
+	/** {@inheritDoc} On a Cluster, every master in turn; needs {@code +scan} in an ACL. */
+	@Override
+	public LockPage locks(@Nullable String cursor, int pageSize) {
+		return LockListing.page(this.scan, cursor, pageSize, this.keyPrefix);
 	}
 
 	/** {@inheritDoc} Oldest first. */
