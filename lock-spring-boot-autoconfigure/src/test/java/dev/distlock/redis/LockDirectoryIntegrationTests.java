@@ -18,11 +18,13 @@ import dev.distlock.core.LockMode;
 import dev.distlock.core.LockOwner;
 import dev.distlock.core.LockPage;
 import dev.distlock.core.LockRequest;
+import dev.distlock.core.LockUnavailableException;
 import dev.distlock.core.StoredLock;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
 import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException;
 import static org.awaitility.Awaitility.await;
 
@@ -163,6 +165,21 @@ class LockDirectoryIntegrationTests extends OneServerFixture {
 			assertThat(page.locks()).isEmpty();
 			assertThat(page.nextCursor()).isNull();
 		});
+	}
+
+	@Test
+	void aRedisThatDoesNotAnswerFailsThePageWithinTheCommandTimeoutNamingWhatFailed() {
+		RedisLockService operator = this.support.service();
+		operator.acquire("held", TTL, Duration.ZERO).release();
+		this.server.pause();
+		try {
+			assertThatExceptionOfType(LockUnavailableException.class).isThrownBy(() -> operator.locks(null, 10))
+				.withMessageContaining("Could not list every lock");
+		}
+		finally {
+			this.server.resume();
+		}
+		assertThat(operator.locks(null, 10).locks()).isEmpty();
 	}
 
 	/** Every page of {@code directory}'s listing, from the first to the one without a next cursor. */
