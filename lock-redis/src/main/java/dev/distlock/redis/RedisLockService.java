@@ -5,13 +5,10 @@ import java.time.Duration;
 import java.util.Base64;
 import java.util.List;
 import java.util.Optional;
-import java.util.concurrent.ExecutorService;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.LinkedTransferQueue;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.ThreadPoolExecutor;
-import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 
 import dev.distlock.core.AsyncLockService;
@@ -138,11 +135,11 @@ public class RedisLockService
 		ApplicationEventPublisher eventPublisher = builder.eventPublisher;
 		EngineThreads threads = new EngineThreads(builder.threadFactory);
 		// the events thread starts with the first event or lost-lease action only
-		this.registry = new LeaseRegistry(listeners, eventPublisher, singleThread(threads, threadName + "-events"));
+		this.registry = new LeaseRegistry(listeners, eventPublisher, threads.singleThread(threadName + "-events"));
 		NotificationRefusals refusals = new NotificationRefusals(listeners);
 		this.subscriber = new ReleaseSubscriber(builder.connectionFactory, this.keyPrefix + ":__subscriber__",
 				builder.idleUnsubscribe.toNanos(), threads, threadName + "-pubsub", builder.paths.listenerContainer(), builder.listenerContainerCustomizer, refusals);
-		this.asyncCalls = boundedPool(threads, threadName + "-async", ASYNC_THREADS);
+		this.asyncCalls = threads.boundedPool(threadName + "-async", ASYNC_THREADS);
 		long timeout = store.commandTimeoutMillis();
 		this.reconciler = new HoldReconciler(store, (timeout > 0) ? Math.min(timeout, 5_000) : 2_000,
 				builder.fairEntryTtl.toMillis(), listeners, threads, threadName + "-reconcile");
@@ -365,17 +362,6 @@ public class RedisLockService
 		byte[] bytes = new byte[16];
 		new SecureRandom().nextBytes(bytes);
 		return Base64.getUrlEncoder().withoutPadding().encodeToString(bytes);
-	}
-
-	private static ThreadPoolExecutor boundedPool(EngineThreads threads, String name, int size) {
-		ThreadPoolExecutor pool = new ThreadPoolExecutor(size, size, 0, TimeUnit.MILLISECONDS,
-				new LinkedTransferQueue<>(), threads.named(name));
-		pool.prestartAllCoreThreads();
-		return pool;
-	}
-
-	private static ExecutorService singleThread(EngineThreads threads, String name) {
-		return new ThreadPoolExecutor(1, 1, 0, TimeUnit.MILLISECONDS, new LinkedBlockingQueue<>(), threads.named(name));
 	}
 
 	/**
