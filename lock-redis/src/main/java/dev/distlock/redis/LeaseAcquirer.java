@@ -12,6 +12,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicLong;
 
+import dev.distlock.core.HolderLabel;
 import dev.distlock.core.Lease;
 import dev.distlock.core.LockAccessDeniedException;
 import dev.distlock.core.LockInterruptedException;
@@ -59,6 +60,12 @@ final class LeaseAcquirer {
 
 	private final AtomicLong ownerSequence = new AtomicLong();
 
+	/** The application the holder labels of this service's leases name. */
+	private final String holderApplication;
+
+	/** The instance the holder labels of this service's leases name. */
+	private final String holderInstance;
+
 	private final AcquireCall acquireCall;
 
 	/** One more hold of a lease already held. */
@@ -73,7 +80,7 @@ final class LeaseAcquirer {
 	LeaseAcquirer(LeaseStore store, ReleaseSubscriber subscriber, LeaseWatchdog watchdog, LeaseRegistry registry,
 			HoldReconciler reconciler, LeaseReleaser releaser, List<LockListener> listeners, String clientId,
 			int replicaAcks, long replicaAckTimeoutMillis, Executor calls, ScheduledExecutorService timers,
-			long fairEntryTtlMillis) {
+			long fairEntryTtlMillis, String holderApplication, String holderInstance) {
 		this.acquireCall = new AcquireCall(store, clientId, replicaAcks, replicaAckTimeoutMillis);
 		this.reentry = new LeaseReentry(this, store, watchdog, registry, reconciler);
 		this.async = new AsyncEngine(this, this.reentry, this.acquireCall, store, subscriber, watchdog, registry,
@@ -88,6 +95,8 @@ final class LeaseAcquirer {
 		this.releaser = releaser;
 		this.listeners = listeners;
 		this.clientId = clientId;
+		this.holderApplication = holderApplication;
+		this.holderInstance = holderInstance;
 	}
 
 	FairEngine fair() {
@@ -350,7 +359,7 @@ final class LeaseAcquirer {
 	LeaseEntry newEntry(LockRequest request, Attempt attempt, long token, long sent, int handOvers) {
 		LeaseEntry entry = new LeaseEntry(request.key(), attempt.redisKey, attempt.channel, attempt.owner,
 				request.effectiveName(), token, attempt.ttlMillis, request.autoRenew(), sent, handOvers,
-				attempt.lockOwner, attempt.mode);
+				attempt.lockOwner, attempt.holder, attempt.mode);
 		entry.capHold(request.maxHold());
 		this.registry.add(entry);
 		this.watchdog.register(entry);
@@ -375,7 +384,8 @@ final class LeaseAcquirer {
 		// a reader whose owner holds the write lock reads under it (a downgrade)
 		LeaseEntry writer = (request.mode() == LockMode.READ) ? this.registry.heldBy(redisKey, owner, LockMode.WRITE)
 				: null;
-		return new Attempt(redisKey, newOwnerId(owner), request.ttl().toMillis(), owner, request.mode(), writer);
+		return new Attempt(redisKey, newOwnerId(owner), request.ttl().toMillis(), owner,
+				HolderLabel.of(this.holderApplication, this.holderInstance, owner), request.mode(), writer);
 	}
 
 	/**

@@ -49,8 +49,15 @@ final class RedlockAcquirer {
 
 	private final AtomicLong acquisitions = new AtomicLong();
 
+	/** The application the holder labels of this service's leases name. */
+	private final String holderApplication;
+
+	/** The instance the holder labels of this service's leases name. */
+	private final String holderInstance;
+
 	RedlockAcquirer(RedlockNodes nodes, RedlockRegistry registry, RedlockWaiting waiting, RedlockReleaser releaser,
-			RedlockWatchdog watchdog, List<LockListener> listeners, String clientId) {
+			RedlockWatchdog watchdog, List<LockListener> listeners, String clientId, String holderApplication,
+			String holderInstance) {
 		this.nodes = nodes;
 		this.registry = registry;
 		this.waiting = waiting;
@@ -58,6 +65,8 @@ final class RedlockAcquirer {
 		this.watchdog = watchdog;
 		this.listeners = listeners;
 		this.clientId = clientId;
+		this.holderApplication = holderApplication;
+		this.holderInstance = holderInstance;
 	}
 
 	Optional<Lease> tryAcquire(LockRequest request, String redisKey) {
@@ -103,7 +112,8 @@ final class RedlockAcquirer {
 						registration.acquired();
 					}
 					RedlockEntry entry = new RedlockEntry(request.key(), redisKey, owner, request.effectiveName(),
-							attempt.tokens, ttlMillis, request.autoRenew(), this.nodes.validUntil(sent, ttlMillis));
+							attempt.tokens, ttlMillis, request.autoRenew(), this.nodes.validUntil(sent, ttlMillis),
+							this.holderApplication, this.holderInstance);
 					entry.capHold(request.maxHold());
 					if (attempt.replies != null) {
 						attempt.replies.onLate((node, reply) -> {
