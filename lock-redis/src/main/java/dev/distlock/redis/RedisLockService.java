@@ -154,7 +154,10 @@ public class RedisLockService
 		this.asyncTimers.setRemoveOnCancelPolicy(false);
 		this.acquirer = new LeaseAcquirer(store, this.subscriber, this.watchdog, this.registry, this.reconciler,
 				releaser, listeners, this.clientId, builder.replicaAcks, builder.replicaAckTimeout.toMillis(),
-				this.asyncCalls, this.asyncTimers, builder.fairEntryTtl.toMillis(), builder.holderApplication,
+				this.asyncCalls, this.asyncTimers, builder.fairEntryTtl.toMillis(),
+				(builder.ownerIdParts != null) ? new OwnerIds(this.clientId, builder.ownerIdParts)
+						: new OwnerIds(this.clientId),
+				builder.holderApplication,
 				(builder.holderInstance != null) ? builder.holderInstance : HolderLabel.hostName());
 		this.view = new LeaseView(this.registry, this.subscriber);
 		this.forcedReleaser = new ForcedReleaser(store, this.subscriber, refusals, this.clientId);

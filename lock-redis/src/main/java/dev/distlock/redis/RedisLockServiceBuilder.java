@@ -5,6 +5,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.ThreadFactory;
 import java.util.function.Consumer;
+import java.util.function.Supplier;
 
 import dev.distlock.core.HolderLabel;
 import dev.distlock.core.LockListener;
@@ -67,6 +68,9 @@ public final class RedisLockServiceBuilder {
 
 	/** How the engine talks to Redis; package-private, for the measurements and tests of each path. */
 	EnginePaths paths = EnginePaths.DEFAULT;
+
+	/** What follows the client id in owner ids; null for 128 random bits. Package-private, for tests only. */
+	@Nullable Supplier<String> ownerIdParts;
 
 	RedisLockServiceBuilder(RedisConnectionFactory connectionFactory) {
 		Assert.notNull(connectionFactory, "'connectionFactory' must not be null");
@@ -242,6 +246,17 @@ public final class RedisLockServiceBuilder {
 	 */
 	RedisLockServiceBuilder paths(EnginePaths paths) {
 		this.paths = paths;
+		return this;
+	}
+
+	/**
+	 * What follows the client id in the service's owner ids instead of random bits: not a user setting, for tests that
+	 * must know an owner id before the acquisition that uses it. Each value must be fresh.
+	 * @param parts the parts
+	 * @return this builder
+	 */
+	RedisLockServiceBuilder ownerIdParts(Supplier<String> parts) {
+		this.ownerIdParts = parts;
 		return this;
 	}
 
