@@ -104,8 +104,9 @@ public final class LockOwner {
 
 	/**
 	 * How the {@link HolderLabel} of this owner's leases names it: {@code thread "<name>"} for a thread's own owner,
-	 * with the thread's name as it is now (engines ask when they acquire), else the description the owner was made
-	 * with ({@code async} for {@link #newOwner()}). Never the owner id the store keeps.
+	 * with the thread's name as it is now (engines ask when they acquire; {@code thread #<id>} for a thread without a
+	 * name, as virtual threads are by default), else the description the owner was made with ({@code async} for
+	 * {@link #newOwner()}). Never the owner id the store keeps.
 	 * @return the description, not blank
 	 * @since 0.7.0
 	 */
@@ -117,7 +118,8 @@ public final class LockOwner {
 		String name = owner.getName();
 		Described last = this.described; // an immutable pair: a stale read only costs a new one
 		if (last == null || !last.threadName().equals(name)) {
-			last = new Described(name, "thread \"" + name + "\"");
+			// a virtual thread has no name unless given one: its id says which it is
+			last = new Described(name, name.isEmpty() ? "thread #" + owner.getId() : "thread \"" + name + "\"");
 			this.described = last;
 		}
 		return last.description();

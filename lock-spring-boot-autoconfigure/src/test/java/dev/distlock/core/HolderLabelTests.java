@@ -54,6 +54,16 @@ class HolderLabelTests {
 	}
 
 	@Test
+	void aThreadWithoutANameIsDescribedByItsId() throws Exception {
+		// as a virtual thread is unless it was given a name
+		LockOwner[] owner = new LockOwner[1];
+		Thread thread = new Thread(() -> owner[0] = LockOwner.current(), "");
+		thread.start();
+		thread.join(TimeUnit.SECONDS.toMillis(10));
+		assertThat(owner[0].description()).isEqualTo("thread #" + thread.getId());
+	}
+
+	@Test
 	void anOwnerOfItsOwnIsDescribedAsGivenElseAsAsync() {
 		assertThat(LockOwner.newOwner().description()).isEqualTo("async");
 		assertThat(LockOwner.newOwner("reactive InventoryService.reserve").description())
