@@ -13,6 +13,7 @@ import java.util.function.Consumer;
 
 import dev.distlock.core.AsyncLockService;
 import dev.distlock.core.ForcedRelease;
+import dev.distlock.core.HolderLabel;
 import dev.distlock.core.Lease;
 import dev.distlock.core.LeaseSnapshot;
 import dev.distlock.core.LockDirectory;
@@ -155,7 +156,11 @@ public class RedisLockService
 		this.asyncTimers.setRemoveOnCancelPolicy(false);
 		this.acquirer = new LeaseAcquirer(store, this.subscriber, this.watchdog, this.registry, this.reconciler,
 				releaser, listeners, this.clientId, builder.replicaAcks, builder.replicaAckTimeout.toMillis(),
-				this.asyncCalls, this.asyncTimers, builder.fairEntryTtl.toMillis());
+				this.asyncCalls, this.asyncTimers, builder.fairEntryTtl.toMillis(),
+				(builder.ownerIdParts != null) ? new OwnerIds(this.clientId, builder.ownerIdParts)
+						: new OwnerIds(this.clientId),
+				builder.holderApplication,
+				(builder.holderInstance != null) ? builder.holderInstance : HolderLabel.hostName());
 		this.view = new LeaseView(this.registry, this.subscriber);
 		this.forcedReleaser = new ForcedReleaser(store, this.subscriber, refusals, this.clientId);
 		this.holderQuery = new HolderQuery(store);

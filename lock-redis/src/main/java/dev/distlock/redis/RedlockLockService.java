@@ -15,6 +15,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 
 import dev.distlock.core.ForcedRelease;
+import dev.distlock.core.HolderLabel;
 import dev.distlock.core.Lease;
 import dev.distlock.core.LeaseSnapshot;
 import dev.distlock.core.LockActivity;
@@ -105,7 +106,8 @@ public class RedlockLockService
 				threadName + "-watchdog");
 		RedlockReleaser releaser = new RedlockReleaser(this.nodes, this.registry, listeners, this.clientId);
 		this.acquirer = new RedlockAcquirer(this.nodes, this.registry, this.waiting, releaser, this.watchdog,
-				listeners, this.clientId);
+				listeners, this.clientId, builder.holderApplication,
+				(builder.holderInstance != null) ? builder.holderInstance : HolderLabel.hostName());
 		this.listing = new RedlockListing(this.nodes, this.keyPrefix);
 		for (int i = 0; i < this.nodes.size(); i++) {
 			this.forcedReleasers.add(this.waiting.forcedReleaser(i, this.nodes.store(i), this.clientId));

@@ -166,7 +166,7 @@ public class LocksEndpoint {
 	 *
 	 * @param key the lock key
 	 * @param name the lock's name (the annotation's name, or the method)
-	 * @param owner the owner id stored in Redis: client id and a sequence number (or {@value #MASK})
+	 * @param owner the owner id stored in Redis: client id and 128 random bits (or {@value #MASK})
 	 * @param ownerThread the name of the thread that acquired it
 	 * @param heldSince when it was acquired
 	 * @param holdCount open holds (re-entries)
