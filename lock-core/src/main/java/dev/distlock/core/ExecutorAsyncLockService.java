@@ -138,6 +138,11 @@ final class ExecutorAsyncLockService implements AsyncLockService {
 		}
 
 		@Override
+		public HolderLabel holder() {
+			return this.lease.holder();
+		}
+
+		@Override
 		public long fencingToken() {
 			return this.lease.fencingToken();
 		}

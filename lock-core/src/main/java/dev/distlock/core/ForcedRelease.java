@@ -45,4 +45,14 @@ public record ForcedRelease(String key, String owner, long holdCount, long fenci
 		this(key, owner, holdCount, fencingToken, List.of(owner));
 	}
 
+	/**
+	 * The release without its owner ids, which the store kept and which carry their instances' client ids: what a log
+	 * line may show of it.
+	 */
+	@Override
+	public String toString() {
+		return "ForcedRelease[key=" + LogSafe.escape(this.key) + ", holders=" + this.owners.size() + ", holdCount="
+				+ this.holdCount + ", fencingToken=" + this.fencingToken + "]";
+	}
+
 }

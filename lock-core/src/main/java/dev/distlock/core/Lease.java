@@ -24,10 +24,23 @@ public interface Lease extends AutoCloseable {
 	String name();
 
 	/**
-	 * {@return the owner id stored in the store for this hold: the service's random client id, the acquiring thread (when
-	 * the {@link LockOwner} is a thread) and a number, fresh for each acquisition (re-entries share it)}
+	 * The owner id stored in the store for this hold, fresh for each acquisition (re-entries share it): for the Redis
+	 * engines the service's random client id and 128 random bits, so that no id tells another. It is what a release
+	 * presents to the store: keep it out of logs and messages, and name the holder by {@link #holder()} instead.
+	 * @return the owner id
 	 */
 	String owner();
+
+	/**
+	 * Who holds this lease, in words for log lines and messages: the application, the instance and the owner's
+	 * description as they were when the lease was acquired (re-entries share it). Unlike {@link #owner()} it is safe
+	 * to log. Engines override it; this default knows nothing of the owner ({@link HolderLabel#unknown()}).
+	 * @return the holder's label
+	 * @since 0.7.0
+	 */
+	default HolderLabel holder() {
+		return HolderLabel.unknown();
+	}
 
 	/**
 	 * {@return a number that is the same across re-entries of one lease and strictly greater for every later holder of

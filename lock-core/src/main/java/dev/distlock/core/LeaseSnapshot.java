@@ -49,4 +49,16 @@ public record LeaseSnapshot(String key, String name, String owner, String ownerT
 				autoRenewed, lost, LockMode.EXCLUSIVE);
 	}
 
+	/**
+	 * The snapshot without its owner id, which a release presents to the store: what a log line may show of it.
+	 */
+	@Override
+	public String toString() {
+		return "LeaseSnapshot[key=" + LogSafe.escape(this.key) + ", name=" + LogSafe.escape(this.name)
+				+ ", ownerThread=" + LogSafe.escape(this.ownerThread) + ", heldSince=" + this.heldSince + ", holdCount="
+				+ this.holdCount + ", ttl=" + this.ttl + ", ttlRemaining=" + this.ttlRemaining + ", lastRenewal="
+				+ this.lastRenewal + ", fencingToken=" + this.fencingToken + ", autoRenewed=" + this.autoRenewed
+				+ ", lost=" + this.lost + ", mode=" + this.mode + "]";
+	}
+
 }

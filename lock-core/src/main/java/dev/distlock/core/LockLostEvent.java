@@ -7,16 +7,45 @@ import java.time.Instant;
  * before its holder released it. From that moment another owner may hold the key, so the holder should stop or
  * compensate; storage writes guarded by the {@linkplain #fencingToken() fencing token} will be rejected.
  *
+ * The {@linkplain #holder() holder} names who lost it, for logs and alerts; the {@linkplain #owner() owner id} is what
+ * the store kept, which {@link #toString()} leaves out: log the holder, not the owner id.
+ *
  * @param key the lock key
  * @param name the lock's name
- * @param owner the owner that lost it
+ * @param owner the owner id that lost it (see {@link Lease#owner()}); not for logs
  * @param fencingToken the lost lease's fencing token
  * @param detection how the loss was noticed
  * @param detectedAt when it was noticed
+ * @param holder who lost it: application, instance and owner description (see {@link Lease#holder()})
  * @since 0.1.0
  */
 public record LockLostEvent(String key, String name, String owner, long fencingToken, Detection detection,
-		Instant detectedAt) {
+		Instant detectedAt, HolderLabel holder) {
+
+	/**
+	 * The loss of a lease whose holder is not known beyond its owner id: its {@link #holder()} is
+	 * {@link HolderLabel#unknown()}. Engines give the holder.
+	 * @param key the lock key
+	 * @param name the lock's name
+	 * @param owner the owner id that lost it
+	 * @param fencingToken the lost lease's fencing token
+	 * @param detection how the loss was noticed
+	 * @param detectedAt when it was noticed
+	 */
+	public LockLostEvent(String key, String name, String owner, long fencingToken, Detection detection,
+			Instant detectedAt) {
+		this(key, name, owner, fencingToken, detection, detectedAt, HolderLabel.unknown());
+	}
+
+	/**
+	 * The event without its owner id, which a release presents to the store: what a log line may show of it.
+	 */
+	@Override
+	public String toString() {
+		return "LockLostEvent[key=" + LogSafe.escape(this.key) + ", name=" + LogSafe.escape(this.name) + ", holder="
+				+ this.holder + ", fencingToken=" + this.fencingToken + ", detection=" + this.detection
+				+ ", detectedAt=" + this.detectedAt + "]";
+	}
 
 	/** How a lost lease was noticed. */
 	public enum Detection {

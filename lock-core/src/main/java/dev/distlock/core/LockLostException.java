@@ -11,12 +11,13 @@ public class LockLostException extends LockNotOwnedException {
 	private final LockLostEvent.Detection detection;
 
 	/**
-	 * An exception for the loss {@code event} describes.
+	 * An exception for the loss {@code event} describes; its message names the holder by its
+	 * {@linkplain LockLostEvent#holder() label}, never by its owner id.
 	 * @param event the loss, as it was published
 	 */
 	public LockLostException(LockLostEvent event) {
 		super(event.key(), event.owner(), "Lock '" + event.key() + "' (fencing token " + event.fencingToken()
-				+ ") was lost while held by " + event.owner() + ": " + event.detection().description());
+				+ ") was lost while held by " + event.holder() + ": " + event.detection().description());
 		this.detection = event.detection();
 	}
 

@@ -14,15 +14,18 @@ public class LockNotOwnedException extends LockException {
 	/**
 	 * An exception for a lease on {@code key} that {@code owner} no longer holds.
 	 * @param key the lock key as the caller gave it
-	 * @param owner the owner that no longer holds the lease
-	 * @param message the detail message
+	 * @param owner the owner id that no longer holds the lease
+	 * @param message the detail message; name the holder by its {@link HolderLabel}, if at all, never by its owner id
 	 */
 	public LockNotOwnedException(String key, String owner, String message) {
 		super(key, message, null);
 		this.owner = owner;
 	}
 
-	/** {@return the owner that no longer holds the lease} */
+	/**
+	 * {@return the owner id that no longer holds the lease, for code that compares it; the message does not contain
+	 * it, and it does not belong in logs (see {@link Lease#owner()})}
+	 */
 	public String getOwner() {
 		return this.owner;
 	}

@@ -45,9 +45,10 @@ import org.springframework.util.Assert;
  * until the returned future completes, not until the method returns.
  * <p>
  * The calling thread acquires every key (as for a synchronous method, waiting at most the declaration's wait) for a
- * {@linkplain LockOwner#newOwner() fresh owner}, or for the owner already bound to the thread when the call is nested
- * in another such call, so that it re-enters that call's leases; through {@link AsyncLockService} with that owner
- * when the service is one, else through the blocking {@link LockService} with the owner bound. The method body runs
+ * {@linkplain LockOwner#newOwner(String) fresh owner} (described as {@code async Class.method}), or for the owner
+ * already bound to the thread when the call is nested in another such call, so that it re-enters that call's leases;
+ * through {@link AsyncLockService} with that owner when the service is one, else through the blocking
+ * {@link LockService} with the owner bound. The method body runs
  * with the owner bound and the leases in {@link LockContext}; after it returned its future the leases belong to that
  * future: they are released (in reverse order, without blocking) when it completes, normally, exceptionally or by
  * cancellation, and the future this call returns completes only after the release, with the method's outcome.
@@ -121,7 +122,7 @@ final class FutureLockInvocation {
 			LockService service) throws Throwable {
 		LockOwner current = LockOwner.current();
 		// nested in another invocation's body (its owner is bound): re-enter its leases rather than wait for them
-		LockOwner owner = current.isThread() ? LockOwner.newOwner() : current;
+		LockOwner owner = current.isThread() ? LockOwner.newOwner(operation.ownerDescription("async")) : current;
 		List<Lease> leases;
 		try {
 			leases = acquireAll(operation, keys, service, owner);

@@ -9,6 +9,7 @@ import dev.distlock.core.LockRequest;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.expression.Expression;
+import org.springframework.util.ClassUtils;
 
 /**
  * One annotated method's lock, parsed and validated once: what the interceptor needs on every call.
@@ -54,6 +55,18 @@ public record LockOperation(Method method, String description, Expression keyExp
 			@Nullable String failureHandler, @Nullable Duration holdAtLeast, LockMode mode) {
 		this(method, description, keyExpression, keySource, name, ttl, waitTime, fixedLease, onFailure, failureHandler,
 				holdAtLeast, mode, null);
+	}
+
+	/**
+	 * How the holder label describes an invocation's own owner: {@code kind} and the method as
+	 * {@code SimpleClassName.method}, from the target class {@link #description()} names (for example
+	 * {@code async InventoryService.reserve}).
+	 */
+	String ownerDescription(String kind) {
+		String methodName = this.method.getName();
+		int at = this.description.indexOf("." + methodName + "(");
+		String className = (at > 0) ? this.description.substring(0, at) : this.method.getDeclaringClass().getName();
+		return kind + " " + ClassUtils.getShortName(className) + "." + methodName;
 	}
 
 	/** {@return the request for {@code key} with this operation's settings and {@code waitTime}} */

@@ -3,6 +3,7 @@ package dev.distlock.interceptor;
 import java.lang.reflect.Method;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.function.Function;
 import java.util.function.Supplier;
 
 import dev.distlock.annotation.LockFailure;
@@ -21,6 +22,7 @@ import org.jspecify.annotations.Nullable;
 import org.reactivestreams.Publisher;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
+import reactor.util.context.Context;
 
 import org.springframework.aop.ProxyMethodInvocation;
 import org.springframework.beans.factory.BeanFactory;
@@ -82,21 +84,24 @@ final class ReactiveLockInvocation {
 		Object[] arguments = invocation.getArguments();
 		ReactiveLockService locks = this.locks.get();
 		Method method = operation.method();
+		// the holder label of a subscription's leases names the method: "reactive InventoryService.reserve"
+		Function<Context, Context> described = ReactiveLockService
+			.describingOwners(operation.ownerDescription("reactive"));
 		if (ReactiveReturnTypes.isSuspending(method)) {
 			// Spring's proxies hand interceptors a suspend function's result as a Publisher and await what they return
 			return locks.withLocks(requests, (leases) -> Mono.from(publisher(proceed.get(), null)),
-					(failure) -> Mono.from(onFailure(operation, arguments, failure)));
+					(failure) -> Mono.from(onFailure(operation, arguments, failure))).contextWrite(described);
 		}
 		ReactiveAdapter adapter = ReactiveAdapterRegistry.getSharedInstance().getAdapter(method.getReturnType());
 		Assert.state(adapter != null, () -> "No reactive adapter for " + operation.description());
 		if (adapter.isMultiValue()) {
 			Flux<Object> locked = locks.withLocksMany(requests, (leases) -> publisher(proceed.get(), adapter),
 					(failure) -> onFailure(operation, arguments, failure));
-			return adapter.fromPublisher(locked);
+			return adapter.fromPublisher(locked.contextWrite(described));
 		}
 		Mono<Object> locked = locks.withLocks(requests, (leases) -> Mono.from(publisher(proceed.get(), adapter)),
 				(failure) -> Mono.from(onFailure(operation, arguments, failure)));
-		return adapter.fromPublisher(locked);
+		return adapter.fromPublisher(locked.contextWrite(described));
 	}
 
 	/**

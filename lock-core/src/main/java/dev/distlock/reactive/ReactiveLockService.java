@@ -21,6 +21,7 @@ import org.jspecify.annotations.Nullable;
 import org.reactivestreams.Publisher;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
+import reactor.util.context.Context;
 import reactor.util.context.ContextView;
 
 import org.springframework.util.Assert;
@@ -50,6 +51,11 @@ public class ReactiveLockService implements AutoCloseable {
 	private static final String OWNER = ReactiveLockService.class.getName() + ".OWNER";
 
 	private static final String LEASES = ReactiveLockService.class.getName() + ".LEASES";
+
+	private static final String OWNER_DESCRIPTION = ReactiveLockService.class.getName() + ".OWNER_DESCRIPTION";
+
+	/** How a stream's fresh owner is described when nothing says what it runs. */
+	private static final String REACTIVE = "reactive";
 
 	private static final Consumer<Lease> NO_SEAM = (lease) -> {
 	};
@@ -268,6 +274,20 @@ public class ReactiveLockService implements AutoCloseable {
 	}
 
 	/**
+	 * Describe the fresh owner that locked streams subscribed with this context take (when no enclosing locked work
+	 * gives them its own) for the {@link dev.distlock.core.HolderLabel} of their leases, which log lines and exception
+	 * messages name the holder by: for example {@code reactive InventoryService.reserve}. Without it the owner is
+	 * described as {@code reactive}. Apply it to the locked stream with {@code contextWrite}.
+	 * @param description what the stream's owner is, in a few words; not blank
+	 * @return the change to a subscriber's context
+	 * @since 0.7.0
+	 */
+	public static Function<Context, Context> describingOwners(String description) {
+		Assert.hasText(description, "'description' must not be blank");
+		return (context) -> context.put(OWNER_DESCRIPTION, description);
+	}
+
+	/**
 	 * Refuse further blocking calls, if this view makes any ({@link #of(LockService)}); those running end on their
 	 * own, within their requests' waits.
 	 */
@@ -279,7 +299,8 @@ public class ReactiveLockService implements AutoCloseable {
 	}
 
 	private static LockOwner ownerOf(ContextView context) {
-		return context.<LockOwner>getOrEmpty(OWNER).orElseGet(LockOwner::newOwner);
+		return context.<LockOwner>getOrEmpty(OWNER)
+			.orElseGet(() -> LockOwner.newOwner(context.getOrDefault(OWNER_DESCRIPTION, REACTIVE)));
 	}
 
 	private static List<LockRequest> checked(List<LockRequest> requests) {

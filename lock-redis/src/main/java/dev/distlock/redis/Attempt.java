@@ -1,5 +1,6 @@
 package dev.distlock.redis;
 
+import dev.distlock.core.HolderLabel;
 import dev.distlock.core.LockMode;
 import dev.distlock.core.LockOwner;
 
@@ -22,6 +23,9 @@ final class Attempt {
 	/** Whose lease it becomes, for re-entry. */
 	final LockOwner lockOwner;
 
+	/** Who the lease's holder is for log lines and messages, described on the acquiring thread. */
+	final HolderLabel holder;
+
 	/** EXCLUSIVE, READ or WRITE. */
 	final LockMode mode;
 
@@ -38,13 +42,10 @@ final class Attempt {
 	 */
 	volatile boolean unanswered;
 
-	Attempt(String redisKey, String owner, long ttlMillis, LockOwner lockOwner) {
-		this(redisKey, owner, ttlMillis, lockOwner, LockMode.EXCLUSIVE, null);
-	}
-
-	Attempt(String redisKey, String owner, long ttlMillis, LockOwner lockOwner, LockMode mode,
+	Attempt(String redisKey, String owner, long ttlMillis, LockOwner lockOwner, HolderLabel holder, LockMode mode,
 			@Nullable LeaseEntry downgradeFrom) {
 		this.lockOwner = lockOwner;
+		this.holder = holder;
 		this.redisKey = redisKey;
 		this.channel = RedisLockService.channel(redisKey);
 		this.owner = owner;

@@ -1,6 +1,11 @@
 package dev.distlock.redis;
 
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.LinkedTransferQueue;
 import java.util.concurrent.ThreadFactory;
+import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
 
 import org.jspecify.annotations.Nullable;
 
@@ -37,6 +42,19 @@ final class EngineThreads {
 	/** A factory of threads all named {@code name}, for a single-thread executor. */
 	ThreadFactory named(String name) {
 		return task -> newThread(name, task);
+	}
+
+	/** {@return a pool of {@code size} threads named {@code name}, started now, with an unbounded hand-off queue} */
+	ThreadPoolExecutor boundedPool(String name, int size) {
+		ThreadPoolExecutor pool = new ThreadPoolExecutor(size, size, 0, TimeUnit.MILLISECONDS,
+				new LinkedTransferQueue<>(), named(name));
+		pool.prestartAllCoreThreads();
+		return pool;
+	}
+
+	/** {@return one thread named {@code name}, started with its first task} */
+	ExecutorService singleThread(String name) {
+		return new ThreadPoolExecutor(1, 1, 0, TimeUnit.MILLISECONDS, new LinkedBlockingQueue<>(), named(name));
 	}
 
 }

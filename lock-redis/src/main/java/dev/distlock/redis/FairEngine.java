@@ -48,7 +48,7 @@ record FairEngine(LeaseAcquirer acquirer, FairStore store, LeaseStore leaseStore
 	Lease newLease(LockRequest request, Attempt attempt, long token, long sent, long grantedUntil, long start) {
 		LeaseEntry entry = new LeaseEntry(request.key(), attempt.redisKey, attempt.channel, attempt.owner,
 				request.effectiveName(), token, attempt.ttlMillis, request.autoRenew(), sent, 0, attempt.lockOwner,
-				LockMode.FAIR);
+				attempt.holder, LockMode.FAIR);
 		entry.capHold(request.maxHold());
 		if (grantedUntil != 0) {
 			long now = System.nanoTime();

@@ -9,6 +9,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 
+import dev.distlock.core.HolderLabel;
 import dev.distlock.core.LockListener;
 import dev.distlock.core.LockListener.Abandonment;
 import dev.distlock.core.LogSafe;
@@ -73,7 +74,7 @@ final class HoldReconciler implements AutoCloseable {
 	 * holds is handed on to the next live waiter rather than deleted (the queue stays). Tried for the attempt's ttl.
 	 */
 	void discard(String key, Attempt attempt, boolean fair) {
-		discard(key, attempt.redisKey, attempt.owner, attempt.channel, fair, attempt.ttlMillis);
+		discard(key, attempt.redisKey, attempt.owner, attempt.holder, attempt.channel, fair, attempt.ttlMillis);
 	}
 
 	/**
@@ -81,22 +82,23 @@ final class HoldReconciler implements AutoCloseable {
 	 * Tried for as long as Redis may keep the lease: its ttl, or its last confirmed time if that is longer.
 	 */
 	void discard(LeaseEntry entry, boolean fair) {
-		discard(entry.key, entry.redisKey, entry.owner, entry.channel, fair, lifeMillis(entry));
+		discard(entry.key, entry.redisKey, entry.owner, entry.holder, entry.channel, fair, lifeMillis(entry));
 	}
 
 	/**
 	 * Make sure {@code owner} holds nothing on {@code redisKey}, trying for {@code lifeMillis} at most. The caller
-	 * must never use {@code owner} again.
+	 * must never use {@code owner} again. The log names the hold by its {@code holder}, never by its owner id.
 	 */
-	void discard(String key, String redisKey, String owner, String channel, boolean fair, long lifeMillis) {
+	void discard(String key, String redisKey, String owner, HolderLabel holder, String channel, boolean fair,
+			long lifeMillis) {
 		if (this.pending.incrementAndGet() > MAX_PENDING) {
 			this.pending.decrementAndGet();
-			abandoned(key, owner, Abandonment.TOO_MANY, "too many holds to reconcile (" + MAX_PENDING + ")");
+			abandoned(key, holder, Abandonment.TOO_MANY, "too many holds to reconcile (" + MAX_PENDING + ")");
 			return;
 		}
 		long life = fair ? Math.max(lifeMillis, this.fairEntryTtlMillis) : lifeMillis;
 		long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(Math.max(1, life));
-		schedule(new Discard(key, redisKey, owner, channel, fair, 1, MIN_BACKOFF_MILLIS, deadline), 0);
+		schedule(new Discard(key, redisKey, owner, holder, channel, fair, 1, MIN_BACKOFF_MILLIS, deadline), 0);
 	}
 
 	/**
@@ -108,14 +110,14 @@ final class HoldReconciler implements AutoCloseable {
 			boolean deleted = this.store.discard(entry.redisKey, entry.owner, entry.channel);
 			if (deleted) {
 				this.discarded.incrementAndGet();
-				logger.info("Deleted a hold of lock '" + LogSafe.escape(entry.key) + "' (owner " + entry.owner
+				logger.info("Deleted a hold of lock '" + LogSafe.escape(entry.key) + "' (of " + entry.holder
 						+ ") that a call whose reply was lost had left in Redis");
 			}
 			return deleted;
 		}
 		catch (RuntimeException ex) {
 			if (RedisFailures.isPermanent(ex)) {
-				abandoned(entry.key, entry.owner, Abandonment.REFUSED, RedisFailures.describe(ex, entry.redisKey));
+				abandoned(entry.key, entry.holder, Abandonment.REFUSED, RedisFailures.describe(ex, entry.redisKey));
 			}
 			else {
 				discard(entry, false);
@@ -155,7 +157,7 @@ final class HoldReconciler implements AutoCloseable {
 		}
 		if (deleted) {
 			this.discarded.incrementAndGet();
-			logger.info("Deleted a hold of lock '" + LogSafe.escape(discard.key) + "' (owner " + discard.owner
+			logger.info("Deleted a hold of lock '" + LogSafe.escape(discard.key) + "' (of " + discard.holder
 					+ ") that a call whose reply was lost had left in Redis");
 		}
 		if (discard.pass == 1) {
@@ -170,12 +172,12 @@ final class HoldReconciler implements AutoCloseable {
 	private void failed(Discard discard, RuntimeException ex) {
 		if (RedisFailures.isPermanent(ex)) {
 			this.pending.decrementAndGet();
-			abandoned(discard.key, discard.owner, Abandonment.REFUSED, RedisFailures.describe(ex, discard.redisKey));
+			abandoned(discard.key, discard.holder, Abandonment.REFUSED, RedisFailures.describe(ex, discard.redisKey));
 			return;
 		}
 		if (System.nanoTime() - discard.deadlineNanos >= 0) {
 			this.pending.decrementAndGet();
-			abandoned(discard.key, discard.owner, Abandonment.EXPIRED, RedisFailures.describe(ex, discard.redisKey));
+			abandoned(discard.key, discard.holder, Abandonment.EXPIRED, RedisFailures.describe(ex, discard.redisKey));
 			return;
 		}
 		long backoff = Math.min(MAX_BACKOFF_MILLIS, discard.backoffMillis * 2);
@@ -185,15 +187,15 @@ final class HoldReconciler implements AutoCloseable {
 				discard.backoffMillis + 1));
 	}
 
-	private void abandoned(String key, String owner, Abandonment reason, String detail) {
+	private void abandoned(String key, HolderLabel holder, Abandonment reason, String detail) {
 		String message = switch (reason) {
-			case REFUSED -> "Redis refused to delete a hold of lock '" + key + "' (owner " + owner + ") that a call "
+			case REFUSED -> "Redis refused to delete a hold of lock '" + key + "' (of " + holder + ") that a call "
 					+ "whose reply was lost may have left; not retried, a hold that is there expires at its lease time: "
 					+ detail;
-			case EXPIRED -> "Gave up deleting a hold of lock '" + key + "' (owner " + owner + ") that a call whose "
+			case EXPIRED -> "Gave up deleting a hold of lock '" + key + "' (of " + holder + ") that a call whose "
 					+ "reply was lost may have left: Redis did not answer within its lease time, so it has expired ("
 					+ detail + ")";
-			case TOO_MANY -> "Too many holds to reconcile; the one of lock '" + key + "' (owner " + owner
+			case TOO_MANY -> "Too many holds to reconcile; the one of lock '" + key + "' (of " + holder
 					+ ") ends at its lease time";
 		};
 		if (reason == Abandonment.EXPIRED) {
@@ -216,17 +218,24 @@ final class HoldReconciler implements AutoCloseable {
 		this.executor.shutdownNow();
 	}
 
-	private record Discard(String key, String redisKey, String owner, String channel, boolean fair, int pass,
-			long backoffMillis, long deadlineNanos) {
+	/** One discard: {@code owner} is what Redis needs, {@code holder} what the log names. */
+	private record Discard(String key, String redisKey, String owner, HolderLabel holder, String channel, boolean fair,
+			int pass, long backoffMillis, long deadlineNanos) {
 
 		Discard retry(long backoff) {
-			return new Discard(this.key, this.redisKey, this.owner, this.channel, this.fair, this.pass, backoff,
-					this.deadlineNanos);
+			return new Discard(this.key, this.redisKey, this.owner, this.holder, this.channel, this.fair, this.pass,
+					backoff, this.deadlineNanos);
 		}
 
 		Discard secondPass() {
-			return new Discard(this.key, this.redisKey, this.owner, this.channel, this.fair, 2, MIN_BACKOFF_MILLIS,
-					this.deadlineNanos);
+			return new Discard(this.key, this.redisKey, this.owner, this.holder, this.channel, this.fair, 2,
+					MIN_BACKOFF_MILLIS, this.deadlineNanos);
+		}
+
+		/** Without the owner id, should a record's form ever reach a log. */
+		@Override
+		public String toString() {
+			return "Discard[key=" + LogSafe.escape(this.key) + ", holder=" + this.holder + ", pass=" + this.pass + "]";
 		}
 
 	}

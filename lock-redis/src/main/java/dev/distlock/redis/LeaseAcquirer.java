@@ -10,8 +10,8 @@ import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
-import java.util.concurrent.atomic.AtomicLong;
 
+import dev.distlock.core.HolderLabel;
 import dev.distlock.core.Lease;
 import dev.distlock.core.LockAccessDeniedException;
 import dev.distlock.core.LockInterruptedException;
@@ -26,7 +26,7 @@ import org.jspecify.annotations.Nullable;
 /**
  * Acquisition and waiting: one role, getting a lease. It re-enters the lease the current {@link LockOwner} holds (the
  * calling thread's own unless another owner is bound to it), or acquires
- * the lock with a fresh owner id; it waits on release messages (joining other waiting threads of this process, taking
+ * the lock with a fresh owner id ({@link OwnerIds}); it waits on release messages (joining other waiting threads of this process, taking
  * a lease a holder hands over), polls while no message can come, and retries through failures until the wait's
  * deadline. An acquisition that ends without a lease after a call that got no answer hands its owner id to the
  * {@link HoldReconciler} (see the fault model in docs/architecture.md).
@@ -55,9 +55,14 @@ final class LeaseAcquirer {
 
 	private final List<LockListener> listeners;
 
-	private final String clientId;
+	/** A fresh, unpredictable owner id for every new acquisition. */
+	private final OwnerIds ownerIds;
 
-	private final AtomicLong ownerSequence = new AtomicLong();
+	/** The application the holder labels of this service's leases name. */
+	private final String holderApplication;
+
+	/** The instance the holder labels of this service's leases name. */
+	private final String holderInstance;
 
 	private final AcquireCall acquireCall;
 
@@ -73,7 +78,7 @@ final class LeaseAcquirer {
 	LeaseAcquirer(LeaseStore store, ReleaseSubscriber subscriber, LeaseWatchdog watchdog, LeaseRegistry registry,
 			HoldReconciler reconciler, LeaseReleaser releaser, List<LockListener> listeners, String clientId,
 			int replicaAcks, long replicaAckTimeoutMillis, Executor calls, ScheduledExecutorService timers,
-			long fairEntryTtlMillis) {
+			long fairEntryTtlMillis, OwnerIds ownerIds, String holderApplication, String holderInstance) {
 		this.acquireCall = new AcquireCall(store, clientId, replicaAcks, replicaAckTimeoutMillis);
 		this.reentry = new LeaseReentry(this, store, watchdog, registry, reconciler);
 		this.async = new AsyncEngine(this, this.reentry, this.acquireCall, store, subscriber, watchdog, registry,
@@ -87,7 +92,9 @@ final class LeaseAcquirer {
 		this.reconciler = reconciler;
 		this.releaser = releaser;
 		this.listeners = listeners;
-		this.clientId = clientId;
+		this.ownerIds = ownerIds;
+		this.holderApplication = holderApplication;
+		this.holderInstance = holderInstance;
 	}
 
 	FairEngine fair() {
@@ -350,7 +357,7 @@ final class LeaseAcquirer {
 	LeaseEntry newEntry(LockRequest request, Attempt attempt, long token, long sent, int handOvers) {
 		LeaseEntry entry = new LeaseEntry(request.key(), attempt.redisKey, attempt.channel, attempt.owner,
 				request.effectiveName(), token, attempt.ttlMillis, request.autoRenew(), sent, handOvers,
-				attempt.lockOwner, attempt.mode);
+				attempt.lockOwner, attempt.holder, attempt.mode);
 		entry.capHold(request.maxHold());
 		this.registry.add(entry);
 		this.watchdog.register(entry);
@@ -375,18 +382,8 @@ final class LeaseAcquirer {
 		// a reader whose owner holds the write lock reads under it (a downgrade)
 		LeaseEntry writer = (request.mode() == LockMode.READ) ? this.registry.heldBy(redisKey, owner, LockMode.WRITE)
 				: null;
-		return new Attempt(redisKey, newOwnerId(owner), request.ttl().toMillis(), owner, request.mode(), writer);
-	}
-
-	/**
-	 * A fresh owner id: the client id (random, so the id cannot be guessed), the acquiring thread when the owner is a
-	 * thread, and a number never used before in this process. An owner that is not a thread is named by the number
-	 * only: the thread it happens to run on now says nothing about it.
-	 */
-	private String newOwnerId(LockOwner owner) {
-		long sequence = this.ownerSequence.incrementAndGet();
-		return owner.isThread() ? this.clientId + ":" + Thread.currentThread().getId() + ":" + sequence
-				: this.clientId + ":" + sequence;
+		return new Attempt(redisKey, this.ownerIds.next(), request.ttl().toMillis(), owner,
+				HolderLabel.of(this.holderApplication, this.holderInstance, owner), request.mode(), writer);
 	}
 
 }

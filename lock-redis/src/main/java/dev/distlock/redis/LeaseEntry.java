@@ -3,10 +3,12 @@ package dev.distlock.redis;
 import java.time.Duration;
 import java.time.Instant;
 
+import dev.distlock.core.HolderLabel;
 import dev.distlock.core.LeaseSnapshot;
 import dev.distlock.core.LockLostEvent;
 import dev.distlock.core.LockMode;
 import dev.distlock.core.LockOwner;
+import dev.distlock.core.LogSafe;
 
 import org.jspecify.annotations.Nullable;
 
@@ -65,6 +67,12 @@ final class LeaseEntry {
 	 * acquisition named): its re-entries find the lease by it, whichever thread they run on.
 	 */
 	final LockOwner lockOwner;
+
+	/**
+	 * Who holds it, for log lines, messages and {@link dev.distlock.core.Lease#holder()}: what they name the holder
+	 * by, never {@link #owner}, which a release presents to Redis.
+	 */
+	final HolderLabel holder;
 
 	final String name;
 
@@ -129,13 +137,15 @@ final class LeaseEntry {
 	LeaseEntry(String key, String redisKey, String channel, String owner, String name, long token, long ttlMillis,
 			boolean autoRenew, long sentAtNanos, int handOvers, LockOwner lockOwner) {
 		this(key, redisKey, channel, owner, name, token, ttlMillis, autoRenew, sentAtNanos, handOvers, lockOwner,
-				LockMode.EXCLUSIVE);
+				HolderLabel.of(HolderLabel.DEFAULT_APPLICATION, HolderLabel.hostName(), lockOwner), LockMode.EXCLUSIVE);
 	}
 
 	LeaseEntry(String key, String redisKey, String channel, String owner, String name, long token, long ttlMillis,
-			boolean autoRenew, long sentAtNanos, int handOvers, LockOwner lockOwner, LockMode mode) {
+			boolean autoRenew, long sentAtNanos, int handOvers, LockOwner lockOwner, HolderLabel holder,
+			LockMode mode) {
 		this.mode = mode;
 		this.lockOwner = lockOwner;
+		this.holder = holder;
 		this.handOvers = handOvers;
 		this.key = key;
 		this.redisKey = redisKey;
@@ -249,7 +259,8 @@ final class LeaseEntry {
 			return null;
 		}
 		this.state = State.LOST;
-		this.lostEvent = new LockLostEvent(this.key, this.name, this.owner, this.token, detection, Instant.now());
+		this.lostEvent = new LockLostEvent(this.key, this.name, this.owner, this.token, detection, Instant.now(),
+				this.holder);
 		return this.lostEvent;
 	}
 
@@ -264,7 +275,8 @@ final class LeaseEntry {
 		LockLostEvent.Detection detection = (this.state == State.EXPIRED) ? LockLostEvent.Detection.EXPIRED
 				: LockLostEvent.Detection.FOUND_GONE_BY_HOLDER;
 		this.state = State.LOST;
-		this.lostEvent = new LockLostEvent(this.key, this.name, this.owner, this.token, detection, Instant.now());
+		this.lostEvent = new LockLostEvent(this.key, this.name, this.owner, this.token, detection, Instant.now(),
+				this.holder);
 		return this.lostEvent;
 	}
 
@@ -493,7 +505,8 @@ final class LeaseEntry {
 
 	@Override
 	public String toString() {
-		return "lease '" + this.key + "' (owner " + this.owner + ", token " + this.token + ")";
+		// never the owner id: what a release presents to Redis stays out of logs
+		return "lease '" + LogSafe.escape(this.key) + "' (held by " + this.holder + ", token " + this.token + ")";
 	}
 
 }

@@ -99,9 +99,9 @@ final class LeaseRegistry {
 	 */
 	void announceLost(LeaseEntry entry, LockLostEvent event) {
 		this.heldByOwner.remove(new OwnerKey(entry.redisKey, entry.lockOwner, entry.mode), entry);
-		logger.warn("Lock '" + LogSafe.escape(event.key()) + "' (fencing token " + event.fencingToken() + ", owner "
-				+ LogSafe.escape(event.owner())
-				+ ") was lost: " + event.detection().description());
+		// the holder by its label: the owner id is what a release presents to Redis, it stays out of the log
+		logger.warn("Lock '" + LogSafe.escape(event.key()) + "' (fencing token " + event.fencingToken()
+				+ ") held by " + event.holder() + " was lost: " + event.detection().description());
 		this.listeners.forEach(listener -> listener.lost(event));
 		LostActions.run(entry.lostActions.fire(event), event, this.events);
 		ApplicationEventPublisher publisher = this.eventPublisher;

@@ -80,6 +80,11 @@ final class LeaseStore {
 		this.fair = new FairStore(this, this.template, this.publishMode);
 	}
 
+	/** {@return a scan of this store's lease keys under {@code keyPrefix}, on every master of a Cluster} */
+	StoreScan scan(String keyPrefix) {
+		return new StoreScan(this.connectionFactory, this.template, keyPrefix, !this.publishMode.isEmpty());
+	}
+
 	/** {@return the fair-lock scripts on this store} */
 	FairStore fair() {
 		return this.fair;

@@ -7,6 +7,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Consumer;
 
 import dev.distlock.core.ExtendMode;
+import dev.distlock.core.HolderLabel;
 import dev.distlock.core.Lease;
 import dev.distlock.core.LockLostEvent;
 import dev.distlock.core.LockNotOwnedException;
@@ -46,6 +47,11 @@ final class RedisLease implements Lease {
 	@Override
 	public String owner() {
 		return this.entry.owner;
+	}
+
+	@Override
+	public HolderLabel holder() {
+		return this.entry.holder;
 	}
 
 	@Override
@@ -155,7 +161,9 @@ final class RedisLease implements Lease {
 
 	@Override
 	public String toString() {
-		return "Lease[key=" + key() + ", owner=" + owner() + ", token=" + fencingToken() + ", held=" + isHeld() + "]";
+		// the holder's label, never the owner id: a release presents that to Redis
+		return "Lease[key=" + LogSafe.escape(key()) + ", holder=" + holder() + ", token=" + fencingToken() + ", held="
+				+ isHeld() + "]";
 	}
 
 }

@@ -5,19 +5,18 @@ import java.time.Duration;
 import java.util.Base64;
 import java.util.List;
 import java.util.Optional;
-import java.util.concurrent.ExecutorService;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.LinkedTransferQueue;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.ThreadPoolExecutor;
-import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 
 import dev.distlock.core.AsyncLockService;
 import dev.distlock.core.ForcedRelease;
+import dev.distlock.core.HolderLabel;
 import dev.distlock.core.Lease;
 import dev.distlock.core.LeaseSnapshot;
+import dev.distlock.core.LockDirectory;
 import dev.distlock.core.LockHolder;
 import dev.distlock.core.LockActivity;
 import dev.distlock.core.LockForceReleaser;
@@ -25,6 +24,7 @@ import dev.distlock.core.LockListener;
 import dev.distlock.core.LockLostEvent;
 import dev.distlock.core.LockOperatorView;
 import dev.distlock.core.LockOwner;
+import dev.distlock.core.LockPage;
 import dev.distlock.core.LockMode;
 import dev.distlock.core.LockRequest;
 import dev.distlock.core.LockService;
@@ -32,6 +32,7 @@ import dev.distlock.core.LockSettings;
 import dev.distlock.core.LockUnavailableException;
 import dev.distlock.core.LogSafe;
 import dev.distlock.core.RenewalStatus;
+import org.jspecify.annotations.Nullable;
 
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
@@ -64,7 +65,7 @@ import org.springframework.util.Assert;
  * @since 0.1.0
  */
 public class RedisLockService
-		implements AsyncLockService, LockOperatorView, LockForceReleaser, SmartLifecycle, AutoCloseable {
+		implements AsyncLockService, LockOperatorView, LockForceReleaser, LockDirectory, SmartLifecycle, AutoCloseable {
 
 	/**
 	 * The phase in which a Spring context stops the service: after the web server and the task schedulers (higher
@@ -98,6 +99,8 @@ public class RedisLockService
 	private final ForcedReleaser forcedReleaser;
 
 	private final HolderQuery holderQuery;
+
+	private final StoreScan scan;
 
 	private final FairStore fairStore;
 
@@ -133,11 +136,11 @@ public class RedisLockService
 		ApplicationEventPublisher eventPublisher = builder.eventPublisher;
 		EngineThreads threads = new EngineThreads(builder.threadFactory);
 		// the events thread starts with the first event or lost-lease action only
-		this.registry = new LeaseRegistry(listeners, eventPublisher, singleThread(threads, threadName + "-events"));
+		this.registry = new LeaseRegistry(listeners, eventPublisher, threads.singleThread(threadName + "-events"));
 		NotificationRefusals refusals = new NotificationRefusals(listeners);
 		this.subscriber = new ReleaseSubscriber(builder.connectionFactory, this.keyPrefix + ":__subscriber__",
 				builder.idleUnsubscribe.toNanos(), threads, threadName + "-pubsub", builder.paths.listenerContainer(), builder.listenerContainerCustomizer, refusals);
-		this.asyncCalls = boundedPool(threads, threadName + "-async", ASYNC_THREADS);
+		this.asyncCalls = threads.boundedPool(threadName + "-async", ASYNC_THREADS);
 		long timeout = store.commandTimeoutMillis();
 		this.reconciler = new HoldReconciler(store, (timeout > 0) ? Math.min(timeout, 5_000) : 2_000,
 				builder.fairEntryTtl.toMillis(), listeners, threads, threadName + "-reconcile");
@@ -153,10 +156,15 @@ public class RedisLockService
 		this.asyncTimers.setRemoveOnCancelPolicy(false);
 		this.acquirer = new LeaseAcquirer(store, this.subscriber, this.watchdog, this.registry, this.reconciler,
 				releaser, listeners, this.clientId, builder.replicaAcks, builder.replicaAckTimeout.toMillis(),
-				this.asyncCalls, this.asyncTimers, builder.fairEntryTtl.toMillis());
+				this.asyncCalls, this.asyncTimers, builder.fairEntryTtl.toMillis(),
+				(builder.ownerIdParts != null) ? new OwnerIds(this.clientId, builder.ownerIdParts)
+						: new OwnerIds(this.clientId),
+				builder.holderApplication,
+				(builder.holderInstance != null) ? builder.holderInstance : HolderLabel.hostName());
 		this.view = new LeaseView(this.registry, this.subscriber);
 		this.forcedReleaser = new ForcedReleaser(store, this.subscriber, refusals, this.clientId);
 		this.holderQuery = new HolderQuery(store);
+		this.scan = store.scan(this.keyPrefix);
 		this.fairStore = store.fair();
 	}
 
@@ -213,6 +221,12 @@ public class RedisLockService
 	public Optional<LockHolder> holder(String key) {
 		LockSettings.checkKey(key, "'key'");
 		return this.holderQuery.holder(key, redisKey(key));
+	}
+
+	/** {@inheritDoc} On a Cluster, every master in turn; needs {@code +scan} in an ACL. */
+	@Override
+	public LockPage locks(@Nullable String cursor, int pageSize) {
+		return LockListing.page(this.scan, cursor, pageSize, this.keyPrefix);
 	}
 
 	/** {@inheritDoc} Oldest first. */
@@ -353,17 +367,6 @@ public class RedisLockService
 		byte[] bytes = new byte[16];
 		new SecureRandom().nextBytes(bytes);
 		return Base64.getUrlEncoder().withoutPadding().encodeToString(bytes);
-	}
-
-	private static ThreadPoolExecutor boundedPool(EngineThreads threads, String name, int size) {
-		ThreadPoolExecutor pool = new ThreadPoolExecutor(size, size, 0, TimeUnit.MILLISECONDS,
-				new LinkedTransferQueue<>(), threads.named(name));
-		pool.prestartAllCoreThreads();
-		return pool;
-	}
-
-	private static ExecutorService singleThread(EngineThreads threads, String name) {
-		return new ThreadPoolExecutor(1, 1, 0, TimeUnit.MILLISECONDS, new LinkedBlockingQueue<>(), threads.named(name));
 	}
 
 	/**

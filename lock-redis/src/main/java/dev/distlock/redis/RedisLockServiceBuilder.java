@@ -5,7 +5,9 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.ThreadFactory;
 import java.util.function.Consumer;
+import java.util.function.Supplier;
 
+import dev.distlock.core.HolderLabel;
 import dev.distlock.core.LockListener;
 import dev.distlock.core.LockLostEvent;
 import dev.distlock.core.LockSettings;
@@ -42,6 +44,11 @@ public final class RedisLockServiceBuilder {
 
 	String threadNamePrefix = "distlock";
 
+	String holderApplication = HolderLabel.DEFAULT_APPLICATION;
+
+	/** The holder labels' instance; null for the host's name, looked up when the service is built. */
+	@Nullable String holderInstance;
+
 	int localHandOvers = 4;
 
 	Duration fairEntryTtl = Duration.ofSeconds(2);
@@ -61,6 +68,9 @@ public final class RedisLockServiceBuilder {
 
 	/** How the engine talks to Redis; package-private, for the measurements and tests of each path. */
 	EnginePaths paths = EnginePaths.DEFAULT;
+
+	/** What follows the client id in owner ids; null for 128 random bits. Package-private, for tests only. */
+	@Nullable Supplier<String> ownerIdParts;
 
 	RedisLockServiceBuilder(RedisConnectionFactory connectionFactory) {
 		Assert.notNull(connectionFactory, "'connectionFactory' must not be null");
@@ -163,6 +173,35 @@ public final class RedisLockServiceBuilder {
 	}
 
 	/**
+	 * The application that the {@linkplain HolderLabel holder label} of the service's leases names: log lines,
+	 * exception messages and {@link dev.distlock.core.Lease#holder()} name a lease's holder by that label, never by
+	 * its owner id. Default {@value HolderLabel#DEFAULT_APPLICATION}; Spring Boot sets {@code spring.application.name}
+	 * ({@code distlock.holder.application}).
+	 * @param application the application's name; not blank
+	 * @return this builder
+	 * @since 0.7.0
+	 */
+	public RedisLockServiceBuilder holderApplication(String application) {
+		Assert.hasText(application, "'application' must not be blank");
+		this.holderApplication = application;
+		return this;
+	}
+
+	/**
+	 * The instance that the {@linkplain HolderLabel holder label} of the service's leases names, for an operator to
+	 * find it: a pod or host name, or an id of the deployment's own. Default: the host's name
+	 * ({@link HolderLabel#hostName()}; Spring Boot: {@code distlock.holder.instance}).
+	 * @param instance the instance's name; not blank
+	 * @return this builder
+	 * @since 0.7.0
+	 */
+	public RedisLockServiceBuilder holderInstance(String instance) {
+		Assert.hasText(instance, "'instance' must not be blank");
+		this.holderInstance = instance;
+		return this;
+	}
+
+	/**
 	 * Where the service's threads come from (e.g. a virtual thread factory); they are renamed by their role. By
 	 * default platform daemon threads.
 	 * @param threadFactory the factory, or {@code null} for platform daemon threads
@@ -207,6 +246,17 @@ public final class RedisLockServiceBuilder {
 	 */
 	RedisLockServiceBuilder paths(EnginePaths paths) {
 		this.paths = paths;
+		return this;
+	}
+
+	/**
+	 * What follows the client id in the service's owner ids instead of random bits: not a user setting, for tests that
+	 * must know an owner id before the acquisition that uses it. Each value must be fresh.
+	 * @param parts the parts
+	 * @return this builder
+	 */
+	RedisLockServiceBuilder ownerIdParts(Supplier<String> parts) {
+		this.ownerIdParts = parts;
 		return this;
 	}
 

@@ -5,7 +5,6 @@ import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicLong;
 
 import dev.distlock.core.Lease;
 import dev.distlock.core.LockInterruptedException;
@@ -47,10 +46,18 @@ final class RedlockAcquirer {
 
 	private final String clientId;
 
-	private final AtomicLong acquisitions = new AtomicLong();
+	/** A fresh, unpredictable owner id for every new acquisition (the same on every node). */
+	private final OwnerIds ownerIds;
+
+	/** The application the holder labels of this service's leases name. */
+	private final String holderApplication;
+
+	/** The instance the holder labels of this service's leases name. */
+	private final String holderInstance;
 
 	RedlockAcquirer(RedlockNodes nodes, RedlockRegistry registry, RedlockWaiting waiting, RedlockReleaser releaser,
-			RedlockWatchdog watchdog, List<LockListener> listeners, String clientId) {
+			RedlockWatchdog watchdog, List<LockListener> listeners, String clientId, String holderApplication,
+			String holderInstance) {
 		this.nodes = nodes;
 		this.registry = registry;
 		this.waiting = waiting;
@@ -58,6 +65,9 @@ final class RedlockAcquirer {
 		this.watchdog = watchdog;
 		this.listeners = listeners;
 		this.clientId = clientId;
+		this.ownerIds = new OwnerIds(clientId);
+		this.holderApplication = holderApplication;
+		this.holderInstance = holderInstance;
 	}
 
 	Optional<Lease> tryAcquire(LockRequest request, String redisKey) {
@@ -95,7 +105,7 @@ final class RedlockAcquirer {
 		try {
 			for (;;) {
 				boolean heard = registration != null && registration.confirmed();
-				String owner = newOwnerId();
+				String owner = this.ownerIds.next();
 				long sent = System.nanoTime();
 				NodeReplies attempt = attempt(redisKey, owner, ttlMillis, willWait ? this.clientId : "");
 				if (attempt.outcome == Outcome.ACQUIRED) {
@@ -103,7 +113,8 @@ final class RedlockAcquirer {
 						registration.acquired();
 					}
 					RedlockEntry entry = new RedlockEntry(request.key(), redisKey, owner, request.effectiveName(),
-							attempt.tokens, ttlMillis, request.autoRenew(), this.nodes.validUntil(sent, ttlMillis));
+							attempt.tokens, ttlMillis, request.autoRenew(), this.nodes.validUntil(sent, ttlMillis),
+							this.holderApplication, this.holderInstance);
 					entry.capHold(request.maxHold());
 					if (attempt.replies != null) {
 						attempt.replies.onLate((node, reply) -> {
@@ -244,16 +255,6 @@ final class RedlockAcquirer {
 		throw new LockUnavailableException(request.key(), "Could not re-enter Redlock lease on '" + request.key()
 				+ "': only " + ours + " of " + this.nodes.size() + " nodes confirmed it (a quorum is " + quorum + ")",
 				replies.anyFailure());
-	}
-
-	/**
-	 * A fresh owner id: the random client id, the acquiring thread when the current {@link LockOwner} is a thread, and a
-	 * number never used before in this process (only the number for an owner that is not a thread).
-	 */
-	private String newOwnerId() {
-		long sequence = this.acquisitions.incrementAndGet();
-		return LockOwner.current().isThread() ? this.clientId + ":" + Thread.currentThread().getId() + ":" + sequence
-				: this.clientId + ":" + sequence;
 	}
 
 	private void discardQuietly(int node, String redisKey, String owner, String channel) {

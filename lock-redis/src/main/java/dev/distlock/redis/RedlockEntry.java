@@ -3,8 +3,10 @@ package dev.distlock.redis;
 import java.time.Duration;
 import java.time.Instant;
 
+import dev.distlock.core.HolderLabel;
 import dev.distlock.core.LeaseSnapshot;
 import dev.distlock.core.LockLostEvent;
+import dev.distlock.core.LockMode;
 import dev.distlock.core.LockOwner;
 import org.jspecify.annotations.Nullable;
 
@@ -42,6 +44,9 @@ final class RedlockEntry {
 
 	/** Whose lease this is for re-entry: {@link LockOwner#current()} on the acquiring thread. */
 	final LockOwner lockOwner;
+
+	/** Who holds it, for log lines, messages and {@link dev.distlock.core.Lease#holder()}; never {@link #owner}. */
+	final HolderLabel holder;
 
 	final Instant acquiredAt;
 
@@ -82,7 +87,7 @@ final class RedlockEntry {
 	private @Nullable String lastRenewalError;
 
 	RedlockEntry(String key, String redisKey, String owner, String name, long[] tokens, long ttlMillis,
-			boolean autoRenew, long validUntilNanos) {
+			boolean autoRenew, long validUntilNanos, String holderApplication, String holderInstance) {
 		this.key = key;
 		this.redisKey = redisKey;
 		this.channel = RedisLockService.channel(redisKey);
@@ -95,6 +100,7 @@ final class RedlockEntry {
 		}
 		this.fencingToken = max;
 		this.lockOwner = LockOwner.current();
+		this.holder = HolderLabel.of(holderApplication, holderInstance, this.lockOwner);
 		this.ownerThread = this.lockOwner.isThread() ? Thread.currentThread().getName() : this.lockOwner.toString();
 		this.acquiredAt = Instant.now();
 		this.acquiredAtNanos = System.nanoTime();
@@ -105,7 +111,7 @@ final class RedlockEntry {
 		for (int i = 0; i < tokens.length; i++) {
 			if (tokens[i] != 0) {
 				this.carriers[i] = new LeaseEntry(key, redisKey, this.channel, owner, name, tokens[i], ttlMillis, true,
-						System.nanoTime(), 0, this.lockOwner);
+						System.nanoTime(), 0, this.lockOwner, this.holder, LockMode.EXCLUSIVE);
 			}
 		}
 	}
@@ -129,7 +135,7 @@ final class RedlockEntry {
 		if (this.state == State.HELD && this.tokens[node] == 0 && token > 0) {
 			this.tokens[node] = token;
 			this.carriers[node] = new LeaseEntry(this.key, this.redisKey, this.channel, this.owner, this.name, token,
-					this.ttlMillis, true, System.nanoTime(), 0, this.lockOwner);
+					this.ttlMillis, true, System.nanoTime(), 0, this.lockOwner, this.holder, LockMode.EXCLUSIVE);
 		}
 	}
 
@@ -258,7 +264,8 @@ final class RedlockEntry {
 			return null;
 		}
 		this.state = State.LOST;
-		this.lostEvent = new LockLostEvent(this.key, this.name, this.owner, this.fencingToken, detection, Instant.now());
+		this.lostEvent = new LockLostEvent(this.key, this.name, this.owner, this.fencingToken, detection, Instant.now(),
+				this.holder);
 		return this.lostEvent;
 	}
 

@@ -6,6 +6,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Consumer;
 
 import dev.distlock.core.ExtendMode;
+import dev.distlock.core.HolderLabel;
 import dev.distlock.core.Lease;
 import dev.distlock.core.LockLostEvent;
 import dev.distlock.core.LockNotOwnedException;
@@ -47,6 +48,11 @@ final class RedlockLease implements Lease {
 	@Override
 	public String owner() {
 		return this.entry.owner;
+	}
+
+	@Override
+	public HolderLabel holder() {
+		return this.entry.holder;
 	}
 
 	/** {@inheritDoc} On Redlock: the greatest of the tokens the nodes that granted the lease issued. */
@@ -143,8 +149,9 @@ final class RedlockLease implements Lease {
 
 	@Override
 	public String toString() {
-		return "RedlockLease[key=" + key() + ", owner=" + owner() + ", token=" + fencingToken() + ", held=" + isHeld()
-				+ "]";
+		// the holder's label, never the owner id: a release presents that to the nodes
+		return "RedlockLease[key=" + LogSafe.escape(key()) + ", holder=" + holder() + ", token=" + fencingToken()
+				+ ", held=" + isHeld() + "]";
 	}
 
 }

@@ -15,20 +15,24 @@ import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 
 import dev.distlock.core.ForcedRelease;
+import dev.distlock.core.HolderLabel;
 import dev.distlock.core.Lease;
 import dev.distlock.core.LeaseSnapshot;
 import dev.distlock.core.LockActivity;
+import dev.distlock.core.LockDirectory;
 import dev.distlock.core.LockHolder;
 import dev.distlock.core.LockForceReleaser;
 import dev.distlock.core.LockListener;
 import dev.distlock.core.LockOperatorView;
 import dev.distlock.core.LockMode;
+import dev.distlock.core.LockPage;
 import dev.distlock.core.LockRequest;
 import dev.distlock.core.LockService;
 import dev.distlock.core.LockSettings;
 import dev.distlock.core.LockUnavailableException;
 import dev.distlock.core.LogSafe;
 import dev.distlock.core.RenewalStatus;
+import org.jspecify.annotations.Nullable;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 
@@ -57,7 +61,7 @@ import org.springframework.util.Assert;
  * @since 0.1.0
  */
 public class RedlockLockService
-		implements LockService, LockOperatorView, LockForceReleaser, SmartLifecycle, AutoCloseable {
+		implements LockService, LockOperatorView, LockForceReleaser, LockDirectory, SmartLifecycle, AutoCloseable {
 
 	private static final Log logger = LogFactory.getLog(RedlockLockService.class);
 
@@ -76,6 +80,8 @@ public class RedlockLockService
 	private final RedlockAcquirer acquirer;
 
 	private final List<ForcedReleaser> forcedReleasers = new ArrayList<>();
+
+	private final RedlockListing listing;
 
 	private volatile boolean closed;
 
@@ -100,7 +106,9 @@ public class RedlockLockService
 				threadName + "-watchdog");
 		RedlockReleaser releaser = new RedlockReleaser(this.nodes, this.registry, listeners, this.clientId);
 		this.acquirer = new RedlockAcquirer(this.nodes, this.registry, this.waiting, releaser, this.watchdog,
-				listeners, this.clientId);
+				listeners, this.clientId, builder.holderApplication,
+				(builder.holderInstance != null) ? builder.holderInstance : HolderLabel.hostName());
+		this.listing = new RedlockListing(this.nodes, this.keyPrefix);
 		for (int i = 0; i < this.nodes.size(); i++) {
 			this.forcedReleasers.add(this.waiting.forcedReleaser(i, this.nodes.store(i), this.clientId));
 		}
@@ -264,6 +272,15 @@ public class RedlockLockService
 	@Override
 	public String clientId() {
 		return this.clientId;
+	}
+
+	/**
+	 * {@inheritDoc} The nodes are scanned in turn, each lock listed once, with the nodes that hold it; a node that does
+	 * not answer is skipped. Needs {@code +scan} in an ACL.
+	 */
+	@Override
+	public LockPage locks(@Nullable String cursor, int pageSize) {
+		return LockListing.page(this.listing, cursor, pageSize, this.keyPrefix);
 	}
 
 	/**

@@ -5,6 +5,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.ThreadFactory;
 
+import dev.distlock.core.HolderLabel;
 import dev.distlock.core.LockListener;
 import dev.distlock.core.LockLostEvent;
 import dev.distlock.core.LockSettings;
@@ -37,6 +38,11 @@ public final class RedlockLockServiceBuilder {
 	Duration idleUnsubscribe = Duration.ofSeconds(1);
 
 	String threadNamePrefix = "distlock-redlock";
+
+	String holderApplication = HolderLabel.DEFAULT_APPLICATION;
+
+	/** The holder labels' instance; null for the host's name, looked up when the service is built. */
+	@Nullable String holderInstance;
 
 	@Nullable ApplicationEventPublisher eventPublisher;
 
@@ -150,6 +156,35 @@ public final class RedlockLockServiceBuilder {
 	public RedlockLockServiceBuilder listener(LockListener listener) {
 		Assert.notNull(listener, "'listener' must not be null");
 		this.listeners.add(listener);
+		return this;
+	}
+
+	/**
+	 * The application that the {@linkplain HolderLabel holder label} of the service's leases names: log lines,
+	 * exception messages and {@link dev.distlock.core.Lease#holder()} name a lease's holder by that label, never by
+	 * its owner id. Default {@value HolderLabel#DEFAULT_APPLICATION}; Spring Boot sets {@code spring.application.name}
+	 * ({@code distlock.holder.application}).
+	 * @param application the application's name; not blank
+	 * @return this builder
+	 * @since 0.7.0
+	 */
+	public RedlockLockServiceBuilder holderApplication(String application) {
+		Assert.hasText(application, "'application' must not be blank");
+		this.holderApplication = application;
+		return this;
+	}
+
+	/**
+	 * The instance that the {@linkplain HolderLabel holder label} of the service's leases names, for an operator to
+	 * find it: a pod or host name, or an id of the deployment's own. Default: the host's name
+	 * ({@link HolderLabel#hostName()}; Spring Boot: {@code distlock.holder.instance}).
+	 * @param instance the instance's name; not blank
+	 * @return this builder
+	 * @since 0.7.0
+	 */
+	public RedlockLockServiceBuilder holderInstance(String instance) {
+		Assert.hasText(instance, "'instance' must not be blank");
+		this.holderInstance = instance;
 		return this;
 	}
 

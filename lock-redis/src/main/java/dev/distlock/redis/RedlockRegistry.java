@@ -96,8 +96,7 @@ final class RedlockRegistry implements AutoCloseable {
 		}
 		this.byOwner.remove(new OwnerKey(entry.lockOwner, entry.key), entry);
 		logger.warn("Lost Redlock lease on '" + LogSafe.escape(entry.key) + "' (fencing token " + entry.fencingToken
-				+ "): "
-				+ detection.description());
+				+ ") held by " + entry.holder + ": " + detection.description());
 		for (LockListener listener : this.listeners) {
 			try {
 				listener.lost(event);

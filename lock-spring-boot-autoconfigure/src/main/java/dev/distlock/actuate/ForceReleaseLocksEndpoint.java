@@ -31,12 +31,17 @@ import org.springframework.util.Assert;
  * option. Only configured when {@code distlock.actuator.force-release.enabled=true}, on an engine that is a
  * {@link LockForceReleaser} as well as a {@link LockOperatorView} (the Redis engine is both).
  * <p>
- * Every use is logged at WARN (key, former holder(s), fencing token, caller; the key and the caller's name with their
- * control characters and line breaks escaped, as {@link dev.distlock.core.LogSafe} does) and published as an
- * {@link AuditApplicationEvent} of type {@value #AUDIT_EVENT_TYPE}, which Boot records when an audit event repository
- * is configured. The former holder (each reader of a read lock) finds its lease lost at its next renewal or release.
- * The response shows the former owner ids and fencing token as the read operation does
- * ({@code management.endpoint.locks.show-values}); the log and the audit event always carry them.
+ * Every use is logged at WARN (key, how many holders and holds, fencing token, caller; the key and the caller's name
+ * with their control characters and line breaks escaped, as {@link dev.distlock.core.LogSafe} does) and published as
+ * an {@link AuditApplicationEvent} of type {@value #AUDIT_EVENT_TYPE}, which Boot records when an audit event
+ * repository is configured. The former holder (each reader of a read lock) finds its lease lost at its next renewal
+ * or release, and its own instance's log names it then by its {@linkplain dev.distlock.core.HolderLabel label}.
+ * <p>
+ * The former owner ids are read from Redis, where nothing but the id says who held the lease, and they never reach
+ * the log or the audit event: an owner id carries its instance's client id, and one seen used to tell the next ones.
+ * The audit event has {@code formerOwner} and {@code formerOwners} {@value LocksEndpoint#MASK}, and
+ * {@code formerHolders}, their number. The response shows the former owner ids and fencing token as the read
+ * operation does ({@code management.endpoint.locks.show-values}).
  *
  * @since 0.1.0
  */
@@ -104,11 +109,12 @@ public class ForceReleaseLocksEndpoint extends LocksEndpoint {
 			return new ForceReleaseDescriptor(lockKey, false, null, 0, null, List.of());
 		}
 		ForcedRelease release = released.get();
+		// the former holders by their number, never by owner id (which names their instance and is read from Redis)
+		int holders = release.owners().size();
 		logger.warn("Force-released lock '" + loggedKey + "' through the actuator, requested by " + loggedCaller
-				+ ((release.owners().size() == 1) ? ": former holder " : ": former holders ")
-				+ String.join(", ", release.owners()) + " (" + release.holdCount() + " hold(s), fencing token "
-				+ release.fencingToken() + ") will find "
-				+ ((release.owners().size() == 1) ? "its lease lost" : "their leases lost"));
+				+ ((holders == 1) ? ": its holder (" : ": its " + holders + " holders (") + release.holdCount()
+				+ " hold(s), fencing token " + release.fencingToken() + ") will find "
+				+ ((holders == 1) ? "its lease lost" : "their leases lost"));
 		audit(caller, lockKey, release);
 		boolean show = showValues(securityContext);
 		return new ForceReleaseDescriptor(lockKey, true, show ? release.owner() : MASK, release.holdCount(),
@@ -124,8 +130,10 @@ public class ForceReleaseLocksEndpoint extends LocksEndpoint {
 		data.put("key", key);
 		data.put("released", release != null);
 		if (release != null) {
-			data.put("formerOwner", release.owner());
-			data.put("formerOwners", release.owners());
+			// masked always: an audit record is read by more people than may release leases
+			data.put("formerOwner", MASK);
+			data.put("formerOwners", release.owners().stream().map((owner) -> MASK).toList());
+			data.put("formerHolders", release.owners().size());
 			data.put("holdCount", release.holdCount());
 			data.put("fencingToken", release.fencingToken());
 		}

@@ -6,15 +6,21 @@ import java.util.List;
 import java.util.Set;
 
 import dev.distlock.core.LeaseSnapshot;
+import dev.distlock.core.LockDirectory;
 import dev.distlock.core.LockMode;
 import dev.distlock.core.LockOperatorView;
+import dev.distlock.core.LockPage;
+import dev.distlock.core.LogSafe;
+import dev.distlock.core.StoredLock;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.boot.actuate.endpoint.SanitizableData;
 import org.springframework.boot.actuate.endpoint.SecurityContext;
 import org.springframework.boot.actuate.endpoint.Show;
 import org.springframework.boot.actuate.endpoint.annotation.Endpoint;
+import org.springframework.boot.actuate.endpoint.InvalidEndpointRequestException;
 import org.springframework.boot.actuate.endpoint.annotation.ReadOperation;
+import org.springframework.boot.actuate.endpoint.annotation.Selector;
 import org.springframework.util.Assert;
 
 /**
@@ -34,6 +40,12 @@ import org.springframework.util.Assert;
  */
 @Endpoint(id = "locks")
 public class LocksEndpoint {
+
+	/** The selector of the listing of every lock in the store: {@code GET /actuator/locks/all}. */
+	public static final String ALL = "all";
+
+	/** The page size of {@code GET /actuator/locks/all} when the request names none. */
+	public static final int DEFAULT_PAGE_SIZE = 100;
 
 	/** What a masked value reads: Boot's sanitized value. */
 	public static final String MASK = SanitizableData.SANITIZED_VALUE;
@@ -85,6 +97,46 @@ public class LocksEndpoint {
 				leases);
 	}
 
+	/**
+	 * Every lock in the store under the key prefix, whichever instance holds it, a page at a time:
+	 * {@code GET /actuator/locks/all?size=100} for the first page, then {@code &cursor=} the page's
+	 * {@code nextCursor} until it is {@code null}. Read from Redis when called ({@code SCAN}, on every master of a
+	 * Cluster, the nodes of a Redlock merged); see {@link LockDirectory} for what a listing promises. Answers 404
+	 * when the engine cannot list its store.
+	 * @param scope {@code all}, the only listing there is
+	 * @param cursor the previous page's {@code nextCursor}; none for the first page
+	 * @param size about how many locks a page lists: 1 to {@value LockDirectory#MAX_PAGE_SIZE}, 100 when not given
+	 * @param securityContext the caller, whose roles decide whether holders and tokens are shown
+	 * @return the page, or {@code null} (404) when the engine is no {@link LockDirectory}
+	 */
+	@ReadOperation
+	public @Nullable StoredLocksDescriptor stored(@Selector String scope, @Nullable String cursor,
+			@Nullable Integer size, SecurityContext securityContext) {
+		if (!ALL.equals(scope)) {
+			throw new InvalidEndpointRequestException("Unknown view '" + LogSafe.escape(scope)
+					+ "' of the locks endpoint: GET /actuator/locks/all lists every lock in the store",
+					"Unknown view of the locks endpoint");
+		}
+		if (!(this.operatorView instanceof LockDirectory directory)) {
+			return null;
+		}
+		int pageSize = (size != null) ? size : DEFAULT_PAGE_SIZE;
+		if (pageSize < 1 || pageSize > LockDirectory.MAX_PAGE_SIZE) {
+			throw new InvalidEndpointRequestException("'size' must be 1 to " + LockDirectory.MAX_PAGE_SIZE + ", not "
+					+ pageSize, "'size' out of range");
+		}
+		LockPage page;
+		try {
+			page = directory.locks(cursor, pageSize);
+		}
+		catch (IllegalArgumentException ex) {
+			throw new InvalidEndpointRequestException(ex.getMessage(), "Invalid cursor");
+		}
+		boolean show = showValues(securityContext);
+		return new StoredLocksDescriptor(page.locks().stream().map((lock) -> StoredLockDescriptor.of(lock, show))
+			.toList(), page.nextCursor());
+	}
+
 	/** {@return the engine whose leases this endpoint shows} */
 	protected final LockOperatorView getOperatorView() {
 		return this.operatorView;
@@ -114,7 +166,7 @@ public class LocksEndpoint {
 	 *
 	 * @param key the lock key
 	 * @param name the lock's name (the annotation's name, or the method)
-	 * @param owner the owner id stored in Redis: client id and a sequence number (or {@value #MASK})
+	 * @param owner the owner id stored in Redis: client id and 128 random bits (or {@value #MASK})
 	 * @param ownerThread the name of the thread that acquired it
 	 * @param heldSince when it was acquired
 	 * @param holdCount open holds (re-entries)
@@ -160,6 +212,41 @@ public class LocksEndpoint {
 					lease.heldSince(), lease.holdCount(), lease.ttl().toMillis(), lease.ttlRemaining().toMillis(),
 					lease.lastRenewal(), showValues ? lease.fencingToken() : MASK, lease.autoRenewed(), lease.lost(),
 					lease.mode(), queueLength);
+		}
+
+	}
+
+	/**
+	 * A page of every lock in the store.
+	 *
+	 * @param locks the locks of the page, in the store's scan order
+	 * @param nextCursor the {@code cursor} of the next page; {@code null} after the last
+	 */
+	public record StoredLocksDescriptor(List<StoredLockDescriptor> locks, @Nullable String nextCursor) {
+	}
+
+	/**
+	 * A lock as the store holds it, whichever instance holds it.
+	 *
+	 * @param key the lock key
+	 * @param mode {@code EXCLUSIVE}, {@code FAIR} (a fair lock with waiters queued; one without waiters is stored as
+	 * an exclusive one is), {@code READ} or {@code WRITE}
+	 * @param holder who holds it, when the store has it: application, instance and owner (or {@value #MASK})
+	 * @param holds open holds of all its holders (re-entries count)
+	 * @param ttlRemainingMillis the time Redis keeps the lease unless renewed, extended or released
+	 * @param fencingToken the lease's fencing token (or {@value #MASK})
+	 * @param queueLength for a fair lock, the waiters queued; -1 otherwise
+	 * @param waitingInstances the instances that noted in the lease that they wait for it (-1 for a fair lock)
+	 * @param nodes the store's nodes that hold it: 1, except on Redlock
+	 */
+	public record StoredLockDescriptor(String key, LockMode mode, @Nullable String holder, int holds,
+			long ttlRemainingMillis, Object fencingToken, long queueLength, int waitingInstances, int nodes) {
+
+		static StoredLockDescriptor of(StoredLock lock, boolean showValues) {
+			String holder = (lock.holder() == null || showValues) ? lock.holder() : MASK;
+			return new StoredLockDescriptor(lock.key(), lock.mode(), holder, lock.holds(),
+					lock.remainingTtl().toMillis(), showValues ? lock.fencingToken() : MASK, lock.queueLength(),
+					lock.waitingInstances(), lock.nodes());
 		}
 
 	}

@@ -4,6 +4,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 
+import dev.distlock.core.HolderLabel;
 import dev.distlock.core.LockSettings;
 import dev.distlock.interceptor.LostLeasePolicy;
 import dev.distlock.preflight.PreflightMode;
@@ -11,6 +12,8 @@ import org.jspecify.annotations.Nullable;
 
 import org.springframework.boot.context.properties.ConfigurationProperties;
 import org.springframework.core.Ordered;
+import org.springframework.core.env.Environment;
+import org.springframework.util.StringUtils;
 
 /**
  * Configuration of distributed locks, under {@value #PREFIX}. The {@code lock.*} names of earlier versions still work
@@ -106,6 +109,8 @@ public class LockProperties {
 	 * How long a new lease waits for its replica acknowledgements; shorter than spring.data.redis.timeout.
 	 */
 	private Duration replicaAckTimeout = Duration.ofMillis(500);
+
+	private final Holder holder = new Holder();
 
 	private final Health health = new Health();
 
@@ -310,6 +315,11 @@ public class LockProperties {
 		this.idleUnsubscribe = LockSettings.checkIdleUnsubscribe(idleUnsubscribe, "distlock.idle-unsubscribe");
 	}
 
+	/** {@return how log lines and messages name the holder of this instance's leases} */
+	public Holder getHolder() {
+		return this.holder;
+	}
+
 	/** {@return the settings of the "locks" health indicator} */
 	public Health getHealth() {
 		return this.health;
@@ -427,6 +437,87 @@ public class LockProperties {
 						+ "but was " + driftFactor);
 			}
 			this.driftFactor = driftFactor;
+		}
+
+	}
+
+	/**
+	 * The holder label of this instance's leases: what log lines, exception messages and Lease.holder() name a
+	 * lease's holder by, instead of its owner id (which a release presents to Redis).
+	 */
+	public static class Holder {
+
+		/**
+		 * Application named in the holder label of this instance's leases. Defaults to spring.application.name, else
+		 * 'application'.
+		 */
+		private @Nullable String application;
+
+		/**
+		 * Instance named in the holder label of this instance's leases, for an operator to find it: a pod or host
+		 * name, or an id of the deployment's own. Defaults to the host's name: the HOSTNAME environment variable (a
+		 * Kubernetes pod's name), else the name the operating system reports.
+		 */
+		private @Nullable String instance;
+
+		/** Holder label settings with their defaults. */
+		public Holder() {
+		}
+
+		/** {@return the application named in the holder label, or {@code null} for the default} */
+		public @Nullable String getApplication() {
+			return this.application;
+		}
+
+		/**
+		 * Set the application named in the holder label.
+		 * @param application the application's name; not blank, {@code null} for the default
+		 */
+		public void setApplication(@Nullable String application) {
+			this.application = notBlank(application, "distlock.holder.application");
+		}
+
+		/** {@return the instance named in the holder label, or {@code null} for the host's name} */
+		public @Nullable String getInstance() {
+			return this.instance;
+		}
+
+		/**
+		 * Set the instance named in the holder label.
+		 * @param instance the instance's name; not blank, {@code null} for the host's name
+		 */
+		public void setInstance(@Nullable String instance) {
+			this.instance = notBlank(instance, "distlock.holder.instance");
+		}
+
+		/**
+		 * The application the engines' holder labels name: this one, else {@code spring.application.name}, else
+		 * {@value HolderLabel#DEFAULT_APPLICATION}.
+		 * @param environment where {@code spring.application.name} is read
+		 * @return the application's name, not blank
+		 */
+		public String applicationOrDefault(Environment environment) {
+			if (this.application != null) {
+				return this.application;
+			}
+			String name = environment.getProperty("spring.application.name");
+			return StringUtils.hasText(name) ? name.trim() : HolderLabel.DEFAULT_APPLICATION;
+		}
+
+		/**
+		 * The instance the engines' holder labels name: this one, else the host's name
+		 * ({@link HolderLabel#hostName()}).
+		 * @return the instance's name, not blank
+		 */
+		public String instanceOrDefault() {
+			return (this.instance != null) ? this.instance : HolderLabel.hostName();
+		}
+
+		private static @Nullable String notBlank(@Nullable String value, String property) {
+			if (value != null && value.isBlank()) {
+				throw new IllegalArgumentException(property + " must not be blank; leave it unset for the default");
+			}
+			return (value != null) ? value.trim() : null;
 		}
 
 	}

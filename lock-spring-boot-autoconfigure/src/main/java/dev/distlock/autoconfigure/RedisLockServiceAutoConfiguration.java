@@ -51,6 +51,8 @@ public final class RedisLockServiceAutoConfiguration {
 			.localHandOvers(properties.getLocalHandOvers())
 			.fairEntryTtl(properties.getFairEntryTtl())
 			.replicaAcks(properties.getReplicaAcks(), properties.getReplicaAckTimeout())
+			.holderApplication(properties.getHolder().applicationOrDefault(environment))
+			.holderInstance(properties.getHolder().instanceOrDefault())
 			.eventPublisher(eventPublisher);
 		listeners.orderedStream().forEach(builder::listener);
 		customizers.orderedStream().forEach((customizer) -> customizer.customize(builder));

@@ -73,6 +73,8 @@ public final class RedlockLockServiceAutoConfiguration {
 				.restartQuarantine(redlock.getRestartQuarantine())
 				.renewalRatio(properties.getRenewalRatio())
 				.idleUnsubscribe(properties.getIdleUnsubscribe())
+				.holderApplication(properties.getHolder().applicationOrDefault(environment))
+				.holderInstance(properties.getHolder().instanceOrDefault())
 				.eventPublisher(eventPublisher);
 			listeners.orderedStream().forEach(builder::listener);
 			if (Threading.VIRTUAL.isActive(environment)) {

@@ -5,6 +5,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -22,6 +23,7 @@ import dev.distlock.core.LockLostException;
 import dev.distlock.core.LockRequest;
 import dev.distlock.observability.Catalog;
 import dev.distlock.observability.LockMetrics;
+import dev.distlock.redis.LockTestSupport;
 import dev.distlock.redis.RedisLockService;
 import dev.distlock.test.redis.RedisServer;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -227,6 +229,57 @@ class LocksActuatorIntegrationTests {
 		finally {
 			others.shutdownNow();
 		}
+	}
+
+	@Test
+	void theStoreViewListsTheLocksOfAnotherInstancePageByPage() throws Exception {
+		try (LockTestSupport otherInstance = LockTestSupport.forServer(redis)) {
+			RedisLockService other = otherInstance.service();
+			List<Lease> held = new ArrayList<>();
+			for (int i = 1; i <= 5; i++) {
+				held.add(other.acquire("shelf:" + i, Duration.ofSeconds(30), Duration.ZERO));
+			}
+			held.add(other.acquire("shelf:1", Duration.ofSeconds(30), Duration.ZERO));
+			assertThat(this.client.get("/actuator/locks").<List<?>>read("$.leases")).isEmpty();
+
+			List<Map<String, Object>> listed = new ArrayList<>();
+			String cursor = null;
+			int pages = 0;
+			do {
+				Response page = this.client
+					.get("/actuator/locks/all?size=2" + ((cursor != null) ? "&cursor=" + cursor : ""));
+				assertThat(page.status()).isEqualTo(200);
+				if (pages == 0) {
+					Files.writeString(Path.of("target", "locks-all-example.json"), page.body());
+				}
+				List<Map<String, Object>> locks = page.read("$.locks");
+				assertThat(locks).hasSizeLessThanOrEqualTo(4);
+				listed.addAll(locks);
+				cursor = page.read("$.nextCursor");
+				pages++;
+			}
+			while (cursor != null && pages < 100);
+
+			assertThat(cursor).isNull();
+			assertThat(pages).isGreaterThanOrEqualTo(3);
+			assertThat(listed).extracting(lock -> lock.get("key"))
+				.containsExactlyInAnyOrder("shelf:1", "shelf:2", "shelf:3", "shelf:4", "shelf:5");
+			assertThat(listed).filteredOn(lock -> lock.get("key").equals("shelf:1")).singleElement().satisfies(lock -> {
+				assertThat(lock).containsEntry("mode", "EXCLUSIVE").containsEntry("holds", 2).containsEntry("nodes", 1);
+				assertThat(((Number) lock.get("fencingToken")).longValue()).isEqualTo(held.get(0).fencingToken());
+				assertThat(((Number) lock.get("ttlRemainingMillis")).longValue()).isPositive();
+			});
+			held.forEach(Lease::release);
+		}
+		assertThat(this.client.get("/actuator/locks/all").<List<?>>read("$.locks")).isEmpty();
+	}
+
+	@Test
+	void theStoreViewRefusesAnUnknownViewAPageSizeOutOfRangeAndAForeignCursor() throws Exception {
+		assertThat(this.client.get("/actuator/locks/everything").status()).isEqualTo(400);
+		assertThat(this.client.get("/actuator/locks/all?size=0").status()).isEqualTo(400);
+		assertThat(this.client.get("/actuator/locks/all?size=1001").status()).isEqualTo(400);
+		assertThat(this.client.get("/actuator/locks/all?cursor=not-a-cursor").status()).isEqualTo(400);
 	}
 
 	@Test

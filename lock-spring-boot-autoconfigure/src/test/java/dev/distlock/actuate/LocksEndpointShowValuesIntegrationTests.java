@@ -90,6 +90,10 @@ class LocksEndpointShowValuesIntegrationTests {
 				Client client = client(context);
 				assertMasked(client.get("/actuator/locks"));
 				assertShown(client.get("/actuator/locks", TestPrincipalFilter.USER, "alice"), locks);
+				// the store's view of every lock follows the same rule
+				assertThat(client.get("/actuator/locks/all").<Object>read("$.locks[0].fencingToken")).isEqualTo(MASK);
+				assertThat(String.valueOf(client.get("/actuator/locks/all", TestPrincipalFilter.USER, "alice")
+					.<Object>read("$.locks[0].fencingToken"))).isEqualTo(token("sku-1"));
 			}
 		}
 	}

@@ -314,13 +314,13 @@ class DistributedLockAutoConfigurationTests {
 			byName.keySet().removeIf(name -> name.startsWith("management.endpoint.locks."));
 			List<String> current = DeprecatedLockProperties.PROPERTIES.stream().map(name -> "distlock." + name).toList();
 			List<String> deprecated = DeprecatedLockProperties.PROPERTIES.stream().map(name -> "lock." + name).toList();
-			// the preflight's, the replica acknowledgement's, Redlock's, fair locks' and maxHold's properties are new:
-			// they never had a lock.* name
+			// the preflight's, the replica acknowledgement's, Redlock's, fair locks', maxHold's and the holder label's
+			// properties are new: they never had a lock.* name
 			List<String> preflight = List.of("distlock.preflight.enabled", "distlock.preflight.mode",
 					"distlock.preflight.timeout", "distlock.replica-acks", "distlock.replica-ack-timeout",
 					"distlock.redlock.nodes", "distlock.redlock.node-timeout", "distlock.redlock.drift-factor",
 					"distlock.redlock.restart-quarantine", "distlock.fair-entry-ttl", "distlock.max-hold",
-					"distlock.max-hold-interrupt");
+					"distlock.max-hold-interrupt", "distlock.holder.application", "distlock.holder.instance");
 			assertThat(byName.keySet()).containsExactlyInAnyOrderElementsOf(java.util.stream.Stream
 				.of(current, deprecated, preflight).flatMap(List::stream).toList());
 			byName.values().forEach(property -> assertThat(property.get("description"))

@@ -103,10 +103,16 @@ class RedlockAutoConfigurationIntegrationTests {
 	void theEngineAndItsNodeClientsStopWithTheContext() {
 		RedlockLockService[] engine = new RedlockLockService[1];
 		this.runner.withPropertyValues("distlock.redlock.nodes[0]=" + servers.get(0).uri(),
-				"distlock.redlock.nodes[1]=" + servers.get(1).uri(), "distlock.redlock.nodes[2]=" + servers.get(2).uri())
+				"distlock.redlock.nodes[1]=" + servers.get(1).uri(), "distlock.redlock.nodes[2]=" + servers.get(2).uri(),
+				"distlock.holder.application=inventory", "distlock.holder.instance=pod-7")
 			.run(context -> {
 				engine[0] = context.getBean(RedlockLockService.class);
 				assertThat(engine[0].isRunning()).isTrue();
+				// the holder label of its leases (issue 29)
+				try (Lease lease = engine[0].acquire("labelled", Duration.ofSeconds(10), Duration.ofSeconds(5))) {
+					assertThat(lease.holder())
+						.hasToString("inventory@pod-7 thread \"" + Thread.currentThread().getName() + "\"");
+				}
 			});
 		assertThat(engine[0].isRunning()).isFalse();
 	}

@@ -96,6 +96,8 @@ class FutureLockIntegrationTests extends RedisContextFixture {
 			assertThat(holder.seen()).isNotNull();
 			assertThat(holder.seen().key()).isEqualTo("held");
 			assertThat(holder.seen().isHeld()).isTrue();
+			// the invocation's own owner, named in log lines and messages by what it runs (issue 29)
+			assertThat(holder.seen().holder().ownerDescription()).isEqualTo("async FutureLockIntegrationTests.Holder.hold");
 			work.complete("done");
 			assertThat(call.get(10, TimeUnit.SECONDS)).isEqualTo("done");
 			// completed only after the release: no deadline needed

@@ -113,6 +113,9 @@ class ReactiveDistributedLockIntegrationTests extends RedisContextFixture {
 			id.replace(0, 1, "b");
 			StepVerifier.create(call).expectNext(true).expectComplete().verify(DEADLINE);
 			assertThat(Orders.lastKeyLocked.get()).isEqualTo("order:a");
+			// a subscription's own owner, named in log lines and messages by the method (issue 29)
+			assertThat(Orders.lastHolderLocked.get())
+				.isEqualTo("reactive ReactiveDistributedLockIntegrationTests.Orders.lockedWhileRunningOn");
 		});
 	}
 
@@ -205,6 +208,8 @@ class ReactiveDistributedLockIntegrationTests extends RedisContextFixture {
 
 		static final AtomicReference<String> lastKeyLocked = new AtomicReference<>();
 
+		static final AtomicReference<String> lastHolderLocked = new AtomicReference<>();
+
 		private final LockService lockService;
 
 		Orders(LockService lockService) {
@@ -221,6 +226,7 @@ class ReactiveDistributedLockIntegrationTests extends RedisContextFixture {
 		public Mono<Boolean> lockedWhileRunningOn(CharSequence id) {
 			return ReactiveLockService.currentLease().map((lease) -> {
 				lastKeyLocked.set(lease.key());
+				lastHolderLocked.set(lease.holder().ownerDescription());
 				return this.lockService.isLocked(lease.key());
 			});
 		}

@@ -101,14 +101,19 @@ class LockOwnerReentryIntegrationTests extends OneServerFixture {
 	}
 
 	@Test
-	void ownerIdsNameAThreadOnlyForAThreadsOwner() {
+	void ownerIdsAreTheClientIdAndRandomBitsForEveryOwnerAndTheHolderLabelNamesTheOwner() {
+		// issue 29: an owner id no longer names the thread nor counts, so one id does not tell the next
 		RedisLockService service = this.support.service();
+		String randomPart = "[A-Za-z0-9_-]{22}";
 		try (Lease lease = service.acquire("thread-id", TTL, Duration.ZERO)) {
-			assertThat(lease.owner()).startsWith(service.clientId() + ":" + Thread.currentThread().getId() + ":");
+			assertThat(lease.owner()).matches(Pattern.quote(service.clientId()) + ":" + randomPart);
+			assertThat(lease.holder().ownerDescription())
+				.isEqualTo("thread \"" + Thread.currentThread().getName() + "\"");
 		}
-		try (LockOwner.Binding binding = LockOwner.newOwner().bind();
+		try (LockOwner.Binding binding = LockOwner.newOwner("async Catalog.hold").bind();
 				Lease lease = service.acquire("thread-id", TTL, Duration.ZERO)) {
-			assertThat(lease.owner()).matches(Pattern.quote(service.clientId()) + ":\\d+");
+			assertThat(lease.owner()).matches(Pattern.quote(service.clientId()) + ":" + randomPart);
+			assertThat(lease.holder().ownerDescription()).isEqualTo("async Catalog.hold");
 		}
 	}
 

@@ -8,6 +8,7 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
 
 import dev.distlock.core.ExtendMode;
 import dev.distlock.core.Lease;
@@ -49,6 +50,9 @@ class ScientificNotationIntegrationTests {
 	private static final Map<CompatibilityServer, RedisServer> SERVERS = new EnumMap<>(CompatibilityServer.class);
 
 	private LockTestSupport support;
+
+	/** The number of the last planned owner id ({@link #plannedService()}). */
+	private final AtomicLong planned = new AtomicLong();
 
 	/** One thread: a lease handed to a waiter there is re-entered and released there. */
 	private final ExecutorService threads = Executors.newSingleThreadExecutor();
@@ -104,16 +108,23 @@ class ScientificNotationIntegrationTests {
 	}
 
 	/**
-	 * The owner id the service gives this thread's next acquisition ({@code <client id>:<thread>:<sequence>}, see
-	 * {@code LeaseAcquirer.newOwnerId}), read off a first lease so that a change of the format fails here, plainly.
+	 * A service whose owner ids are {@code <client id>:planned-<n>} instead of random ones, so that a test knows the
+	 * id of its next acquisition ({@link #nextOwner}).
 	 */
-	private static String nextOwner(RedisLockService service) {
-		String prefix = service.clientId() + ":" + Thread.currentThread().getId() + ":";
+	private RedisLockService plannedService() {
+		return this.support.service(RedisLockService.builder(this.support.connectionFactory())
+			.ownerIdParts(() -> "planned-" + this.planned.incrementAndGet()));
+	}
+
+	/**
+	 * The owner id a {@linkplain #plannedService() planned service} gives its next acquisition, read off a first lease
+	 * so that a change of the format fails here, plainly.
+	 */
+	private String nextOwner(RedisLockService service) {
 		Lease first = service.acquire("owner-probe", TTL, Duration.ZERO);
-		assertThat(first.owner()).as("owner ids are <client id>:<thread>:<sequence>").startsWith(prefix);
-		long sequence = Long.parseLong(first.owner().substring(prefix.length()));
+		assertThat(first.owner()).as("planned owner ids").isEqualTo(service.clientId() + ":planned-" + this.planned.get());
 		first.release();
-		return prefix + (sequence + 1);
+		return service.clientId() + ":planned-" + (this.planned.get() + 1);
 	}
 
 	/**
@@ -148,7 +159,7 @@ class ScientificNotationIntegrationTests {
 	@EnumSource(CompatibilityServer.class)
 	void anAdoptedLeaseWhoseTokenEndsInEightZerosIsReenteredRenewedExtendedAndReleased(CompatibilityServer kind) {
 		RedisServer server = server(kind);
-		RedisLockService service = this.support.service();
+		RedisLockService service = plannedService();
 		String owner = nextOwner(service);
 		leftByALostReply(server, service.redisKey("round"), owner, BEFORE_ROUND);
 		Lease lease = service.acquire("round", TTL, Duration.ZERO);
@@ -161,7 +172,7 @@ class ScientificNotationIntegrationTests {
 	@EnumSource(CompatibilityServer.class)
 	void aLeaseHandedOverInTheProcessWithATokenEndingInEightZerosIsRenewedAndReleased(CompatibilityServer kind) throws Exception {
 		RedisServer server = server(kind);
-		RedisLockService service = this.support.service();
+		RedisLockService service = plannedService();
 		String owner = nextOwner(service);
 		leftByALostReply(server, service.redisKey("handed"), owner, BEFORE_ROUND - 1);
 		Lease holder = service.acquire("handed", TTL, Duration.ZERO);
@@ -183,7 +194,7 @@ class ScientificNotationIntegrationTests {
 	@EnumSource(CompatibilityServer.class)
 	void aFairLeaseHandedOnWithATokenEndingInEightZerosIsRenewedAndReleased(CompatibilityServer kind) throws Exception {
 		RedisServer server = server(kind);
-		RedisLockService holderService = this.support.service();
+		RedisLockService holderService = plannedService();
 		RedisLockService waiting = this.support.service();
 		String owner = nextOwner(holderService);
 		String key = holderService.redisKey("fair-round");

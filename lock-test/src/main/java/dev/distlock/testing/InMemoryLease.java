@@ -5,6 +5,7 @@ import java.time.Instant;
 import java.util.function.Consumer;
 
 import dev.distlock.core.ExtendMode;
+import dev.distlock.core.HolderLabel;
 import dev.distlock.core.Lease;
 import dev.distlock.core.LockException;
 import dev.distlock.core.LockLostEvent;
@@ -53,6 +54,11 @@ final class InMemoryLease implements Lease {
 	@Override
 	public String owner() {
 		return this.entry.owner;
+	}
+
+	@Override
+	public HolderLabel holder() {
+		return this.entry.holder;
 	}
 
 	@Override
@@ -279,7 +285,7 @@ final class InMemoryLease implements Lease {
 
 	@Override
 	public String toString() {
-		return "Lease[key=" + key() + ", owner=" + owner() + ", token=" + fencingToken() + ", in memory]";
+		return "Lease[key=" + key() + ", holder=" + holder() + ", token=" + fencingToken() + ", in memory]";
 	}
 
 }

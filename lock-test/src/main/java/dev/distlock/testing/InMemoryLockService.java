@@ -3,6 +3,7 @@ package dev.distlock.testing;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
@@ -14,14 +15,18 @@ import dev.distlock.core.ForcedRelease;
 import dev.distlock.core.Lease;
 import dev.distlock.core.LeaseSnapshot;
 import dev.distlock.core.LockActivity;
+import dev.distlock.core.LockDirectory;
 import dev.distlock.core.LockForceReleaser;
 import dev.distlock.core.LockHolder;
 import dev.distlock.core.LockMode;
 import dev.distlock.core.LockOperatorView;
 import dev.distlock.core.LockOwner;
+import dev.distlock.core.LockPage;
 import dev.distlock.core.LockRequest;
 import dev.distlock.core.LockSettings;
+import dev.distlock.core.LogSafe;
 import dev.distlock.core.RenewalStatus;
+import dev.distlock.core.StoredLock;
 
 import org.jspecify.annotations.Nullable;
 
@@ -61,7 +66,11 @@ import org.springframework.util.Assert;
  *
  * @since 0.1.0
  */
-public class InMemoryLockService implements AsyncLockService, LockOperatorView, LockForceReleaser, AutoCloseable {
+public class InMemoryLockService
+		implements AsyncLockService, LockOperatorView, LockForceReleaser, LockDirectory, AutoCloseable {
+
+	/** How a cursor of {@link #locks(String, int)} starts; the last key listed follows. */
+	private static final String CURSOR = "after:";
 
 	private final Instance instance;
 
@@ -210,6 +219,37 @@ public class InMemoryLockService implements AsyncLockService, LockOperatorView, 
 			}
 			store.handOn(key, now, effects);
 			return Optional.of(released);
+		});
+	}
+
+	/**
+	 * {@inheritDoc} In key order; the cursor is the last key a page listed, so a key taken after its place was passed
+	 * is not listed. A call to the store: it counts for {@link InMemoryLockStore#failNextCalls(int)}.
+	 */
+	@Override
+	public LockPage locks(@Nullable String cursor, int pageSize) {
+		if (pageSize < 1 || pageSize > MAX_PAGE_SIZE) {
+			throw new IllegalArgumentException("'pageSize' must be 1 to " + MAX_PAGE_SIZE + ", not " + pageSize);
+		}
+		if (cursor != null && !cursor.startsWith(CURSOR)) {
+			throw new IllegalArgumentException("'cursor' " + LogSafe.escape(cursor)
+					+ " is not one a page of this listing returned (start again without a cursor)");
+		}
+		String after = (cursor != null) ? cursor.substring(CURSOR.length()) : null;
+		InMemoryLockStore store = this.instance.store;
+		return store.call((effects) -> {
+			Outage.Call call = store.outage.call();
+			if (call != Outage.Call.ANSWERED) {
+				throw Outage.failure("*", "list every", call, "");
+			}
+			Instant now = store.clock().now();
+			List<KeyState> held = store.table.keys().stream()
+				.filter((keyState) -> !keyState.holds.isEmpty() && (after == null || keyState.key.compareTo(after) > 0))
+				.sorted(Comparator.comparing((KeyState keyState) -> keyState.key))
+				.limit(pageSize + 1L)
+				.toList();
+			List<StoredLock> page = held.stream().limit(pageSize).map((keyState) -> keyState.stored(now)).toList();
+			return new LockPage(page, (held.size() > pageSize) ? CURSOR + page.get(page.size() - 1).key() : null);
 		});
 	}
 

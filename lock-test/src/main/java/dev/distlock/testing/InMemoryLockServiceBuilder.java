@@ -5,6 +5,7 @@ import java.util.ArrayList;
 import java.util.Base64;
 import java.util.List;
 
+import dev.distlock.core.HolderLabel;
 import dev.distlock.core.LockListener;
 import dev.distlock.core.LockSettings;
 
@@ -30,6 +31,10 @@ public final class InMemoryLockServiceBuilder {
 	private @Nullable String clientId;
 
 	private double renewalRatio = 1.0 / 3;
+
+	private String holderApplication = HolderLabel.DEFAULT_APPLICATION;
+
+	private @Nullable String holderInstance;
 
 	private @Nullable ApplicationEventPublisher eventPublisher;
 
@@ -88,6 +93,32 @@ public final class InMemoryLockServiceBuilder {
 	}
 
 	/**
+	 * The application that the {@linkplain HolderLabel holder label} of the instance's leases names, as the Redis
+	 * engine's builder takes it. Default {@value HolderLabel#DEFAULT_APPLICATION}.
+	 * @param application the application's name; not blank
+	 * @return this builder
+	 * @since 0.7.0
+	 */
+	public InMemoryLockServiceBuilder holderApplication(String application) {
+		Assert.hasText(application, "'application' must not be blank");
+		this.holderApplication = application;
+		return this;
+	}
+
+	/**
+	 * The instance that the {@linkplain HolderLabel holder label} of the instance's leases names. Default: the host's
+	 * name ({@link HolderLabel#hostName()}).
+	 * @param instance the instance's name; not blank
+	 * @return this builder
+	 * @since 0.7.0
+	 */
+	public InMemoryLockServiceBuilder holderInstance(String instance) {
+		Assert.hasText(instance, "'instance' must not be blank");
+		this.holderInstance = instance;
+		return this;
+	}
+
+	/**
 	 * Add a listener, told of acquisitions, releases, renewals and losses as the Redis engine tells them.
 	 * @param listener the listener
 	 * @return this builder
@@ -108,7 +139,8 @@ public final class InMemoryLockServiceBuilder {
 		InMemoryLockStore target = (this.store != null) ? this.store
 				: new InMemoryLockStore((this.clock != null) ? this.clock : LockClock.system());
 		String id = (this.clientId != null) ? this.clientId : randomClientId();
-		return new Instance(target, id, this.listeners, this.eventPublisher, this.renewalRatio);
+		return new Instance(target, id, this.listeners, this.eventPublisher, this.renewalRatio, this.holderApplication,
+				(this.holderInstance != null) ? this.holderInstance : HolderLabel.hostName());
 	}
 
 	private static String randomClientId() {

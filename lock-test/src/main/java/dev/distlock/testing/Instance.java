@@ -13,6 +13,7 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Consumer;
 
+import dev.distlock.core.HolderLabel;
 import dev.distlock.core.LeaseSnapshot;
 import dev.distlock.core.LockActivity;
 import dev.distlock.core.LockListener;
@@ -21,6 +22,7 @@ import dev.distlock.core.LockMode;
 import dev.distlock.core.LockOwner;
 import dev.distlock.core.LockRequest;
 import dev.distlock.core.LockUnavailableException;
+import dev.distlock.core.LogSafe;
 import dev.distlock.core.RenewalStatus;
 
 import org.apache.commons.logging.Log;
@@ -47,6 +49,12 @@ final class Instance {
 
 	final String clientId;
 
+	/** The application the holder labels of this instance's leases name. */
+	private final String holderApplication;
+
+	/** The instance the holder labels of this instance's leases name. */
+	private final String holderInstance;
+
 	final List<LockListener> listeners;
 
 	private final @Nullable ApplicationEventPublisher eventPublisher;
@@ -68,9 +76,12 @@ final class Instance {
 	private final List<Consumer<String>> nameActions = new CopyOnWriteArrayList<>();
 
 	Instance(InMemoryLockStore store, String clientId, List<LockListener> listeners,
-			@Nullable ApplicationEventPublisher eventPublisher, double renewalRatio) {
+			@Nullable ApplicationEventPublisher eventPublisher, double renewalRatio, String holderApplication,
+			String holderInstance) {
 		this.store = store;
 		this.clientId = clientId;
+		this.holderApplication = holderApplication;
+		this.holderInstance = holderInstance;
 		this.listeners = List.copyOf(listeners);
 		this.eventPublisher = eventPublisher;
 		this.renewalRatio = renewalRatio;
@@ -89,8 +100,9 @@ final class Instance {
 	}
 
 	/**
-	 * A fresh owner id, as the Redis engine makes them: the client id, the acquiring thread when the owner is a thread,
-	 * and a number never used before by this instance.
+	 * A fresh owner id: the client id, the acquiring thread when the owner is a thread, and a number never used before
+	 * by this instance. Readable in a test's history, unlike the Redis engines' random ones: no other client can reach
+	 * an in-memory store, so nobody could present a guessed id to it.
 	 */
 	String newOwnerId(LockOwner owner) {
 		long sequence = this.ownerSequence.incrementAndGet();
@@ -101,8 +113,9 @@ final class Instance {
 	/** The lease of a hold the store just admitted, for {@code owner}; recorded as acquired after {@code waited}. */
 	LeaseEntry newEntry(LockRequest request, LockOwner owner, String ownerThread, StoreHold hold, Instant now,
 			Duration waited) {
-		LeaseEntry entry = new LeaseEntry(this, hold, request.effectiveName(), owner, ownerThread, request.ttl(),
-				request.autoRenew(), now, request.maxHold());
+		LeaseEntry entry = new LeaseEntry(this, hold, request.effectiveName(), owner, ownerThread,
+				HolderLabel.of(this.holderApplication, this.holderInstance, owner), request.ttl(), request.autoRenew(),
+				now, request.maxHold());
 		hold.renewer = entry;
 		this.entries.add(entry);
 		this.heldByOwner.put(new OwnerKey(entry.key, owner, entry.mode), entry);
@@ -282,8 +295,8 @@ final class Instance {
 		List<Consumer<LockLostEvent>> actions = entry.takeLostActions();
 		ApplicationEventPublisher publisher = this.eventPublisher;
 		effects.add(() -> {
-			logger.warn("Lock '" + event.key() + "' (fencing token " + event.fencingToken() + ", owner " + event.owner()
-					+ ") was lost: " + event.detection().description());
+			logger.warn("Lock '" + LogSafe.escape(event.key()) + "' (fencing token " + event.fencingToken()
+					+ ") held by " + event.holder() + " was lost: " + event.detection().description());
 			this.listeners.forEach((listener) -> listener.lost(event));
 			if (!actions.isEmpty()) {
 				this.store.events.execute(() -> actions.forEach((action) -> CallbackThreads.runLogged(

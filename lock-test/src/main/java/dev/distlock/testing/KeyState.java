@@ -122,4 +122,25 @@ final class KeyState {
 		return queued;
 	}
 
+	/**
+	 * {@return this key as a {@link dev.distlock.core.LockDirectory} lists it at {@code at}, as the Redis engine
+	 * stores it: a fair lock nobody waits for reads as exclusive; the waiting instances are those with a waiter that is
+	 * not fair (the Redis engine's waiters' notes)}
+	 */
+	dev.distlock.core.StoredLock stored(Instant at) {
+		StoreHold writer = writer();
+		boolean read = this.holds.stream().anyMatch((hold) -> hold.mode == LockMode.READ);
+		boolean fair = this.holds.stream().anyMatch((hold) -> hold.mode == LockMode.FAIR);
+		int queue = fairQueueLength(at);
+		LockMode mode = (writer != null) ? LockMode.WRITE
+				: read ? LockMode.READ : (fair && queue > 0) ? LockMode.FAIR : LockMode.EXCLUSIVE;
+		long waitingInstances = this.waiters.stream()
+			.filter((waiter) -> waiter.mode() == LockMode.EXCLUSIVE && waiter.isAliveAt(at))
+			.map((waiter) -> waiter.instance)
+			.distinct()
+			.count();
+		return new dev.distlock.core.StoredLock(this.key, mode, holdCount(), remaining(at), this.token, null,
+				(mode == LockMode.FAIR) ? queue : -1, (mode == LockMode.FAIR) ? -1 : (int) waitingInstances, 1);
+	}
+
 }

@@ -6,6 +6,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.function.Consumer;
 
+import dev.distlock.core.HolderLabel;
 import dev.distlock.core.LeaseSnapshot;
 import dev.distlock.core.LockLostEvent;
 import dev.distlock.core.LockMode;
@@ -43,6 +44,9 @@ final class LeaseEntry {
 	final String owner;
 
 	final String ownerThread;
+
+	/** Who holds it, for log lines, messages and {@link dev.distlock.core.Lease#holder()}. */
+	final HolderLabel holder;
 
 	/** Whose lease this is for re-entry. */
 	final LockOwner lockOwner;
@@ -82,8 +86,8 @@ final class LeaseEntry {
 	/** The {@code onLost} actions of its holds, until the loss takes them; null once taken. */
 	private @Nullable List<LostAction> lostActions = new ArrayList<>(1);
 
-	LeaseEntry(Instance instance, StoreHold hold, String name, LockOwner lockOwner, String ownerThread, Duration ttl,
-			boolean autoRenew, Instant now, @Nullable Duration maxHold) {
+	LeaseEntry(Instance instance, StoreHold hold, String name, LockOwner lockOwner, String ownerThread,
+			HolderLabel holder, Duration ttl, boolean autoRenew, Instant now, @Nullable Duration maxHold) {
 		this.maxHoldUntil = (maxHold != null) ? InMemoryLockStore.plus(now, maxHold) : null;
 		this.instance = instance;
 		this.hold = hold;
@@ -94,6 +98,7 @@ final class LeaseEntry {
 		this.name = name;
 		this.lockOwner = lockOwner;
 		this.ownerThread = ownerThread;
+		this.holder = holder;
 		this.ttl = ttl;
 		this.autoRenew = autoRenew;
 		this.acquiredAt = now;
@@ -121,7 +126,7 @@ final class LeaseEntry {
 			return null;
 		}
 		this.state = State.LOST;
-		this.lostEvent = new LockLostEvent(this.key, this.name, this.owner, this.token, detection, at);
+		this.lostEvent = new LockLostEvent(this.key, this.name, this.owner, this.token, detection, at, this.holder);
 		return this.lostEvent;
 	}
 
@@ -136,7 +141,7 @@ final class LeaseEntry {
 		LockLostEvent.Detection detection = (this.state == State.EXPIRED) ? LockLostEvent.Detection.EXPIRED
 				: LockLostEvent.Detection.FOUND_GONE_BY_HOLDER;
 		this.state = State.LOST;
-		this.lostEvent = new LockLostEvent(this.key, this.name, this.owner, this.token, detection, at);
+		this.lostEvent = new LockLostEvent(this.key, this.name, this.owner, this.token, detection, at, this.holder);
 		return this.lostEvent;
 	}
 
@@ -184,7 +189,7 @@ final class LeaseEntry {
 
 	@Override
 	public String toString() {
-		return "lease '" + this.key + "' (owner " + this.owner + ", token " + this.token + ", " + this.state + ")";
+		return "lease '" + this.key + "' (held by " + this.holder + ", token " + this.token + ", " + this.state + ")";
 	}
 
 	private record LostAction(Object handle, Consumer<LockLostEvent> action) {

@@ -20,6 +20,7 @@ import org.springframework.boot.health.contributor.HealthIndicator;
 import org.springframework.context.ApplicationEventPublisher;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
+import org.springframework.core.env.Environment;
 
 /**
  * The in-memory engine's beans, for the test's auto-configuration and the local run's alike: a store, one engine on it
@@ -43,9 +44,11 @@ class InMemoryLocksConfiguration {
 	/** Named as the Redis engine's bean, whose place it takes; its renewal ratio is the starter's property. */
 	@Bean
 	InMemoryLockService lockService(InMemoryLockStore store, LockProperties properties,
-			ApplicationEventPublisher eventPublisher, ObjectProvider<LockListener> listeners) {
+			ApplicationEventPublisher eventPublisher, ObjectProvider<LockListener> listeners, Environment environment) {
 		InMemoryLockServiceBuilder builder = InMemoryLockService.builder(store)
 			.renewalRatio(properties.getRenewalRatio())
+			.holderApplication(properties.getHolder().applicationOrDefault(environment))
+			.holderInstance(properties.getHolder().instanceOrDefault())
 			.eventPublisher(eventPublisher);
 		listeners.orderedStream().forEach(builder::listener);
 		return builder.build();

@@ -25,7 +25,7 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
  * The operator's view ({@link LockOperatorView}), what the {@code locks} endpoint, the health indicator and the gauges
  * read: the leases an instance holds, its waiters, its lock names, its renewals; and the forced release.
  */
-abstract class OperatorViewTests extends ReadWriteTests {
+abstract class OperatorViewTests extends DirectoryTests {
 
 
 	/** Held leases are listed with their holds, token, owner and mode, until released. */

@@ -67,11 +67,34 @@ abstract class ReentryTests extends MutualExclusionTests {
 		}));
 		assertThat(inner.fencingToken()).isEqualTo(outer.fencingToken());
 		assertThat(inner.owner()).isEqualTo(outer.owner());
+		assertThat(inner.holder()).isEqualTo(outer.holder());
 		assertThat(tryOnceElsewhere(service, key)).as("a thread the owner is not bound to").isEmpty();
 		inner.release();
 		assertThat(service.isLocked(key)).isTrue();
 		outer.release();
 		assertThat(service.isLocked(key)).isFalse();
+	}
+
+	/**
+	 * The holder label that log lines and messages name a lease's holder by (never its owner id): a thread's lease
+	 * names the thread, an owner of its own its description; never the owner id.
+	 */
+	@Test
+	void theHolderLabelNamesTheThreadOrTheOwnersDescription() {
+		String key = key("labelled");
+		LockService service = instance();
+		Lease threads = get(inBackground(() -> service.acquire(key, LONG_TTL, Duration.ZERO)));
+		assertThat(threads.holder().ownerDescription()).startsWith("thread \"tck-caller-").endsWith("\"");
+		assertThat(threads.holder().toString()).doesNotContain(threads.owner());
+		threads.release();
+		LockOwner owner = LockOwner.newOwner("async Tck.work");
+		Lease owners = get(inBackground(() -> {
+			try (LockOwner.Binding binding = owner.bind()) {
+				return service.acquire(key, LONG_TTL, Duration.ZERO);
+			}
+		}));
+		assertThat(owners.holder().ownerDescription()).isEqualTo("async Tck.work");
+		owners.release();
 	}
 
 	/** Re-entries of a fixed lease and of a renewed one are released one by one, in any order. */

@@ -33,8 +33,10 @@ public class LostLockAlerts {
 
 	@EventListener
 	public void onLockLost(LockLostEvent event) {
-		logger.error("Lost lock '{}' ({}) held by {} with fencing token {}: {}", event.key(), event.name(), event.owner(),
-				event.fencingToken(), event.detection().description());
+		// the holder's label (application@instance and thread or method), never event.owner(): an owner id is what a
+		// release presents to Redis, and it does not belong in a log
+		logger.error("Lost lock '{}' ({}) held by {} with fencing token {}: {}", event.key(), event.name(),
+				event.holder(), event.fencingToken(), event.detection().description());
 		this.meters.counter(COUNTER, "name", event.name(), "detection", LockMetrics.detectionTag(event.detection()))
 			.increment();
 	}

@@ -1,0 +1,236 @@
+package dev.distlock.redis;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.stream.StreamSupport;
+
+import dev.distlock.core.LockMode;
+import dev.distlock.core.StoredLock;
+import org.jspecify.annotations.Nullable;
+
+import org.springframework.data.redis.connection.ClusterSlotHashUtil;
+import org.springframework.data.redis.connection.RedisClusterConnection;
+import org.springframework.data.redis.connection.RedisClusterNode;
+import org.springframework.data.redis.connection.RedisConnectionFactory;
+import org.springframework.data.redis.core.StringRedisTemplate;
+import org.springframework.data.redis.core.script.RedisScript;
+
+/**
+ * The lease keys of one store, read with {@code SCAN} a step at a time: one Redis (or a Sentinel's master), or every
+ * master of a Cluster in turn. Each step runs as a script whose only key routes it: on a Cluster, a key in the first
+ * hash slot of the master to scan, so that Spring Data sends it there with any client, and the step scans that master
+ * (a script's {@code SCAN} sees the keys of the node it runs on). A master is named by its first slot rather than its
+ * id, so that a scan goes on at the replica promoted in its place.
+ * <p>
+ * Needs {@code +scan} in an ACL; the scan only lists keys, and every lease found is then read with {@link #describe}
+ * on its own key.
+ */
+final class StoreScan implements LockListing.Source {
+
+	/**
+	 * KEYS[1] only routes the call; ARGV[1] scan cursor, ARGV[2] pattern, ARGV[3] count. One {@code SCAN} step over the
+	 * node's hashes: {next cursor, keys}. Reads only.
+	 */
+	@SuppressWarnings("rawtypes")
+	static final RedisScript<List> SCAN = RedisScript.of(
+			"return redis.call('scan', ARGV[1], 'match', ARGV[2], 'count', ARGV[3], 'type', 'hash')", List.class);
+
+	/**
+	 * KEYS[1] lease, KEYS[2] its fair queue. {holds, token, remaining ttl ms, mode ('' exclusive, 'r', 'w'), fair queue
+	 * length (-1 when it could not be read), processes noted as waiting}; empty when the key is not a lease. Reads
+	 * only; the queue length through {@code pcall}, so that an ACL without {@code +zcard} costs only that figure.
+	 */
+	@SuppressWarnings("rawtypes")
+	static final RedisScript<List> DESCRIBE = RedisScript.of("""
+			local fields = redis.call('hgetall', KEYS[1])
+			local holds, token, mode, waiting = 0, 0, '', 0
+			for i = 1, #fields, 2 do
+			  local field = fields[i]
+			  if field == '~t' then
+			    token = tonumber(fields[i + 1]) or 0
+			  elseif field == '~m' then
+			    mode = fields[i + 1]
+			  elseif string.sub(field, 1, 3) == '~w:' then
+			    waiting = waiting + 1
+			  elseif string.sub(field, 1, 1) ~= '~' then
+			    holds = holds + (tonumber(fields[i + 1]) or 0)
+			  end
+			end
+			if holds < 1 then
+			  return {}
+			end
+			local queue = redis.pcall('zcard', KEYS[2])
+			if type(queue) ~= 'number' then
+			  queue = -1
+			end
+			return {holds, token, redis.call('pttl', KEYS[1]), mode, queue, waiting}
+			""", List.class);
+
+	/** Per hash slot, a hash tag whose slot it is: found once, by trying short tags in turn. */
+	private static final Map<Integer, String> SLOT_TAGS = new ConcurrentHashMap<>();
+
+	private final RedisConnectionFactory connectionFactory;
+
+	private final StringRedisTemplate template;
+
+	private final String keyPrefix;
+
+	/** {@code <prefix>:{*}}, the prefix's glob characters escaped: every lease key and nothing of a fair lock's others. */
+	private final String pattern;
+
+	private final boolean cluster;
+
+	StoreScan(RedisConnectionFactory connectionFactory, StringRedisTemplate template, String keyPrefix,
+			boolean cluster) {
+		this.connectionFactory = connectionFactory;
+		this.template = template;
+		this.keyPrefix = keyPrefix;
+		this.pattern = escapeGlob(keyPrefix) + ":{*}";
+		this.cluster = cluster;
+	}
+
+	/**
+	 * {@return the parts to scan, in order: {@code [0]} on one Redis; on a Cluster the first slot of each master,
+	 * lowest first}
+	 */
+	@Override
+	public int[] parts() {
+		if (!this.cluster) {
+			return new int[] { 0 };
+		}
+		try (RedisClusterConnection connection = this.connectionFactory.getClusterConnection()) {
+			return StreamSupport.stream(connection.clusterGetNodes().spliterator(), false)
+				.filter(RedisClusterNode::isMaster)
+				.filter((node) -> !node.getSlotRange().getSlots().isEmpty())
+				.mapToInt((node) -> node.getSlotRange().getSlots().stream().mapToInt(Integer::intValue).min().orElse(0))
+				.sorted()
+				.distinct()
+				.toArray();
+		}
+	}
+
+	/**
+	 * One {@code SCAN} step on a part.
+	 * @param part a value of {@link #parts()}
+	 * @param cursor the scan cursor, "0" to start
+	 * @param count the step's {@code COUNT}
+	 * @return the next cursor ("0" once the part is done) and the lease keys found
+	 */
+	@Override
+	public Step scan(int part, String cursor, int count) {
+		List<?> reply = this.template.execute(SCAN, List.of(routingKey(part)), cursor, this.pattern,
+				Integer.toString(count));
+		if (reply == null || reply.size() != 2 || !(reply.get(1) instanceof List<?> keys)) {
+			throw new IllegalStateException("Unexpected reply from SCAN: " + reply);
+		}
+		List<String> leaseKeys = new ArrayList<>(keys.size());
+		for (Object key : keys) {
+			String redisKey = String.valueOf(key);
+			if (redisKey.endsWith("}")) {
+				leaseKeys.add(redisKey);
+			}
+		}
+		return new Step(String.valueOf(reply.get(0)), leaseKeys);
+	}
+
+	/**
+	 * The lock key of a lease key, or null when {@code redisKey} is not one of this prefix's.
+	 * @param redisKey {@code <prefix>:{<key>}}
+	 */
+	@Nullable String lockKey(String redisKey) {
+		String start = this.keyPrefix + ":{";
+		if (!redisKey.startsWith(start) || !redisKey.endsWith("}") || redisKey.length() <= start.length() + 1) {
+			return null;
+		}
+		return redisKey.substring(start.length(), redisKey.length() - 1);
+	}
+
+	/** The lock at a lease key this store's scan found: its own key, its lease as {@link #describe(String, String)}. */
+	@Override
+	public Optional<StoredLock> describe(int part, String redisKey) {
+		String key = lockKey(redisKey);
+		return (key != null) ? describe(key, redisKey) : Optional.empty();
+	}
+
+	/**
+	 * What the lease at {@code redisKey} is now; empty when it is no lease (gone, or only waiters' notes).
+	 * @param key the lock key
+	 * @param redisKey its lease key
+	 */
+	Optional<StoredLock> describe(String key, String redisKey) {
+		List<?> reply = this.template.execute(DESCRIBE, List.of(redisKey, FairScripts.queueKey(redisKey)));
+		if (reply == null || reply.isEmpty()) {
+			return Optional.empty();
+		}
+		if (reply.size() != 6) {
+			throw new IllegalStateException("Unexpected reply from the describe script: " + reply);
+		}
+		long holds = number(reply.get(0));
+		long queue = number(reply.get(4));
+		String mode = String.valueOf(reply.get(3));
+		LockMode lockMode = switch (mode) {
+			case "w" -> LockMode.WRITE;
+			case "r" -> LockMode.READ;
+			default -> (queue > 0) ? LockMode.FAIR : LockMode.EXCLUSIVE;
+		};
+		return Optional.of(new StoredLock(key, lockMode, (int) Math.min(Integer.MAX_VALUE, holds),
+				Duration.ofMillis(Math.max(0, number(reply.get(2)))), number(reply.get(1)), null,
+				(lockMode == LockMode.FAIR) ? queue : -1,
+				(lockMode == LockMode.FAIR) ? -1 : (int) number(reply.get(5)), 1));
+	}
+
+	/** A key that routes a step to the part's master: in its first slot on a Cluster; any of the prefix's elsewhere. */
+	private String routingKey(int part) {
+		if (!this.cluster) {
+			return this.keyPrefix + ":__scan__";
+		}
+		return this.keyPrefix + ":{" + SLOT_TAGS.computeIfAbsent(part, StoreScan::tagFor) + "}";
+	}
+
+	/** A hash tag in {@code slot}: "s" and a number, the first that hashes there (about 16,000 tries at most). */
+	private static String tagFor(int slot) {
+		for (int i = 0; i < 100_000_000; i++) {
+			String tag = "s" + i;
+			if (ClusterSlotHashUtil.calculateSlot(tag) == slot) {
+				return tag;
+			}
+		}
+		throw new IllegalArgumentException("No hash tag found for slot " + slot);
+	}
+
+	private static String escapeGlob(String text) {
+		StringBuilder escaped = new StringBuilder(text.length() + 4);
+		for (char c : text.toCharArray()) {
+			if (c == '*' || c == '?' || c == '[' || c == ']' || c == '\\') {
+				escaped.append('\\');
+			}
+			escaped.append(c);
+		}
+		return escaped.toString();
+	}
+
+	private static long number(Object value) {
+		if (value instanceof Number number) {
+			return number.longValue();
+		}
+		try {
+			return Long.parseLong(String.valueOf(value));
+		}
+		catch (NumberFormatException ex) {
+			return 0;
+		}
+	}
+
+	/**
+	 * One scan step's outcome.
+	 * @param cursor the next scan cursor, "0" once the part is done
+	 * @param redisKeys the lease keys the step found
+	 */
+	record Step(String cursor, List<String> redisKeys) {
+	}
+
+}
