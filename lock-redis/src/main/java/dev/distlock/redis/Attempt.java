@@ -26,6 +26,9 @@ final class Attempt {
 	/** Who the lease's holder is for log lines and messages, described on the acquiring thread. */
 	final HolderLabel holder;
 
+	/** {@link #holder} as the lease stores it ({@link LockScripts#LABEL_PREFIX}): its one-line form. */
+	final String label;
+
 	/** EXCLUSIVE, READ or WRITE. */
 	final LockMode mode;
 
@@ -46,6 +49,7 @@ final class Attempt {
 			@Nullable LeaseEntry downgradeFrom) {
 		this.lockOwner = lockOwner;
 		this.holder = holder;
+		this.label = holder.toString();
 		this.redisKey = redisKey;
 		this.channel = RedisLockService.channel(redisKey);
 		this.owner = owner;

@@ -207,7 +207,7 @@ final class LeaseAcquirer {
 			@Nullable LockUnavailableException failure, long start, long deadline) throws InterruptedException {
 		String channel = attempt.channel;
 		Waiter waiter = this.subscriber.register(channel, attempt.owner, request.effectiveName(),
-				attempt.ttlMillis);
+				attempt.ttlMillis, attempt.label);
 		boolean acquired = false;
 		Backoff backoff = new Backoff();
 		try {
