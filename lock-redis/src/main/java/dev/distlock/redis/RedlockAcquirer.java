@@ -56,9 +56,12 @@ final class RedlockAcquirer {
 	/** The instance the holder labels of this service's leases name. */
 	private final String holderInstance;
 
+	/** Whether a new hold stores its label on the nodes ({@link LockScripts#LABEL_PREFIX}). */
+	private final boolean storeHolderLabel;
+
 	RedlockAcquirer(RedlockNodes nodes, RedlockRegistry registry, RedlockWaiting waiting, RedlockReleaser releaser,
 			RedlockWatchdog watchdog, List<LockListener> listeners, String clientId, String holderApplication,
-			String holderInstance) {
+			String holderInstance, boolean storeHolderLabel) {
 		this.nodes = nodes;
 		this.registry = registry;
 		this.waiting = waiting;
@@ -69,6 +72,7 @@ final class RedlockAcquirer {
 		this.ownerIds = new OwnerIds(clientId);
 		this.holderApplication = holderApplication;
 		this.holderInstance = holderInstance;
+		this.storeHolderLabel = storeHolderLabel;
 	}
 
 	Optional<Lease> tryAcquire(LockRequest request, String redisKey) {
@@ -101,7 +105,8 @@ final class RedlockAcquirer {
 	private @Nullable Lease acquire(LockRequest request, String redisKey, long ttlMillis, long start, long deadline) {
 		boolean willWait = deadline - start > 0;
 		String channel = RedisLockService.channel(redisKey);
-		String label = HolderLabel.of(this.holderApplication, this.holderInstance, LockOwner.current()).toString();
+		String label = this.storeHolderLabel
+				? HolderLabel.of(this.holderApplication, this.holderInstance, LockOwner.current()).toString() : "";
 		RedlockWaiting.Registration registration = null;
 		Backoff backoff = new Backoff();
 		try {

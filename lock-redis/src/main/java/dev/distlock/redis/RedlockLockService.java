@@ -107,7 +107,8 @@ public class RedlockLockService
 		RedlockReleaser releaser = new RedlockReleaser(this.nodes, this.registry, listeners, this.clientId);
 		this.acquirer = new RedlockAcquirer(this.nodes, this.registry, this.waiting, releaser, this.watchdog,
 				listeners, this.clientId, builder.holderApplication,
-				(builder.holderInstance != null) ? builder.holderInstance : HolderLabel.hostName());
+				(builder.holderInstance != null) ? builder.holderInstance : HolderLabel.hostName(),
+				builder.storeHolderLabel);
 		this.listing = new RedlockListing(this.nodes, this.keyPrefix);
 		for (int i = 0; i < this.nodes.size(); i++) {
 			this.forcedReleasers.add(this.waiting.forcedReleaser(i, this.nodes.store(i), this.clientId));

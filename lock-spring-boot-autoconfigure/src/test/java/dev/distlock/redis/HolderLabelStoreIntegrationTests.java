@@ -203,6 +203,22 @@ class HolderLabelStoreIntegrationTests extends OneServerFixture {
 		});
 	}
 
+	@Test
+	void anInstanceThatStoresNoLabelsLeavesTheHolderUnnamed() {
+		RedisLockService quiet = this.support.service(RedisLockService.builder(this.support.connectionFactory())
+			.holderInstance("pod-1")
+			.storeHolderLabel(false));
+		Lease lease = quiet.acquire("quiet", TTL, Duration.ZERO);
+		Lease reader = quiet.tryAcquire(LockRequest.of("quiet-read", TTL, Duration.ZERO).read()).orElseThrow();
+
+		assertThat(labelFields("lock:{quiet}")).isEmpty();
+		assertThat(labelFields("lock:{quiet-read}")).isEmpty();
+		assertThat(quiet.holder("quiet")).hasValueSatisfying((held) -> assertThat(held.holder()).isNull());
+		assertThat(lease.holder().toString()).startsWith("application@pod-1 ");
+		reader.release();
+		lease.release();
+	}
+
 	private List<String> labelFields(String redisKey) {
 		return template().opsForHash()
 			.keys(redisKey)
