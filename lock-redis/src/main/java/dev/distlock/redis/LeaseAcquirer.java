@@ -64,6 +64,9 @@ final class LeaseAcquirer {
 	/** The instance the holder labels of this service's leases name. */
 	private final String holderInstance;
 
+	/** Whether a new hold stores its label in Redis ({@link LockScripts#LABEL_PREFIX}). */
+	private final boolean storeHolderLabel;
+
 	private final AcquireCall acquireCall;
 
 	/** One more hold of a lease already held. */
@@ -78,7 +81,8 @@ final class LeaseAcquirer {
 	LeaseAcquirer(LeaseStore store, ReleaseSubscriber subscriber, LeaseWatchdog watchdog, LeaseRegistry registry,
 			HoldReconciler reconciler, LeaseReleaser releaser, List<LockListener> listeners, String clientId,
 			int replicaAcks, long replicaAckTimeoutMillis, Executor calls, ScheduledExecutorService timers,
-			long fairEntryTtlMillis, OwnerIds ownerIds, String holderApplication, String holderInstance) {
+			long fairEntryTtlMillis, OwnerIds ownerIds, String holderApplication, String holderInstance,
+			boolean storeHolderLabel) {
 		this.acquireCall = new AcquireCall(store, clientId, replicaAcks, replicaAckTimeoutMillis);
 		this.reentry = new LeaseReentry(this, store, watchdog, registry, reconciler);
 		this.async = new AsyncEngine(this, this.reentry, this.acquireCall, store, subscriber, watchdog, registry,
@@ -95,6 +99,7 @@ final class LeaseAcquirer {
 		this.ownerIds = ownerIds;
 		this.holderApplication = holderApplication;
 		this.holderInstance = holderInstance;
+		this.storeHolderLabel = storeHolderLabel;
 	}
 
 	FairEngine fair() {
@@ -207,7 +212,7 @@ final class LeaseAcquirer {
 			@Nullable LockUnavailableException failure, long start, long deadline) throws InterruptedException {
 		String channel = attempt.channel;
 		Waiter waiter = this.subscriber.register(channel, attempt.owner, request.effectiveName(),
-				attempt.ttlMillis);
+				attempt.ttlMillis, attempt.label);
 		boolean acquired = false;
 		Backoff backoff = new Backoff();
 		try {
@@ -383,7 +388,8 @@ final class LeaseAcquirer {
 		LeaseEntry writer = (request.mode() == LockMode.READ) ? this.registry.heldBy(redisKey, owner, LockMode.WRITE)
 				: null;
 		return new Attempt(redisKey, this.ownerIds.next(), request.ttl().toMillis(), owner,
-				HolderLabel.of(this.holderApplication, this.holderInstance, owner), request.mode(), writer);
+				HolderLabel.of(this.holderApplication, this.holderInstance, owner), this.storeHolderLabel, request.mode(),
+				writer);
 	}
 
 }

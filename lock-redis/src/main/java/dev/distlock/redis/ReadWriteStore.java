@@ -56,7 +56,7 @@ final class ReadWriteStore {
 		}
 		return new String[] { attempt.owner, Long.toString(attempt.ttlMillis), writer ? "w" : "r", "",
 				attempt.downgradeOwner, (attempt.downgradeToken != 0) ? Long.toString(attempt.downgradeToken) : "", note,
-				"", willWait ? "1" : "" };
+				"", willWait ? "1" : "", attempt.label };
 	}
 
 	/**

@@ -160,7 +160,8 @@ public class RedisLockService
 				(builder.ownerIdParts != null) ? new OwnerIds(this.clientId, builder.ownerIdParts)
 						: new OwnerIds(this.clientId),
 				builder.holderApplication,
-				(builder.holderInstance != null) ? builder.holderInstance : HolderLabel.hostName());
+				(builder.holderInstance != null) ? builder.holderInstance : HolderLabel.hostName(),
+				builder.storeHolderLabel);
 		this.view = new LeaseView(this.registry, this.subscriber);
 		this.forcedReleaser = new ForcedReleaser(store, this.subscriber, refusals, this.clientId);
 		this.holderQuery = new HolderQuery(store);
