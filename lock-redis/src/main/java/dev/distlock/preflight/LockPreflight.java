@@ -25,7 +25,8 @@ import org.springframework.util.Assert;
  * Checks once, with a deadline, that the application's Redis user may do everything the lock engine does, so that a
  * missing ACL permission shows at startup instead of as the first failing lock: it authenticates, runs every command
  * of the engine's scripts through {@code EVAL} and {@code EVALSHA} on a key under the lock prefix (Redis checks the ACL
- * of each command a script calls, one by one, as it runs), publishes and subscribes on a channel under the prefix.
+ * of each command a script calls, one by one, as it runs), publishes and subscribes on a channel under the prefix, and
+ * sends the commands the engine sends outside its scripts ({@link #ENGINE_COMMANDS}).
  * <p>
  * One round of a few commands: one script call runs each command under {@code redis.pcall}, so a single call finds
  * every refused command. The key {@code <prefix>:{__preflight__}} exists only while the script runs; nothing else is
@@ -35,8 +36,12 @@ import org.springframework.util.Assert;
  */
 public final class LockPreflight {
 
-	/** The commands the engine sends itself: scripts (EVAL when Redis lost its script cache) and subscriptions. */
-	public static final List<String> ENGINE_COMMANDS = List.of("evalsha", "eval", "subscribe", "unsubscribe");
+	/**
+	 * The commands the engine sends itself: scripts (EVAL when Redis lost its script cache), subscriptions, and
+	 * {@code ZCARD} of a fair lock's queue for the operator view ({@code fairQueueLength}, the {@code locks} endpoint's
+	 * {@code queueLength}).
+	 */
+	public static final List<String> ENGINE_COMMANDS = List.of("evalsha", "eval", "subscribe", "unsubscribe", "zcard");
 
 	/**
 	 * The commands the engine's Lua scripts call; Redis checks each against the ACL as the script runs. The sorted-set
@@ -231,6 +236,14 @@ public final class LockPreflight {
 				PreflightFinding evalsha = finding("EVALSHA of the lock scripts", ex);
 				// NOSCRIPT: allowed to run, only the script was not cached (EVAL was refused, or evicted it)
 				if (!evalsha.error().message().startsWith("NOSCRIPT") && add(findings, evalsha)) {
+					return report(findings);
+				}
+			}
+			try {
+				connection.zSetCommands().zCard(key);
+			}
+			catch (RuntimeException ex) {
+				if (add(findings, finding("ZCARD of a fair lock's queue (the locks endpoint's queue length)", ex))) {
 					return report(findings);
 				}
 			}

@@ -69,6 +69,7 @@ class LockPreflightIntegrationTests {
 		SecuredRedis.createUser(redis, "no-channel", "pw", ACL.replace("&lock:* ", ""));
 		SecuredRedis.createUser(redis, "no-evalsha", "pw", ACL.replace("+evalsha ", ""));
 		SecuredRedis.createUser(redis, "no-hincrby", "pw", ACL.replace("+hincrby ", ""));
+		SecuredRedis.createUser(redis, "no-zcard", "pw", ACL.replace("+zcard ", ""));
 		SecuredRedis.createUser(redis, "other-keys", "pw", ACL.replace("~lock:* ", "~other:* "));
 	}
 
@@ -170,11 +171,27 @@ class LockPreflightIntegrationTests {
 	}
 
 	@Test
+	void aMissingZcardFailsTheStartNamingTheEndpointsQueueLength() {
+		runner("no-zcard").run(context -> {
+			PreflightReport report = failedPreflight(context);
+			assertThat(report.findings()).singleElement().satisfies(finding -> {
+				assertThat(finding.check()).isEqualTo("ZCARD of a fair lock's queue (the locks endpoint's queue length)");
+				assertThat(finding.error().message())
+					.isEqualTo("NOPERM this user has no permissions to run the 'zcard' command");
+				assertThat(finding.grant()).isEqualTo("+zcard");
+			});
+			assertThat(analysis(context).getAction()).startsWith("Grant the ACL user 'no-zcard' what it lacks: "
+					+ "ACL SETUSER no-zcard +zcard");
+		});
+	}
+
+	@Test
 	void keysOutsideTheUsersPatternFailTheStart() {
 		runner("other-keys").run(context -> {
 			PreflightReport report = failedPreflight(context);
 			assertThat(report.findings()).extracting(PreflightFinding::check)
-				.containsExactly("EVAL of the lock scripts (key 'lock:{__preflight__}')", "EVALSHA of the lock scripts");
+				.containsExactly("EVAL of the lock scripts (key 'lock:{__preflight__}')", "EVALSHA of the lock scripts",
+						"ZCARD of a fair lock's queue (the locks endpoint's queue length)");
 			assertThat(report.grants()).containsExactly("~lock:*");
 		});
 	}

@@ -155,6 +155,8 @@ class MinimalAclIntegrationTests {
 		CompletableFuture<Optional<Lease>> fairWaiter = CompletableFuture.supplyAsync(() -> this.second
 			.tryAcquire(LockRequest.of("sku-4", Duration.ofSeconds(5), Duration.ofSeconds(10)).fair()), this.threads);
 		await().atMost(DEADLINE).until(() -> Long.valueOf(1).equals(this.redis.execute("ZCARD", "orders:{sku-4}:q")));
+		// the operator view's queue length (the locks endpoint's queueLength): ZCARD of the queue
+		assertThat(this.first.fairQueueLength("sku-4")).isEqualTo(1);
 		fair.release();
 		Lease fairNext = fairWaiter.get(10, TimeUnit.SECONDS).orElseThrow();
 		assertThat(fairNext.fencingToken()).isGreaterThan(fair.fencingToken());
