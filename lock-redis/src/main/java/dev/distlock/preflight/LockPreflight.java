@@ -37,11 +37,13 @@ import org.springframework.util.Assert;
 public final class LockPreflight {
 
 	/**
-	 * The commands the engine sends itself: scripts (EVAL when Redis lost its script cache), subscriptions, and
-	 * {@code ZCARD} of a fair lock's queue for the operator view ({@code fairQueueLength}, the {@code locks} endpoint's
-	 * {@code queueLength}).
+	 * The commands the engine sends itself: scripts (EVAL when Redis lost its script cache), subscriptions, the
+	 * {@code PING} that Spring Data Redis's Lettuce subscription sends after its {@code UNSUBSCRIBE} when it closes (at
+	 * shutdown), and {@code ZCARD} of a fair lock's queue for the operator view ({@code fairQueueLength}, the
+	 * {@code locks} endpoint's {@code queueLength}).
 	 */
-	public static final List<String> ENGINE_COMMANDS = List.of("evalsha", "eval", "subscribe", "unsubscribe", "zcard");
+	public static final List<String> ENGINE_COMMANDS = List.of("evalsha", "eval", "subscribe", "unsubscribe", "ping",
+			"zcard");
 
 	/**
 	 * The commands the engine's Lua scripts call; Redis checks each against the ACL as the script runs. The sorted-set
@@ -236,6 +238,14 @@ public final class LockPreflight {
 				PreflightFinding evalsha = finding("EVALSHA of the lock scripts", ex);
 				// NOSCRIPT: allowed to run, only the script was not cached (EVAL was refused, or evicted it)
 				if (!evalsha.error().message().startsWith("NOSCRIPT") && add(findings, evalsha)) {
+					return report(findings);
+				}
+			}
+			try {
+				connection.ping();
+			}
+			catch (RuntimeException ex) {
+				if (add(findings, finding("PING (sent when the release subscription closes)", ex))) {
 					return report(findings);
 				}
 			}

@@ -70,6 +70,7 @@ class LockPreflightIntegrationTests {
 		SecuredRedis.createUser(redis, "no-evalsha", "pw", ACL.replace("+evalsha ", ""));
 		SecuredRedis.createUser(redis, "no-hincrby", "pw", ACL.replace("+hincrby ", ""));
 		SecuredRedis.createUser(redis, "no-zcard", "pw", ACL.replace("+zcard ", ""));
+		SecuredRedis.createUser(redis, "no-ping", "pw", ACL.replace("+ping ", ""));
 		SecuredRedis.createUser(redis, "other-keys", "pw", ACL.replace("~lock:* ", "~other:* "));
 	}
 
@@ -182,6 +183,17 @@ class LockPreflightIntegrationTests {
 			});
 			assertThat(analysis(context).getAction()).startsWith("Grant the ACL user 'no-zcard' what it lacks: "
 					+ "ACL SETUSER no-zcard +zcard");
+		});
+	}
+
+	@Test
+	void aMissingPingFailsTheStart() {
+		runner("no-ping").run(context -> {
+			PreflightReport report = failedPreflight(context);
+			assertThat(report.findings()).singleElement().satisfies(finding -> {
+				assertThat(finding.check()).isEqualTo("PING (sent when the release subscription closes)");
+				assertThat(finding.grant()).isEqualTo("+ping");
+			});
 		});
 	}
 

@@ -185,6 +185,27 @@ class MinimalAclIntegrationTests {
 		assertThat(aclLog()).as("ACL LOG").isEmpty();
 	}
 
+	/**
+	 * Closing a subscription that has channels, Spring Data Redis's Lettuce subscription sends PING after its
+	 * UNSUBSCRIBE: refused, that is a line in the ACL log at every shutdown.
+	 */
+	@Test
+	void closingTheServicesSendsNothingTheAclRefuses() throws Exception {
+		CompletableFuture<Optional<Lease>> waiter;
+		try (Lease lease = this.first.acquire("sku-5", Duration.ofSeconds(10), Duration.ZERO)) {
+			waiter = CompletableFuture.supplyAsync(
+					() -> this.second.tryAcquire("sku-5", Duration.ofSeconds(5), Duration.ofSeconds(10)), this.threads);
+			await().atMost(DEADLINE).until(() -> subscribers("orders:{sku-5}:released") == 1);
+		}
+		waiter.get(10, TimeUnit.SECONDS).orElseThrow().release();
+		this.first.close();
+		this.second.close();
+		this.secured.close();
+		// Redis has read all a connection sent once it dropped the connection
+		await().atMost(DEADLINE).until(() -> !String.valueOf(this.redis.execute("CLIENT", "LIST")).contains("user=locks"));
+		assertThat(aclLog()).as("ACL LOG").isEmpty();
+	}
+
 	/** Redis logs every ACL refusal; the engine's own connection handshake included. */
 	private List<?> aclLog() {
 		return (List<?>) this.redis.execute("ACL", "LOG");

@@ -85,7 +85,7 @@ class MinimalAclTests {
 	@Test
 	void theMinimalAclForAPrefix() {
 		assertThat(LockPreflight.minimalAcl("orders")).isEqualTo("~orders:* &orders:* -@all +evalsha +eval +subscribe "
-				+ "+unsubscribe +zcard +exists +time +hset +hsetnx +hmget +hget +hexists +hincrby +hgetall +hdel +pttl +pexpire "
+				+ "+unsubscribe +ping +zcard +exists +time +hset +hsetnx +hmget +hget +hexists +hincrby +hgetall +hdel +pttl +pexpire "
 				+ "+del +set +get +publish +zadd +zscore +zrank +zrange +zrangebyscore +zrem");
 	}
 
