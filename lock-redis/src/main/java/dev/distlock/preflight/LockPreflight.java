@@ -60,6 +60,13 @@ public final class LockPreflight {
 	public static final List<String> CLUSTER_COMMANDS = List.of("spublish", "ssubscribe", "sunsubscribe");
 
 	/**
+	 * What the engine needs besides with replica acknowledgements ({@code distlock.replica-acks} above 0):
+	 * {@code WAIT} after each new lease, on the connection that acquired it.
+	 * @since 0.7.0
+	 */
+	public static final List<String> REPLICA_ACK_COMMANDS = List.of("wait");
+
+	/**
 	 * Calls each command of the engine's scripts on KEYS[1] (a key no lock uses) and publishes on ARGV[1], returning
 	 * {command, error, ...} for each one refused. The key expires within 10 s should a refused HDEL and DEL leave it.
 	 */
@@ -114,8 +121,12 @@ public final class LockPreflight {
 
 	private final String user;
 
+	/** Replicas that must acknowledge a new lease; above 0, the check sends {@code WAIT} as well. */
+	private final int replicaAcks;
+
 	/**
-	 * A check of what {@code connectionFactory}'s Redis user may do.
+	 * A check of what {@code connectionFactory}'s Redis user may do, for a lock service without replica
+	 * acknowledgements.
 	 * @param connectionFactory the connection factory of the lock service
 	 * @param keyPrefix the lock service's key prefix: keys {@code <prefix>:{<key>}}, channels
 	 * {@code <prefix>:{<key>}:released}
@@ -125,13 +136,32 @@ public final class LockPreflight {
 	 */
 	public LockPreflight(RedisConnectionFactory connectionFactory, String keyPrefix, Duration timeout, String server,
 			@Nullable String user) {
+		this(connectionFactory, keyPrefix, timeout, server, user, 0);
+	}
+
+	/**
+	 * A check of what {@code connectionFactory}'s Redis user may do, {@code WAIT} included when the lock service waits
+	 * for replica acknowledgements.
+	 * @param connectionFactory the connection factory of the lock service
+	 * @param keyPrefix the lock service's key prefix: keys {@code <prefix>:{<key>}}, channels
+	 * {@code <prefix>:{<key>}:released}
+	 * @param timeout how long the whole check may take; a Redis that does not answer within it is taken as unavailable
+	 * @param server the server as the texts name it, such as {@code Redis at 127.0.0.1:6379}
+	 * @param user the ACL user the application authenticates as, or {@code null} for the default user
+	 * @param replicaAcks the replicas that must acknowledge a new lease ({@code distlock.replica-acks}); 0 for none
+	 * @since 0.7.0
+	 */
+	public LockPreflight(RedisConnectionFactory connectionFactory, String keyPrefix, Duration timeout, String server,
+			@Nullable String user, int replicaAcks) {
 		Assert.notNull(connectionFactory, "'connectionFactory' must not be null");
 		Assert.hasText(keyPrefix, "'keyPrefix' must not be blank");
 		Assert.isTrue(timeout != null && !timeout.isNegative() && !timeout.isZero(), "'timeout' must be positive");
 		Assert.hasText(server, "'server' must not be blank");
+		Assert.isTrue(replicaAcks >= 0, "'replicaAcks' must not be negative");
 		this.connectionFactory = connectionFactory;
 		this.keyPrefix = keyPrefix;
 		this.timeout = timeout;
+		this.replicaAcks = replicaAcks;
 		this.user = (user != null && !user.isBlank()) ? user : "default";
 		this.server = server + " as user '" + this.user + "'";
 	}
@@ -146,6 +176,23 @@ public final class LockPreflight {
 		StringBuilder acl = new StringBuilder("~").append(keyPrefix).append(":* &").append(keyPrefix).append(":* -@all");
 		ENGINE_COMMANDS.forEach(command -> acl.append(" +").append(command));
 		SCRIPT_COMMANDS.forEach(command -> acl.append(" +").append(command));
+		return acl.toString();
+	}
+
+	/**
+	 * The minimal ACL rules of a lock service with key prefix {@code keyPrefix} whose new leases {@code replicaAcks}
+	 * replicas must acknowledge: {@link #minimalAcl(String)}, and {@link #REPLICA_ACK_COMMANDS} when
+	 * {@code replicaAcks} is above 0.
+	 * @param keyPrefix the lock service's key prefix
+	 * @param replicaAcks the replicas that must acknowledge a new lease ({@code distlock.replica-acks})
+	 * @return the ACL rules, as ACL SETUSER takes them
+	 * @since 0.7.0
+	 */
+	public static String minimalAcl(String keyPrefix, int replicaAcks) {
+		StringBuilder acl = new StringBuilder(minimalAcl(keyPrefix));
+		if (replicaAcks > 0) {
+			REPLICA_ACK_COMMANDS.forEach(command -> acl.append(" +").append(command));
+		}
 		return acl.toString();
 	}
 
@@ -257,6 +304,9 @@ public final class LockPreflight {
 					return report(findings);
 				}
 			}
+			if (this.replicaAcks > 0) {
+				checkWait(connection, findings);
+			}
 		}
 		if (isLettuce(this.connectionFactory)) {
 			checkSubscription(channel, findings);
@@ -280,6 +330,23 @@ public final class LockPreflight {
 				throw ex;
 			}
 			return this.connectionFactory.getConnection();
+		}
+	}
+
+	/**
+	 * {@code WAIT 0 0}, which returns at once: the engine sends {@code WAIT} after each new lease. Only a refusal is a
+	 * finding; the reply is not read (clients without a reply type for it may fail to decode the integer).
+	 */
+	private void checkWait(RedisConnection connection, List<PreflightFinding> findings) {
+		try {
+			connection.execute("WAIT", bytes("0"), bytes("0"));
+		}
+		catch (RuntimeException ex) {
+			PreflightFinding finding = finding("WAIT after each new lease (distlock.replica-acks=" + this.replicaAcks
+					+ ")", ex);
+			if (finding.error().kind() != RedisErrorKind.OTHER) {
+				add(findings, finding);
+			}
 		}
 	}
 

@@ -43,7 +43,8 @@ public final class LockPreflightAutoConfiguration {
 			LockProperties properties, ObjectProvider<DataRedisConnectionDetails> connectionDetails) {
 		DataRedisConnectionDetails details = connectionDetails.getIfUnique();
 		LockPreflight preflight = new LockPreflight(connectionFactory, keyPrefix(lockService),
-				properties.getPreflight().getTimeout(), server(details), (details != null) ? details.getUsername() : null);
+				properties.getPreflight().getTimeout(), server(details), (details != null) ? details.getUsername() : null,
+				lockService.replicaAcks());
 		return new LockPreflightRunner(preflight, properties.getPreflight().getMode());
 	}
 

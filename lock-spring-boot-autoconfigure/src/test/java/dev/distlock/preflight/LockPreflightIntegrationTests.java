@@ -71,6 +71,7 @@ class LockPreflightIntegrationTests {
 		SecuredRedis.createUser(redis, "no-hincrby", "pw", ACL.replace("+hincrby ", ""));
 		SecuredRedis.createUser(redis, "no-zcard", "pw", ACL.replace("+zcard ", ""));
 		SecuredRedis.createUser(redis, "no-ping", "pw", ACL.replace("+ping ", ""));
+		SecuredRedis.createUser(redis, "with-wait", "pw", LockPreflight.minimalAcl("lock", 1));
 		SecuredRedis.createUser(redis, "other-keys", "pw", ACL.replace("~lock:* ", "~other:* "));
 	}
 
@@ -194,6 +195,34 @@ class LockPreflightIntegrationTests {
 				assertThat(finding.check()).isEqualTo("PING (sent when the release subscription closes)");
 				assertThat(finding.grant()).isEqualTo("+ping");
 			});
+		});
+	}
+
+	/**
+	 * With replica acknowledgements every new lease is followed by WAIT, which the minimal ACL does not grant: without
+	 * the check the start passed and then every acquisition failed.
+	 */
+	@Test
+	void replicaAcknowledgementsWithoutWaitFailTheStartNamingTheRuleAndTheProperty() {
+		runner("complete").withPropertyValues("distlock.replica-acks=1").run(context -> {
+			PreflightReport report = failedPreflight(context);
+			assertThat(report.findings()).singleElement().satisfies(finding -> {
+				assertThat(finding.check())
+					.isEqualTo("WAIT after each new lease (distlock.replica-acks=1)");
+				assertThat(finding.error().message())
+					.isEqualTo("NOPERM this user has no permissions to run the 'wait' command");
+				assertThat(finding.grant()).isEqualTo("+wait");
+			});
+			FailureAnalysis analysis = analysis(context);
+			assertThat(analysis.getDescription()).contains(" - WAIT after each new lease (distlock.replica-acks=1): "
+					+ "NOPERM this user has no permissions to run the 'wait' command");
+			assertThat(analysis.getAction())
+				.startsWith("Grant the ACL user 'complete' what it lacks: ACL SETUSER complete +wait")
+				.contains("with distlock.replica-acks add +wait");
+		});
+		runner("with-wait").withPropertyValues("distlock.replica-acks=1").run(context -> {
+			assertThat(context).hasNotFailed();
+			assertThat(context.getBean(LockPreflightRunner.class).getReport().outcome()).isEqualTo(Outcome.PASSED);
 		});
 	}
 

@@ -24,6 +24,7 @@ import org.junit.jupiter.api.extension.ExtendWith;
 
 import org.springframework.boot.test.system.CapturedOutput;
 import org.springframework.boot.test.system.OutputCaptureExtension;
+import org.springframework.data.redis.connection.RedisConnectionFactory;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
@@ -182,6 +183,36 @@ class MinimalAclIntegrationTests {
 		assertThat(report.findings()).isEmpty();
 		assertThat(report.outcome()).isEqualTo(PreflightReport.Outcome.PASSED);
 		assertThat(this.redis.execute("EXISTS", "orders:{__preflight__}")).isEqualTo(0L);
+		assertThat(aclLog()).as("ACL LOG").isEmpty();
+	}
+
+	/**
+	 * With replica acknowledgements, under exactly the minimal ACL with {@code +wait}: every new lease is followed by
+	 * WAIT on its connection, and the preflight checks it.
+	 */
+	@Test
+	void replicaAcknowledgementsRunWithTheMinimalAclAndWait() {
+		SecuredRedis.createUser(this.redis, "acked", "s3cret", LockPreflight.minimalAcl("orders", 1));
+		try (RedisServer replica = RedisServer.builder()
+			.config("replicaof", RedisServer.HOST, Integer.toString(this.redis.port()))
+			.start()) {
+			await().atMost(Duration.ofSeconds(30))
+				.until(() -> String.valueOf(replica.execute("INFO", "replication")).contains("master_link_status:up"));
+			RedisConnectionFactory factory = this.secured.factory(this.redis, "acked", "s3cret");
+			PreflightReport report = new LockPreflight(factory, "orders", Duration.ofSeconds(30), "Redis", "acked", 1)
+				.check();
+			assertThat(report.findings()).isEmpty();
+			try (RedisLockService acked = RedisLockService.builder(factory)
+				.keyPrefix("orders")
+				.replicaAcks(1, Duration.ofSeconds(1))
+				.build()) {
+				for (int i = 0; i < 3; i++) {
+					Lease lease = acked.acquire("sku-6", Duration.ofSeconds(10), Duration.ZERO);
+					assertThat(replica.execute("HEXISTS", "orders:{sku-6}", lease.owner())).isEqualTo(1L);
+					lease.release();
+				}
+			}
+		}
 		assertThat(aclLog()).as("ACL LOG").isEmpty();
 	}
 

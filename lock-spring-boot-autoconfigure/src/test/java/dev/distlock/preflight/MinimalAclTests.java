@@ -90,6 +90,12 @@ class MinimalAclTests {
 	}
 
 	@Test
+	void replicaAcknowledgementsAddWait() {
+		assertThat(LockPreflight.minimalAcl("orders", 0)).isEqualTo(LockPreflight.minimalAcl("orders"));
+		assertThat(LockPreflight.minimalAcl("orders", 2)).isEqualTo(LockPreflight.minimalAcl("orders") + " +wait");
+	}
+
+	@Test
 	void theMinimalClusterAclAddsShardedPubSub() {
 		assertThat(LockPreflight.minimalClusterAcl("orders"))
 			.isEqualTo(LockPreflight.minimalAcl("orders") + " +spublish +ssubscribe +sunsubscribe");
@@ -99,6 +105,7 @@ class MinimalAclTests {
 	void theSecurityGuideDocumentsTheAclAndEachScriptsCommands() throws Exception {
 		String guide = securityGuide();
 		assertThat(guide).contains(LockPreflight.minimalClusterAcl("lock"));
+		assertThat(guide).contains("ACL SETUSER orders-locks reset on >s3cret " + LockPreflight.minimalAcl("lock", 1));
 		assertThat(guide).contains("ACL SETUSER orders-locks reset on >s3cret " + LockPreflight.minimalAcl("lock"))
 			.contains("The minimal ACL for key prefix 'lock' is: " + LockPreflight.minimalAcl("lock"));
 		Map<String, Set<String>> documented = new LinkedHashMap<>();
