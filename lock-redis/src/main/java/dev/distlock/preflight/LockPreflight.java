@@ -29,8 +29,8 @@ import org.springframework.util.Assert;
  * sends the commands the engine sends outside its scripts ({@link #ENGINE_COMMANDS}).
  * <p>
  * One round of a few commands: one script call runs each command under {@code redis.pcall}, so a single call finds
- * every refused command. The key {@code <prefix>:{__preflight__}} exists only while the script runs; nothing else is
- * written. The subscription is checked on Lettuce only (other clients block the caller while subscribed).
+ * every refused command. The key {@code <prefix>:__preflight__} (see {@link #key()}: never a lock's) exists only while
+ * the script runs; nothing else is written. The subscription is checked on Lettuce only (other clients block the caller while subscribed).
  *
  * @since 0.1.0
  */
@@ -209,19 +209,24 @@ public final class LockPreflight {
 	}
 
 	/**
-	 * The key the check's script touches: no lock key has this name.
+	 * The key the check's script touches, {@code <prefix>:__preflight__}: under the lock prefix (so under the ACL's key
+	 * pattern), and no key of a lock: every key the engine writes is a lease {@code <prefix>:{<key>}} or a key named after
+	 * one, so it has a brace right after the prefix, whatever the lock key. A lock named {@code __preflight__} that
+	 * another instance holds is never touched.
 	 * @return the key
 	 */
 	public String key() {
-		return this.keyPrefix + ":{__preflight__}";
+		return this.keyPrefix + ":__preflight__";
 	}
 
 	/**
-	 * The channel the check publishes and subscribes on, shaped like a lock's release channel.
+	 * The channel the check publishes and subscribes on: the key's name, which no release channel has (theirs have a
+	 * brace right after the prefix, as the keys do), so no waiter hears the check; the same name puts it in the key's
+	 * hash slot, as a script's {@code SPUBLISH} on a Redis Cluster must be.
 	 * @return the channel
 	 */
 	public String channel() {
-		return key() + ":released";
+		return key();
 	}
 
 	/**

@@ -58,7 +58,7 @@ class LockPreflightIntegrationTests {
 
 	private static final String ACL = LockPreflight.minimalAcl("lock");
 
-	private static final String CHANNEL = "lock:{__preflight__}:released";
+	private static final String CHANNEL = "lock:__preflight__";
 
 	private static RedisServer redis;
 
@@ -113,8 +113,30 @@ class LockPreflightIntegrationTests {
 			PreflightReport report = context.getBean(LockPreflightRunner.class).getReport();
 			assertThat(report.outcome()).isEqualTo(Outcome.PASSED);
 			assertThat(report.findings()).isEmpty();
-			assertThat(redis.execute("EXISTS", "lock:{__preflight__}")).isEqualTo(0L);
+			assertThat(redis.execute("EXISTS", "lock:__preflight__")).isEqualTo(0L);
 		});
+	}
+
+	/**
+	 * The preflight writes and deletes a key of its own: one that no lock key maps to, so a lock named
+	 * {@code __preflight__} that one instance holds survives another instance's start.
+	 */
+	@Test
+	void aLockNamedLikeThePreflightSurvivesAnotherInstancesStart() {
+		try (SecuredRedis secured = new SecuredRedis();
+				RedisLockService holder = RedisLockService.builder(secured.factory(redis, "complete", "pw"))
+					.keyPrefix("lock")
+					.build()) {
+			Lease lease = holder.acquire("__preflight__", Duration.ofSeconds(30), Duration.ZERO);
+			runner("complete").run(context -> {
+				assertThat(context).hasNotFailed();
+				assertThat(context.getBean(LockPreflightRunner.class).getReport().outcome()).isEqualTo(Outcome.PASSED);
+			});
+			assertThat(lease.isOwned()).isTrue();
+			assertThat(holder.holder("__preflight__")).hasValueSatisfying(
+					held -> assertThat(held.fencingToken()).isEqualTo(lease.fencingToken()));
+			lease.release();
+		}
 	}
 
 	@Test
@@ -231,7 +253,7 @@ class LockPreflightIntegrationTests {
 		runner("other-keys").run(context -> {
 			PreflightReport report = failedPreflight(context);
 			assertThat(report.findings()).extracting(PreflightFinding::check)
-				.containsExactly("EVAL of the lock scripts (key 'lock:{__preflight__}')", "EVALSHA of the lock scripts",
+				.containsExactly("EVAL of the lock scripts (key 'lock:__preflight__')", "EVALSHA of the lock scripts",
 						"ZCARD of a fair lock's queue (the locks endpoint's queue length)");
 			assertThat(report.grants()).containsExactly("~lock:*");
 		});

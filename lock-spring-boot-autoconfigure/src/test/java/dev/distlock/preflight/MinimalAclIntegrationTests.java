@@ -182,7 +182,7 @@ class MinimalAclIntegrationTests {
 				Duration.ofSeconds(30), "Redis", "locks").check();
 		assertThat(report.findings()).isEmpty();
 		assertThat(report.outcome()).isEqualTo(PreflightReport.Outcome.PASSED);
-		assertThat(this.redis.execute("EXISTS", "orders:{__preflight__}")).isEqualTo(0L);
+		assertThat(this.redis.execute("EXISTS", "orders:__preflight__")).isEqualTo(0L);
 		assertThat(aclLog()).as("ACL LOG").isEmpty();
 	}
 
