@@ -283,7 +283,9 @@ final class ReadWriteScripts {
 			    if tonumber(held[3]) < now + ttl then
 			      redis.call('hset', k, '~e:' .. ARGV[a], string.format('%d', now + ttl))
 			    end
-			    if redis.call('pttl', k) < ttl then redis.call('pexpire', k, ARGV[a + 2]) end
+			    if redis.call('pttl', k) < ttl then
+			      redis.call('pexpire', k, ARGV[a + 2])
+			    end
 			    result[i] = 1
 			  else
 			    result[i] = 0
