@@ -74,13 +74,45 @@ final class LockScripts {
 			""";
 
 	/**
+	 * The hash field that notes that the lease's holder may not announce its release: Redis (7.0 or later) told the
+	 * acquiring script that the holder's user may not publish on the release channel.
+	 */
+	static final String UNANNOUNCED_FIELD = "~u";
+
+	/**
+	 * Lua shared by the scripts that take a lease for a holder whose release other processes wait for:
+	 * {@code unannounced(key, sharded)} tells whether the calling user may not announce the release of lease
+	 * {@code key} (publish on {@code <key>:released}, with {@code SPUBLISH} when {@code sharded} is
+	 * {@value #SHARDED}), asking Redis's ACL without sending anything ({@code redis.acl_check_cmd}); false on Redis
+	 * before 7.0, which cannot tell a script.
+	 */
+	static final String UNANNOUNCED = """
+			local function unannounced(key, sharded)
+			  if not redis.acl_check_cmd then
+			    return false
+			  end
+			  local command = 'publish'
+			  if sharded == 's' then
+			    command = 'spublish'
+			  end
+			  return not redis.acl_check_cmd(command, key .. ':released', '')
+			end
+			""";
+
+	/**
 	 * KEYS[1] lease; ARGV[1] owner, ARGV[2] ttl ms, ARGV[3] the caller's client id if it will wait, else '', ARGV[4]
 	 * the token of the lease the caller holds and re-enters, or '' for a new acquisition, ARGV[5] for a re-entry the
-	 * hold count the owner will have with it (its holds plus its re-entries on their way, this one included). Returns
+	 * hold count the owner will have with it (its holds plus its re-entries on their way, this one included), ARGV[6]
+	 * {@value #SHARDED} when releases are announced with {@code SPUBLISH}, else empty or absent. Returns
 	 * {hold count, fencing token} when acquired or re-entered, {0, remaining ttl ms of the holder} when another owner
 	 * holds the lock, and {-1, 0} when a re-entry finds its lease gone; a caller that will wait is then noted in the
 	 * lease ({@value #WAITER_PREFIX}&lt;client id&gt;, with HSETNX: a retry writes nothing), so that the holder knows
 	 * other processes wait. A re-entry never shortens the lease.
+	 * <p>
+	 * A new lease whose holder's user may not publish on the release channel (asked with {@code redis.acl_check_cmd},
+	 * Redis 7.0 or later; an ACL without {@code publish}, or without the channel) is noted as such
+	 * ({@value #UNANNOUNCED_FIELD}): no message will tell of its release, so a caller that finds another owner holding
+	 * it gets a third element, 1, {0, remaining ttl ms, 1}, and polls instead of waiting for the holder's lease time.
 	 * <p>
 	 * Owner ids are fresh per acquisition (see {@code RedisLockService}), so a hold of the owner that the caller does
 	 * not re-enter can only come from an earlier attempt of the same acquisition whose reply was lost: it is adopted as
@@ -93,7 +125,7 @@ final class LockScripts {
 	 * owner's last release ends with the lease).
 	 */
 	@SuppressWarnings("rawtypes")
-	static final RedisScript<List> ACQUIRE = RedisScript.of(PRELUDE + """
+	static final RedisScript<List> ACQUIRE = RedisScript.of(PRELUDE + UNANNOUNCED + """
 			if redis.call('exists', KEYS[1]) == 0 then
 			  if ARGV[4] ~= '' then
 			    return {-1, 0}
@@ -101,18 +133,24 @@ final class LockScripts {
 			  local t = redis.call('time')
 			  local token = n(tonumber(t[1]) * 1000000 + tonumber(t[2]))
 			  redis.call('hset', KEYS[1], ARGV[1], 1, '~t', token)
+			  if unannounced(KEYS[1], ARGV[6]) then
+			    redis.call('hset', KEYS[1], '~u', 1)
+			  end
 			  local failed = expire(KEYS[1], ARGV[2], true)
 			  if failed then
 			    return failed
 			  end
 			  return {1, tonumber(token)}
 			end
-			local held = redis.call('hmget', KEYS[1], ARGV[1], '~t')
+			local held = redis.call('hmget', KEYS[1], ARGV[1], '~t', '~u')
 			if held[1] then
 			  if ARGV[4] == '' then
 			    local t = redis.call('time')
 			    local token = n(math.max(tonumber(held[2] or '0') + 1, tonumber(t[1]) * 1000000 + tonumber(t[2])))
 			    redis.call('hset', KEYS[1], ARGV[1], 1, '~t', token)
+			    if unannounced(KEYS[1], ARGV[6]) then
+			      redis.call('hset', KEYS[1], '~u', 1)
+			    end
 			    local failed = expire(KEYS[1], ARGV[2], false)
 			    if failed then
 			      return failed
@@ -138,6 +176,9 @@ final class LockScripts {
 			end
 			if ARGV[3] ~= '' then
 			  redis.call('hsetnx', KEYS[1], '~w:' .. ARGV[3], 1)
+			end
+			if held[3] then
+			  return {0, redis.call('pttl', KEYS[1]), 1}
 			end
 			return {0, redis.call('pttl', KEYS[1])}
 			""", List.class);

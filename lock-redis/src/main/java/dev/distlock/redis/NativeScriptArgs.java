@@ -26,12 +26,12 @@ final class NativeScriptArgs {
 
 	/**
 	 * ACQUIRE's ARGV: owner, lease time, waiter (a client id or empty), the re-entered token (or empty), the hold count
-	 * a re-entry is to reach (or empty).
+	 * a re-entry is to reach (or empty), the publish mode.
 	 */
 	byte[][] acquire(String owner, long ttlMillis, String waiter, long reenteredToken, long reentryTarget) {
 		return new byte[][] { bytes(owner), ttl(ttlMillis), waiter.isEmpty() ? EMPTY : clientId(waiter),
 				(reenteredToken != 0) ? bytes(Long.toString(reenteredToken)) : EMPTY,
-				(reentryTarget > 0) ? bytes(Long.toString(reentryTarget)) : EMPTY };
+				(reentryTarget > 0) ? bytes(Long.toString(reentryTarget)) : EMPTY, this.publishMode };
 	}
 
 	/** RELEASE's ARGV: owner, token, channel, client id, publish mode, holds before, receipt time. */

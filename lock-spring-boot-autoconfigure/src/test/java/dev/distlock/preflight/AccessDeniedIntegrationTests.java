@@ -13,6 +13,7 @@ import dev.distlock.core.Lease;
 import dev.distlock.core.LockAccessDeniedException;
 import dev.distlock.core.LockAccessDeniedException.Reason;
 import dev.distlock.core.LockListener;
+import dev.distlock.core.LockOwner;
 import dev.distlock.core.LockRequest;
 import dev.distlock.core.LockUnavailableException;
 import dev.distlock.observability.LockMetrics;
@@ -32,6 +33,7 @@ import org.springframework.data.redis.connection.RedisConnectionFactory;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.catchThrowableOfType;
+import static org.assertj.core.api.Assumptions.assumeThat;
 import static org.awaitility.Awaitility.await;
 
 /**
@@ -54,7 +56,7 @@ class AccessDeniedIntegrationTests {
 
 	private final SecuredRedis secured = new SecuredRedis();
 
-	private final ExecutorService threads = Executors.newFixedThreadPool(2);
+	private final ExecutorService threads = Executors.newFixedThreadPool(3);
 
 	private final List<String> refusals = new CopyOnWriteArrayList<>();
 
@@ -148,6 +150,51 @@ class AccessDeniedIntegrationTests {
 		assertThat(output).contains("WARN").contains("Released lock 'sku-1', but Redis refused to announce the release")
 			.contains("Redis refused the subscription to orders:{sku-1}:released")
 			.doesNotContain("did not answer");
+	}
+
+	/**
+	 * With {@code +publish} refused but the channels allowed, waiters of another instance subscribe, and no release
+	 * message can come: the holder's lease notes that its release will not be announced, and waiters that find it so
+	 * poll instead of sleeping until the holder's lease time (20 s here, far beyond what a loaded machine takes).
+	 */
+	@Test
+	void withoutPublishSubscribedWaitersOfAnotherInstancePollAndGetTheLockLongBeforeTheHoldersLeaseTime()
+			throws Exception {
+		assumeThat(this.redis.version()).as("Redis 6.2 cannot tell a script what the ACL allows (redis.acl_check_cmd)")
+			.doesNotStartWith("6.");
+		Duration holderTtl = Duration.ofSeconds(20);
+		SecuredRedis.createUser(this.redis, "nopublish", "pw", aclWithout("+publish"));
+		RedisLockService holder = service("nopublish", "pw");
+		RedisLockService other = service("nopublish", "pw");
+		Lease held = holder.acquire("sku-10", holderTtl, Duration.ZERO);
+		Lease heldToo = holder.acquire("sku-11", holderTtl, Duration.ZERO);
+		Lease written = holder.acquire(LockRequest.of("sku-12", holderTtl, Duration.ZERO).write());
+		CompletableFuture<Optional<Lease>> waiting = CompletableFuture
+			.supplyAsync(() -> other.tryAcquire("sku-10", Duration.ofSeconds(5), LONG_WAIT), this.threads);
+		CompletableFuture<Optional<Lease>> waitingAsync = other
+			.tryAcquireAsync(LockRequest.of("sku-11", Duration.ofSeconds(5), LONG_WAIT), LockOwner.newOwner());
+		CompletableFuture<Optional<Lease>> reading = CompletableFuture.supplyAsync(
+				() -> other.tryAcquire(LockRequest.of("sku-12", Duration.ofSeconds(5), LONG_WAIT).read()), this.threads);
+		// the waiters subscribed: a release message could reach them, if it were sent
+		await().atMost(DEADLINE).until(() -> subscribers("orders:{sku-10}:released") == 1
+				&& subscribers("orders:{sku-11}:released") == 1 && subscribers("orders:{sku-12}:released") == 1);
+		assertThat(this.refusals).noneMatch(refusal -> refusal.startsWith("SUBSCRIBE"));
+
+		held.release();
+		heldToo.release();
+		written.release();
+		long released = System.nanoTime();
+		assertThat(refusedCount("publish")).isEqualTo(3);
+		List<Lease> next = List.of(waiting.get(DEADLINE.toSeconds(), TimeUnit.SECONDS).orElseThrow(),
+				waitingAsync.get(DEADLINE.toSeconds(), TimeUnit.SECONDS).orElseThrow(),
+				reading.get(DEADLINE.toSeconds(), TimeUnit.SECONDS).orElseThrow());
+		assertThat(Duration.ofNanos(System.nanoTime() - released)).isLessThan(holderTtl.dividedBy(2));
+		next.forEach(Lease::release);
+	}
+
+	private long subscribers(String channel) {
+		List<?> reply = (List<?>) this.redis.execute("PUBSUB", "NUMSUB", channel);
+		return (Long) reply.get(1);
 	}
 
 	@Test

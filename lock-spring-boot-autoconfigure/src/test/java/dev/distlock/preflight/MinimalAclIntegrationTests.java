@@ -109,6 +109,8 @@ class MinimalAclIntegrationTests {
 		// acquire, re-enter, extend, renew; the watchdog renews the 6 s lease every 600 ms (a 1 s lease renewed every
 		// 100 ms was lost to a loaded machine's stall of 0.9 s, issue 32)
 		Lease lease = this.first.acquire("sku-1", Duration.ofSeconds(6), Duration.ZERO);
+		assertThat(this.redis.execute("HEXISTS", "orders:{sku-1}", "~u")).as("a lease whose release is announced")
+			.isEqualTo(0L);
 		Lease reentered = this.first.acquire("sku-1", Duration.ofSeconds(6), Duration.ZERO);
 		assertThat(reentered.fencingToken()).isEqualTo(lease.fencingToken());
 		assertThat(this.redis.execute("HGET", "orders:{sku-1}", lease.owner())).isEqualTo("2");
