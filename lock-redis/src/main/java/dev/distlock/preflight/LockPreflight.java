@@ -30,7 +30,8 @@ import org.springframework.util.Assert;
  * <p>
  * One round of a few commands: one script call runs each command under {@code redis.pcall}, so a single call finds
  * every refused command. The key {@code <prefix>:__preflight__} (see {@link #key()}: never a lock's) exists only while
- * the script runs; nothing else is written. The subscription is checked on Lettuce only (other clients block the caller while subscribed).
+ * the script runs; nothing else is written. The subscription is checked on Lettuce only (other clients block the
+ * caller while subscribed).
  *
  * @since 0.1.0
  */
@@ -210,9 +211,9 @@ public final class LockPreflight {
 
 	/**
 	 * The key the check's script touches, {@code <prefix>:__preflight__}: under the lock prefix (so under the ACL's key
-	 * pattern), and no key of a lock: every key the engine writes is a lease {@code <prefix>:{<key>}} or a key named after
-	 * one, so it has a brace right after the prefix, whatever the lock key. A lock named {@code __preflight__} that
-	 * another instance holds is never touched.
+	 * pattern), and no key of a lock: every key the engine writes is a lease {@code <prefix>:{<key>}} or a key named
+	 * after one, so it has a brace right after the prefix, whatever the lock key. A lock named {@code __preflight__}
+	 * that another instance holds is never touched.
 	 * @return the key
 	 */
 	public String key() {

@@ -47,11 +47,11 @@ final class LockScripts {
 	 * Lua shared by the scripts that write: {@code n(x)} formats a number as an integer string, for every number a
 	 * script hands to Redis (Redis 7.2.0 to 7.2.4 turn a Lua number with eight or more trailing zeros into scientific
 	 * notation, which a string comparison of tokens then misses and {@code PEXPIRE} refuses, redis/redis#13113);
-	 * {@code expire(key, ms, created, undo)} sets an expiry and, when Redis refuses it (an ACL without {@code pexpire}),
-	 * deletes a key this call created, so that no script leaves a key without expiry, runs {@code undo} if given, and
-	 * fails the script with Redis's error: it sends the refused command once more with {@code redis.call}, so that the
-	 * error names this line, which names the command (see {@link ScriptCommands}). It returns nil, or Redis's error
-	 * should the second call pass.
+	 * {@code expire(key, ms, created, undo)} sets an expiry and, when Redis refuses it (an ACL without
+	 * {@code pexpire}), deletes a key this call created, so that no script leaves a key without expiry, runs
+	 * {@code undo} if given, and fails the script with Redis's error: it sends the refused command once more with
+	 * {@code redis.call}, so that the error names this line, which names the command (see {@link ScriptCommands}). It
+	 * returns nil, or Redis's error should the second call pass.
 	 */
 	static final String PRELUDE = """
 			local function n(x)

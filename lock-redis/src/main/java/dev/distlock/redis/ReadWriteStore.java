@@ -28,8 +28,9 @@ final class ReadWriteStore {
 
 	/**
 	 * A new acquisition of {@code attempt} (its mode READ or WRITE): {holds, token, 0} when acquired, {0, ms after
-	 * which to try again, unannounced} when refused (see {@link LeaseStore#unannounced}). A writer that will wait is noted in the lease; the attempt is then marked so that its
-	 * owner id is discarded (the note with it) should the acquisition end without the lock.
+	 * which to try again, unannounced} when refused (see {@link LeaseStore#unannounced}). A writer that will wait is
+	 * noted in the lease; the attempt is then marked so that its owner id is discarded (the note with it) should the
+	 * acquisition end without the lock.
 	 */
 	long[] acquire(Attempt attempt, boolean willWait) {
 		return pair(this.store.run(ReadWriteScripts.ACQUIRE, attempt.redisKey, acquireArgs(attempt, willWait)),
@@ -111,7 +112,7 @@ final class ReadWriteStore {
 		return number(this.store.run(ReadWriteScripts.OWNED, entry.redisKey, entry.owner, Long.toString(entry.token)));
 	}
 
-	/** {holds, token or ms} or {0, ms, 1}, as {holds, token or ms, unannounced} (see {@link LeaseStore#unannounced}). */
+	/** {holds, token or ms} or {0, ms, 1} as {holds, token or ms, unannounced} ({@link LeaseStore#unannounced}). */
 	private static long[] pair(@Nullable Object value, String script) {
 		if (!(value instanceof List<?> reply) || reply.size() < 2 || reply.size() > 3) {
 			throw new IllegalStateException("Unexpected reply from the read-write " + script + " script: " + value);

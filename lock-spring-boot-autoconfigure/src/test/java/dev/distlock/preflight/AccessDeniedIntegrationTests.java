@@ -173,8 +173,9 @@ class AccessDeniedIntegrationTests {
 			.supplyAsync(() -> other.tryAcquire("sku-10", Duration.ofSeconds(5), LONG_WAIT), this.threads);
 		CompletableFuture<Optional<Lease>> waitingAsync = other
 			.tryAcquireAsync(LockRequest.of("sku-11", Duration.ofSeconds(5), LONG_WAIT), LockOwner.newOwner());
-		CompletableFuture<Optional<Lease>> reading = CompletableFuture.supplyAsync(
-				() -> other.tryAcquire(LockRequest.of("sku-12", Duration.ofSeconds(5), LONG_WAIT).read()), this.threads);
+		LockRequest read = LockRequest.of("sku-12", Duration.ofSeconds(5), LONG_WAIT).read();
+		CompletableFuture<Optional<Lease>> reading = CompletableFuture.supplyAsync(() -> other.tryAcquire(read),
+				this.threads);
 		// the waiters subscribed: a release message could reach them, if it were sent
 		await().atMost(DEADLINE).until(() -> subscribers("orders:{sku-10}:released") == 1
 				&& subscribers("orders:{sku-11}:released") == 1 && subscribers("orders:{sku-12}:released") == 1);
@@ -243,7 +244,8 @@ class AccessDeniedIntegrationTests {
 		LockAccessDeniedException time = catchThrowableOfType(LockAccessDeniedException.class,
 				() -> service("notime", "pw").acquire("sku-7", Duration.ofSeconds(5), LONG_WAIT));
 		assertThat(time.getGrant()).isEqualTo("+time");
-		assertThat(time).hasMessageStartingWith("Could not acquire lock 'sku-7': Redis's ACL refused the 'time' command");
+		assertThat(time)
+			.hasMessageStartingWith("Could not acquire lock 'sku-7': Redis's ACL refused the 'time' command");
 
 		// a release that HGETALL is refused to
 		SecuredRedis.createUser(this.redis, "nohgetall", "pw", aclWithout("+hgetall"));

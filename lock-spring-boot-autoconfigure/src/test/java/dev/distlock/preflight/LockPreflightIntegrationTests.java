@@ -199,7 +199,8 @@ class LockPreflightIntegrationTests {
 		runner("no-zcard").run(context -> {
 			PreflightReport report = failedPreflight(context);
 			assertThat(report.findings()).singleElement().satisfies(finding -> {
-				assertThat(finding.check()).isEqualTo("ZCARD of a fair lock's queue (the locks endpoint's queue length)");
+				assertThat(finding.check())
+					.isEqualTo("ZCARD of a fair lock's queue (the locks endpoint's queue length)");
 				assertThat(finding.error().message())
 					.isEqualTo("NOPERM this user has no permissions to run the 'zcard' command");
 				assertThat(finding.grant()).isEqualTo("+zcard");

@@ -235,7 +235,8 @@ class MinimalAclIntegrationTests {
 		this.second.close();
 		this.secured.close();
 		// Redis has read all a connection sent once it dropped the connection
-		await().atMost(DEADLINE).until(() -> !String.valueOf(this.redis.execute("CLIENT", "LIST")).contains("user=locks"));
+		await().atMost(DEADLINE)
+			.until(() -> !String.valueOf(this.redis.execute("CLIENT", "LIST")).contains("user=locks"));
 		assertThat(aclLog()).as("ACL LOG").isEmpty();
 	}
 

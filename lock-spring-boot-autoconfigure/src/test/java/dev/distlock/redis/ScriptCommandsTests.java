@@ -46,9 +46,9 @@ class ScriptCommandsTests {
 
 	@Test
 	void theLineRedis70NamesTellsTheCommand() {
+		int line = lineOf(LockScripts.ACQUIRE, "redis.call('time')");
 		String message = "ERR The user executing the script can't run this command or subcommand script: "
-				+ LockScripts.ACQUIRE.getSha1() + ", on @user_script:" + lineOf(LockScripts.ACQUIRE, "redis.call('time')")
-				+ ".";
+				+ LockScripts.ACQUIRE.getSha1() + ", on @user_script:" + line + ".";
 		assertThat(ScriptCommands.refusedCommand(message)).isEqualTo("time");
 		LockUnavailableException denied = RedisFailures.of("sku-1", "orders:{sku-1}", "acquire",
 				new IllegalStateException(message), "");
@@ -61,9 +61,9 @@ class ScriptCommandsTests {
 	@Test
 	void theLineRedis62NamesTellsTheCommand() {
 		int line = lineOf(FairScripts.FAIR_ACQUIRE, "redis.call('zadd', KEYS[2]");
-		String message = "ERR Error running script (call to f_" + FairScripts.FAIR_ACQUIRE.getSha1() + "): @user_script:"
-				+ line + ": @user_script: " + line + ": The user executing the script can't run this command or "
-				+ "subcommand";
+		String message = "ERR Error running script (call to f_" + FairScripts.FAIR_ACQUIRE.getSha1()
+				+ "): @user_script:" + line + ": @user_script: " + line + ": The user executing the script can't run "
+				+ "this command or subcommand";
 		assertThat(ScriptCommands.refusedCommand(message)).isEqualTo("zadd");
 		LockUnavailableException denied = RedisFailures.of("sku-1", "orders:{sku-1}", "acquire",
 				new IllegalStateException(message), "");
