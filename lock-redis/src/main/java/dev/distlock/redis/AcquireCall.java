@@ -134,7 +134,7 @@ final class AcquireCall {
 					+ LogSafe.escape(request.key()) + "'");
 		}
 		if (reply[0] == 0 || reply[2] >= this.replicaAcks) {
-			return new long[] { reply[0], reply[1] };
+			return new long[] { reply[0], reply[1], reply[3] };
 		}
 		String shortfall = "only " + reply[2] + " of " + this.replicaAcks + " replica(s) acknowledged the new lease of '"
 				+ request.key() + "' within " + this.replicaAckTimeoutMillis + "ms (distlock.replica-acks)";

@@ -159,9 +159,8 @@ final class FairScripts {
 			redis.call('zadd', KEYS[3], n(now + tonumber(ARGV[3])), ARGV[1])
 			for i = 2, 4 do
 			  if redis.call('pttl', KEYS[i]) < tonumber(ARGV[3]) then
-			    local failed = expire(KEYS[i], ARGV[3], false)
+			    local failed = expire(KEYS[i], ARGV[3], false, function() unqueue(ARGV[1]) end)
 			    if failed then
-			      unqueue(ARGV[1])
 			      return failed
 			    end
 			  end

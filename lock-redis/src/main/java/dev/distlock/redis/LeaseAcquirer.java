@@ -203,8 +203,9 @@ final class LeaseAcquirer {
 	/**
 	 * Wait for the lock, retrying when a release message (or a release in this process) wakes this thread, when the
 	 * holder's lease would run out, or not at all if a holder in this process hands the lease over. While the release
-	 * channel is not subscribed, and while Redis does not answer, it retries at short intervals instead, until the
-	 * deadline, where it makes one last attempt unless one was under way then (no wake-up is sure to come).
+	 * channel is not subscribed, while the holder's release will not be announced (its user may not publish), and while
+	 * Redis does not answer, it retries at short intervals instead, until the deadline, where it makes one last attempt
+	 * unless one was under way then (no wake-up is sure to come).
 	 * @param holderTtl the holder's remaining ttl in ms from the last attempt, or -1 if it is not known
 	 * @param failure why the last attempt got no answer, or null
 	 */
@@ -269,8 +270,9 @@ final class LeaseAcquirer {
 					break; // the last attempt: sent at the deadline, or answered after it
 				}
 				long wakeAt = now + holderTtlNanos(reply[1]);
-				if (!this.subscriber.isSubscribed(channel)) {
-					wakeAt = earlier(wakeAt, now + pollNanos()); // no release message can come: poll
+				if (!this.subscriber.isSubscribed(channel) || LeaseStore.unannounced(reply)) {
+					// no release message can come (not subscribed, or the holder may not publish): poll
+					wakeAt = earlier(wakeAt, now + pollNanos());
 				}
 				waiter.await(earlier(wakeAt, deadline));
 			}

@@ -98,20 +98,26 @@ final class LockScripts {
 	 * Lua shared by the scripts that write: {@code n(x)} formats a number as an integer string, for every number a
 	 * script hands to Redis (Redis 7.2.0 to 7.2.4 turn a Lua number with eight or more trailing zeros into scientific
 	 * notation, which a string comparison of tokens then misses and {@code PEXPIRE} refuses, redis/redis#13113);
-	 * {@code expire(key, ms, created)} sets an expiry and, when Redis refuses it (an ACL without {@code pexpire}),
-	 * deletes a key this call created, so that no script leaves a key without expiry: it returns Redis's error for the
-	 * script to return, else nil.
+	 * {@code expire(key, ms, created, undo)} sets an expiry and, when Redis refuses it (an ACL without
+	 * {@code pexpire}), deletes a key this call created, so that no script leaves a key without expiry, runs
+	 * {@code undo} if given, and fails the script with Redis's error: it sends the refused command once more with
+	 * {@code redis.call}, so that the error names this line, which names the command (see {@link ScriptCommands}). It
+	 * returns nil, or Redis's error should the second call pass.
 	 */
 	static final String PRELUDE = """
 			local function n(x)
 			  return string.format('%d', x)
 			end
-			local function expire(key, ms, created)
+			local function expire(key, ms, created, undo)
 			  local r = redis.pcall('pexpire', key, n(ms))
 			  if type(r) == 'table' and r.err then
 			    if created then
 			      redis.pcall('del', key)
 			    end
+			    if undo then
+			      undo()
+			    end
+			    redis.call('pexpire', key, n(ms))
 			    return r
 			  end
 			  return nil
@@ -119,15 +125,47 @@ final class LockScripts {
 			""";
 
 	/**
+	 * The hash field that notes that the lease's holder may not announce its release: Redis (7.0 or later) told the
+	 * acquiring script that the holder's user may not publish on the release channel.
+	 */
+	static final String UNANNOUNCED_FIELD = "~u";
+
+	/**
+	 * Lua shared by the scripts that take a lease for a holder whose release other processes wait for:
+	 * {@code unannounced(key, sharded)} tells whether the calling user may not announce the release of lease
+	 * {@code key} (publish on {@code <key>:released}, with {@code SPUBLISH} when {@code sharded} is
+	 * {@value #SHARDED}), asking Redis's ACL without sending anything ({@code redis.acl_check_cmd}); false on Redis
+	 * before 7.0, which cannot tell a script.
+	 */
+	static final String UNANNOUNCED = """
+			local function unannounced(key, sharded)
+			  if not redis.acl_check_cmd then
+			    return false
+			  end
+			  local command = 'publish'
+			  if sharded == 's' then
+			    command = 'spublish'
+			  end
+			  return not redis.acl_check_cmd(command, key .. ':released', '')
+			end
+			""";
+
+	/**
 	 * KEYS[1] lease; ARGV[1] owner, ARGV[2] ttl ms, ARGV[3] the caller's client id if it will wait, else '', ARGV[4]
 	 * the token of the lease the caller holds and re-enters, or '' for a new acquisition, ARGV[5] for a re-entry the
 	 * hold count the owner will have with it (its holds plus its re-entries on their way, this one included), else '',
-	 * ARGV[6] for a new acquisition the holder's label ({@value #LABEL_PREFIX}&lt;owner&gt;, written with the hold it
-	 * creates; '' or absent writes none; a re-entry passes '' and never writes one). Returns
+	 * ARGV[6] {@value #SHARDED} when releases are announced with {@code SPUBLISH}, else empty or absent, ARGV[7] for a
+	 * new acquisition the holder's label ({@value #LABEL_PREFIX}&lt;owner&gt;, written with the hold it creates; '' or
+	 * absent writes none; a re-entry passes '' and never writes one). Returns
 	 * {hold count, fencing token} when acquired or re-entered, {0, remaining ttl ms of the holder} when another owner
 	 * holds the lock, and {-1, 0} when a re-entry finds its lease gone; a caller that will wait is then noted in the
 	 * lease ({@value #WAITER_PREFIX}&lt;client id&gt;, with HSETNX: a retry writes nothing), so that the holder knows
 	 * other processes wait. A re-entry never shortens the lease.
+	 * <p>
+	 * A new lease whose holder's user may not publish on the release channel (asked with {@code redis.acl_check_cmd},
+	 * Redis 7.0 or later; an ACL without {@code publish}, or without the channel) is noted as such
+	 * ({@value #UNANNOUNCED_FIELD}): no message will tell of its release, so a caller that finds another owner holding
+	 * it gets a third element, 1, {0, remaining ttl ms, 1}, and polls instead of waiting for the holder's lease time.
 	 * <p>
 	 * Owner ids are fresh per acquisition (see {@code RedisLockService}), so a hold of the owner that the caller does
 	 * not re-enter can only come from an earlier attempt of the same acquisition whose reply was lost: it is adopted as
@@ -141,12 +179,15 @@ final class LockScripts {
 	 * writes the same label again, and a run that finds another holder writes none.
 	 */
 	@SuppressWarnings("rawtypes")
-	static final RedisScript<List> ACQUIRE = RedisScript.of(PRELUDE + """
+	static final RedisScript<List> ACQUIRE = RedisScript.of(PRELUDE + UNANNOUNCED + """
 			local function hold(token)
-			  if ARGV[6] and ARGV[6] ~= '' then
-			    redis.call('hset', KEYS[1], ARGV[1], 1, '~t', token, '~l:' .. ARGV[1], ARGV[6])
+			  if ARGV[7] and ARGV[7] ~= '' then
+			    redis.call('hset', KEYS[1], ARGV[1], 1, '~t', token, '~l:' .. ARGV[1], ARGV[7])
 			  else
 			    redis.call('hset', KEYS[1], ARGV[1], 1, '~t', token)
+			  end
+			  if unannounced(KEYS[1], ARGV[6]) then
+			    redis.call('hset', KEYS[1], '~u', 1)
 			  end
 			end
 			if redis.call('exists', KEYS[1]) == 0 then
@@ -162,7 +203,7 @@ final class LockScripts {
 			  end
 			  return {1, tonumber(token)}
 			end
-			local held = redis.call('hmget', KEYS[1], ARGV[1], '~t')
+			local held = redis.call('hmget', KEYS[1], ARGV[1], '~t', '~u')
 			if held[1] then
 			  if ARGV[4] == '' then
 			    local t = redis.call('time')
@@ -193,6 +234,9 @@ final class LockScripts {
 			end
 			if ARGV[3] ~= '' then
 			  redis.call('hsetnx', KEYS[1], '~w:' .. ARGV[3], 1)
+			end
+			if held[3] then
+			  return {0, redis.call('pttl', KEYS[1]), 1}
 			end
 			return {0, redis.call('pttl', KEYS[1])}
 			""", List.class);

@@ -29,13 +29,15 @@ final class NativeScriptArgs {
 
 	/**
 	 * ACQUIRE's ARGV, in the template path's order: owner, lease time, waiter (a client id or empty), the re-entered
-	 * token (or empty), the hold count a re-entry is to reach (or empty), the holder's label (or empty).
+	 * token (or empty), the hold count a re-entry is to reach (or empty), the publish mode, the holder's label (or
+	 * empty).
 	 */
 	byte[][] acquire(String owner, long ttlMillis, String waiter, long reenteredToken, long reentryTarget,
 			String label) {
 		return new byte[][] { bytes(owner), ttl(ttlMillis), waiter.isEmpty() ? EMPTY : clientId(waiter),
 				(reenteredToken != 0) ? bytes(Long.toString(reenteredToken)) : EMPTY,
-				(reentryTarget > 0) ? bytes(Long.toString(reentryTarget)) : EMPTY, label.isEmpty() ? EMPTY : label(label) };
+				(reentryTarget > 0) ? bytes(Long.toString(reentryTarget)) : EMPTY, this.publishMode,
+				label.isEmpty() ? EMPTY : label(label) };
 	}
 
 	/** RELEASE's ARGV: owner, token, channel, client id, publish mode, holds before, receipt time. */

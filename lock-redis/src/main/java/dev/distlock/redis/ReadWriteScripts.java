@@ -64,6 +64,7 @@ final class ReadWriteScripts {
 			    elseif name == '~m' then s.m = v
 			    elseif name == '~x' then s.x = v
 			    elseif name == '~t' then s.t = tonumber(v)
+			    elseif name == '~u' then s.u = true
 			    else
 			      local p = string.sub(name, 1, 3)
 			      if p == '~e:' then s.dl[string.sub(name, 4)] = tonumber(v)
@@ -144,9 +145,13 @@ final class ReadWriteScripts {
 	 * write lease its {@code LockOwner} holds (a downgrade), else '', ARGV[7] for a writer that will wait: how long its
 	 * note lasts in ms, else '', ARGV[8] for a re-entry the hold count it is to reach (as for
 	 * {@link LockScripts#ACQUIRE}), ARGV[9] '1' when a caller that is refused will wait for a release message (its
-	 * process is then noted, {@code ~w:<client id>}, the owner id's first part), ARGV[10] for a new acquisition the
+	 * process is then noted, {@code ~w:<client id>}, the owner id's first part), ARGV[10] {@value LockScripts#SHARDED}
+	 * when releases are announced with {@code SPUBLISH}, else empty or absent, ARGV[11] for a new acquisition the
 	 * holder's label, written with the hold it creates ('' or absent: none). Returns {holds, token} when acquired or
-	 * re-entered, {0, ms after which to try again} when refused, {-1, 0} when a re-entry finds its hold gone.
+	 * re-entered, {0, ms after which to try again} when refused, {-1, 0} when a re-entry finds its hold gone. A new
+	 * writer whose user may not announce its release is noted as such ({@value LockScripts#UNANNOUNCED_FIELD}, as for
+	 * {@link LockScripts#ACQUIRE}), and a reader it keeps out gets a third element, 1, so that it polls instead of
+	 * waiting for the writer's lease time (a refused writer retries within a third of its note's life anyway).
 	 * <p>
 	 * A reader is refused while another owner writes (unless it is that writer's downgrade) and, as a new reader, while
 	 * a writer waits; a writer is refused while anyone else holds the lock, and then notes that it waits. A hold of the
@@ -155,7 +160,7 @@ final class ReadWriteScripts {
 	 * nor shortens one, nor writes a label.
 	 */
 	@SuppressWarnings("rawtypes")
-	static final RedisScript<List> ACQUIRE = RedisScript.of(COMMON + """
+	static final RedisScript<List> ACQUIRE = RedisScript.of(COMMON + LockScripts.UNANNOUNCED + """
 			local s = load()
 			if s.exists and s.m == nil then
 			  if ARGV[4] ~= '' then return {-1, 0} end
@@ -200,7 +205,12 @@ final class ReadWriteScripts {
 			  s.holds[o], s.dl[o], s.x, s.t, s.q[o] = 1, now + ttl, o, token, nil
 			  redis.call('hdel', k, '~q:' .. o)
 			  redis.call('hset', k, o, 1, '~e:' .. o, n(now + ttl), '~x', o, '~m', 'w', '~t', n(token))
-			  if ARGV[10] and ARGV[10] ~= '' then redis.call('hset', k, '~l:' .. o, ARGV[10]) end
+			  if ARGV[11] and ARGV[11] ~= '' then redis.call('hset', k, '~l:' .. o, ARGV[11]) end
+			  if unannounced(k, ARGV[10]) then
+			    redis.call('hset', k, '~u', 1)
+			  elseif s.u then
+			    redis.call('hdel', k, '~u')
+			  end
 			  s.exists = true
 			  settle(s)
 			  return {1, token}
@@ -216,6 +226,9 @@ final class ReadWriteScripts {
 			if blocked then
 			  if ARGV[9] == '1' then redis.call('hsetnx', k, '~w:' .. string.match(o, '^[^:]*'), 1) end
 			  settle(s)
+			  if s.x and s.u then
+			    return {0, math.max(1, blocked - now), 1}
+			  end
 			  return {0, math.max(1, blocked - now)}
 			end
 			local token = s.t
@@ -224,7 +237,7 @@ final class ReadWriteScripts {
 			local mode = 'r'
 			if s.x then mode = 'w' end
 			redis.call('hset', k, o, 1, '~e:' .. o, n(now + ttl), '~m', mode, '~t', n(token))
-			if ARGV[10] and ARGV[10] ~= '' then redis.call('hset', k, '~l:' .. o, ARGV[10]) end
+			if ARGV[11] and ARGV[11] ~= '' then redis.call('hset', k, '~l:' .. o, ARGV[11]) end
 			s.exists = true
 			settle(s)
 			return {1, token}
@@ -298,7 +311,9 @@ final class ReadWriteScripts {
 			    if tonumber(held[3]) < now + ttl then
 			      redis.call('hset', k, '~e:' .. ARGV[a], string.format('%d', now + ttl))
 			    end
-			    if redis.call('pttl', k) < ttl then redis.call('pexpire', k, ARGV[a + 2]) end
+			    if redis.call('pttl', k) < ttl then
+			      redis.call('pexpire', k, ARGV[a + 2])
+			    end
 			    result[i] = 1
 			  else
 			    result[i] = 0

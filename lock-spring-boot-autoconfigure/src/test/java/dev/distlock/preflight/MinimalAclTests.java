@@ -85,8 +85,14 @@ class MinimalAclTests {
 	@Test
 	void theMinimalAclForAPrefix() {
 		assertThat(LockPreflight.minimalAcl("orders")).isEqualTo("~orders:* &orders:* -@all +evalsha +eval +subscribe "
-				+ "+unsubscribe +exists +time +hset +hsetnx +hmget +hget +hexists +hincrby +hgetall +hdel +pttl +pexpire "
-				+ "+del +set +get +publish +zadd +zscore +zrank +zrange +zrangebyscore +zrem");
+				+ "+unsubscribe +ping +zcard +exists +time +hset +hsetnx +hmget +hget +hexists +hincrby +hgetall +hdel "
+				+ "+pttl +pexpire +del +set +get +publish +zadd +zscore +zrank +zrange +zrangebyscore +zrem");
+	}
+
+	@Test
+	void replicaAcknowledgementsAddWait() {
+		assertThat(LockPreflight.minimalAcl("orders", 0)).isEqualTo(LockPreflight.minimalAcl("orders"));
+		assertThat(LockPreflight.minimalAcl("orders", 2)).isEqualTo(LockPreflight.minimalAcl("orders") + " +wait");
 	}
 
 	@Test
@@ -99,6 +105,7 @@ class MinimalAclTests {
 	void theSecurityGuideDocumentsTheAclAndEachScriptsCommands() throws Exception {
 		String guide = securityGuide();
 		assertThat(guide).contains(LockPreflight.minimalClusterAcl("lock"));
+		assertThat(guide).contains("ACL SETUSER orders-locks reset on >s3cret " + LockPreflight.minimalAcl("lock", 1));
 		assertThat(guide).contains("ACL SETUSER orders-locks reset on >s3cret " + LockPreflight.minimalAcl("lock"))
 			.contains("The minimal ACL for key prefix 'lock' is: " + LockPreflight.minimalAcl("lock"));
 		Map<String, Set<String>> documented = new LinkedHashMap<>();

@@ -76,7 +76,8 @@ class AsyncAcquisitionIntegrationTests extends OneServerFixture {
 		LeaseStore store = new LeaseStore(this.support.connectionFactory(), true);
 		CompletableFuture<long[]> reply = store.acquireAsync("{native}", "owner-1", 10_000, "", 0, "");
 		assertThat(reply).isNotNull();
-		assertThat(reply.join()).containsExactly(1L, Long.parseLong((String) server.execute("HGET", "{native}", "~t")));
+		assertThat(reply.join()).containsExactly(1L, Long.parseLong((String) server.execute("HGET", "{native}", "~t")),
+				0L);
 	}
 
 	/** A holder of this instance releases with one async waiter and one waiting thread: both get the lease in turn. */

@@ -146,16 +146,16 @@ class HolderLabelStoreIntegrationTests extends OneServerFixture {
 		StringRedisTemplate template = template();
 		// the same acquisition delivered twice (a re-sent command): one hold, one label
 		for (int run = 0; run < 2; run++) {
-			template.execute(LockScripts.ACQUIRE, List.of("lock:{again}"), "client:1", "60000", "", "", "", "label 1");
+			template.execute(LockScripts.ACQUIRE, List.of("lock:{again}"), "client:1", "60000", "", "", "", "", "label 1");
 		}
 		assertThat(template.opsForHash().entries("lock:{again}")).containsEntry("client:1", "1")
 			.containsEntry("~l:client:1", "label 1")
 			.hasSize(3);
 		// a reader's release delivered twice, the second after another reader came: its label stays gone
 		List<?> first = template.execute(ReadWriteScripts.ACQUIRE, List.of("lock:{read}"), "client:r1", "60000", "r",
-				"", "", "", "", "", "", "reader 1");
+				"", "", "", "", "", "", "", "reader 1");
 		template.execute(ReadWriteScripts.ACQUIRE, List.of("lock:{read}"), "client:r2", "60000", "r", "", "", "", "", "",
-				"", "reader 2");
+				"", "", "reader 2");
 		String token = String.valueOf(first.get(1));
 		for (int run = 0; run < 2; run++) {
 			template.execute(ReadWriteScripts.RELEASE, List.of("lock:{read}"), "client:r1", token, "ch", "", "1",
@@ -164,7 +164,7 @@ class HolderLabelStoreIntegrationTests extends OneServerFixture {
 		assertThat(template.opsForHash().keys("lock:{read}")).doesNotContain("client:r1", "~l:client:r1")
 			.contains("client:r2", "~l:client:r2");
 		template.execute(ReadWriteScripts.ACQUIRE, List.of("lock:{read}"), "client:r2", "60000", "r", "", "", "", "", "",
-				"", "reader 2");
+				"", "", "reader 2");
 		assertThat(template.opsForHash().get("lock:{read}", "~l:client:r2")).isEqualTo("reader 2");
 	}
 
