@@ -48,11 +48,12 @@ public final class LockPreflight {
 
 	/**
 	 * The commands the engine's Lua scripts call; Redis checks each against the ACL as the script runs. The sorted-set
-	 * commands are the fair locks' queue ({@code LockMode.FAIR}).
+	 * commands are the fair locks' queue ({@code LockMode.FAIR}); {@code SCAN} is the listing of every lock in the
+	 * store ({@code LockDirectory}, {@code GET /actuator/locks/all}).
 	 */
 	public static final List<String> SCRIPT_COMMANDS = List.of("exists", "time", "hset", "hsetnx", "hmget", "hget",
 			"hexists", "hincrby", "hgetall", "hdel", "pttl", "pexpire", "del", "set", "get", "publish", "zadd", "zscore",
-			"zrank", "zrange", "zrangebyscore", "zrem");
+			"zrank", "zrange", "zrangebyscore", "zrem", "scan");
 
 	/**
 	 * What the engine needs besides on a Redis Cluster through Lettuce, where releases are announced and heard on their
@@ -105,6 +106,7 @@ public final class LockPreflight {
 			try('set', KEYS[1], 'preflight', 'px', 10000)
 			try('get', KEYS[1])
 			redis.pcall('del', KEYS[1])
+			try('scan', 0, 'match', KEYS[1], 'count', 1)
 			try('publish', ARGV[1], 'preflight')
 			if ARGV[2] == 's' then
 			  try('spublish', ARGV[1], 'preflight')

@@ -27,7 +27,8 @@ final class ScriptCommands {
 			LockScripts.HAND_OVER, LockScripts.EXTEND, LockScripts.RENEW_ALL, LockScripts.FORCE_RELEASE,
 			LockScripts.HOLDER, LockScripts.OWNED, FairScripts.FAIR_ACQUIRE, FairScripts.FAIR_RELEASE,
 			FairScripts.FAIR_LEAVE, ReadWriteScripts.ACQUIRE, ReadWriteScripts.RELEASE, ReadWriteScripts.RENEW_ALL,
-			ReadWriteScripts.EXTEND, ReadWriteScripts.OWNED, ReadWriteScripts.DISCARD);
+			ReadWriteScripts.EXTEND, ReadWriteScripts.OWNED, ReadWriteScripts.DISCARD, StoreScan.SCAN,
+			StoreScan.DESCRIBE);
 
 	/** A command a script calls: {@code redis.call('hset', ...)} or {@code redis.pcall('publish', ...)}. */
 	static final Pattern CALL = Pattern.compile("redis\\.p?call\\('([a-z]+)'");

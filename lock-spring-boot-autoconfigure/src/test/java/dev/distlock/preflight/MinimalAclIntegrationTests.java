@@ -10,6 +10,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
 import dev.distlock.core.Lease;
+import dev.distlock.core.StoredLock;
 import dev.distlock.core.LockListener;
 import dev.distlock.core.LockRequest;
 import dev.distlock.core.ForcedRelease;
@@ -222,6 +223,19 @@ class MinimalAclIntegrationTests {
 	 * Closing a subscription that has channels, Spring Data Redis's Lettuce subscription sends PING after its
 	 * UNSUBSCRIBE: refused, that is a line in the ACL log at every shutdown.
 	 */
+	@Test
+	void theListingOfEveryLockInTheStoreRunsWithTheMinimalAcl() {
+		try (Lease lease = this.first.acquire("sku-9", Duration.ofSeconds(10), Duration.ZERO)) {
+			List<StoredLock> listed = this.second.locks(null, 100).locks();
+			assertThat(listed).singleElement().satisfies(lock -> {
+				assertThat(lock.key()).isEqualTo("sku-9");
+				assertThat(lock.fencingToken()).isEqualTo(lease.fencingToken());
+				assertThat(lock.holder()).isEqualTo(lease.holder().toString());
+			});
+		}
+		assertThat(aclLog()).as("ACL LOG").isEmpty();
+	}
+
 	@Test
 	void closingTheServicesSendsNothingTheAclRefuses() throws Exception {
 		CompletableFuture<Optional<Lease>> waiter;

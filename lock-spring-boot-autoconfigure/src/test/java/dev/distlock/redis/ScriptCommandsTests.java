@@ -24,7 +24,7 @@ class ScriptCommandsTests {
 	@Test
 	void everyScriptOfTheEngineIsKnown() throws ReflectiveOperationException {
 		Set<RedisScript<?>> declared = new HashSet<>();
-		for (Class<?> scripts : List.of(LockScripts.class, FairScripts.class, ReadWriteScripts.class)) {
+		for (Class<?> scripts : List.of(LockScripts.class, FairScripts.class, ReadWriteScripts.class, StoreScan.class)) {
 			for (Field field : scripts.getDeclaredFields()) {
 				if (Modifier.isStatic(field.getModifiers()) && RedisScript.class.isAssignableFrom(field.getType())) {
 					field.setAccessible(true);
