@@ -25,32 +25,48 @@ import org.springframework.util.Assert;
  * Checks once, with a deadline, that the application's Redis user may do everything the lock engine does, so that a
  * missing ACL permission shows at startup instead of as the first failing lock: it authenticates, runs every command
  * of the engine's scripts through {@code EVAL} and {@code EVALSHA} on a key under the lock prefix (Redis checks the ACL
- * of each command a script calls, one by one, as it runs), publishes and subscribes on a channel under the prefix.
+ * of each command a script calls, one by one, as it runs), publishes and subscribes on a channel under the prefix, and
+ * sends the commands the engine sends outside its scripts ({@link #ENGINE_COMMANDS}).
  * <p>
  * One round of a few commands: one script call runs each command under {@code redis.pcall}, so a single call finds
- * every refused command. The key {@code <prefix>:{__preflight__}} exists only while the script runs; nothing else is
- * written. The subscription is checked on Lettuce only (other clients block the caller while subscribed).
+ * every refused command. The key {@code <prefix>:__preflight__} (see {@link #key()}: never a lock's) exists only while
+ * the script runs; nothing else is written. The subscription is checked on Lettuce only (other clients block the
+ * caller while subscribed).
  *
  * @since 0.1.0
  */
 public final class LockPreflight {
 
-	/** The commands the engine sends itself: scripts (EVAL when Redis lost its script cache) and subscriptions. */
-	public static final List<String> ENGINE_COMMANDS = List.of("evalsha", "eval", "subscribe", "unsubscribe");
+	/**
+	 * The commands the engine sends itself: scripts (EVAL when Redis lost its script cache), subscriptions, the
+	 * {@code PING} that Spring Data Redis's Lettuce subscription sends after its {@code UNSUBSCRIBE} when it closes (at
+	 * shutdown), and {@code ZCARD} of a fair lock's queue for the operator view ({@code fairQueueLength}, the
+	 * {@code locks} endpoint's {@code queueLength}).
+	 */
+	public static final List<String> ENGINE_COMMANDS = List.of("evalsha", "eval", "subscribe", "unsubscribe", "ping",
+			"zcard");
 
 	/**
 	 * The commands the engine's Lua scripts call; Redis checks each against the ACL as the script runs. The sorted-set
-	 * commands are the fair locks' queue ({@code LockMode.FAIR}).
+	 * commands are the fair locks' queue ({@code LockMode.FAIR}); {@code SCAN} is the listing of every lock in the
+	 * store ({@code LockDirectory}, {@code GET /actuator/locks/all}).
 	 */
 	public static final List<String> SCRIPT_COMMANDS = List.of("exists", "time", "hset", "hsetnx", "hmget", "hget",
 			"hexists", "hincrby", "hgetall", "hdel", "pttl", "pexpire", "del", "set", "get", "publish", "zadd", "zscore",
-			"zrank", "zrange", "zrangebyscore", "zrem");
+			"zrank", "zrange", "zrangebyscore", "zrem", "scan");
 
 	/**
 	 * What the engine needs besides on a Redis Cluster through Lettuce, where releases are announced and heard on their
 	 * key's shard: {@code SPUBLISH} in the scripts, {@code SSUBSCRIBE}/{@code SUNSUBSCRIBE} by the subscriber.
 	 */
 	public static final List<String> CLUSTER_COMMANDS = List.of("spublish", "ssubscribe", "sunsubscribe");
+
+	/**
+	 * What the engine needs besides with replica acknowledgements ({@code distlock.replica-acks} above 0):
+	 * {@code WAIT} after each new lease, on the connection that acquired it.
+	 * @since 0.7.0
+	 */
+	public static final List<String> REPLICA_ACK_COMMANDS = List.of("wait");
 
 	/**
 	 * Calls each command of the engine's scripts on KEYS[1] (a key no lock uses) and publishes on ARGV[1], returning
@@ -90,6 +106,7 @@ public final class LockPreflight {
 			try('set', KEYS[1], 'preflight', 'px', 10000)
 			try('get', KEYS[1])
 			redis.pcall('del', KEYS[1])
+			try('scan', 0, 'match', KEYS[1], 'count', 1)
 			try('publish', ARGV[1], 'preflight')
 			if ARGV[2] == 's' then
 			  try('spublish', ARGV[1], 'preflight')
@@ -107,8 +124,12 @@ public final class LockPreflight {
 
 	private final String user;
 
+	/** Replicas that must acknowledge a new lease; above 0, the check sends {@code WAIT} as well. */
+	private final int replicaAcks;
+
 	/**
-	 * A check of what {@code connectionFactory}'s Redis user may do.
+	 * A check of what {@code connectionFactory}'s Redis user may do, for a lock service without replica
+	 * acknowledgements.
 	 * @param connectionFactory the connection factory of the lock service
 	 * @param keyPrefix the lock service's key prefix: keys {@code <prefix>:{<key>}}, channels
 	 * {@code <prefix>:{<key>}:released}
@@ -118,13 +139,32 @@ public final class LockPreflight {
 	 */
 	public LockPreflight(RedisConnectionFactory connectionFactory, String keyPrefix, Duration timeout, String server,
 			@Nullable String user) {
+		this(connectionFactory, keyPrefix, timeout, server, user, 0);
+	}
+
+	/**
+	 * A check of what {@code connectionFactory}'s Redis user may do, {@code WAIT} included when the lock service waits
+	 * for replica acknowledgements.
+	 * @param connectionFactory the connection factory of the lock service
+	 * @param keyPrefix the lock service's key prefix: keys {@code <prefix>:{<key>}}, channels
+	 * {@code <prefix>:{<key>}:released}
+	 * @param timeout how long the whole check may take; a Redis that does not answer within it is taken as unavailable
+	 * @param server the server as the texts name it, such as {@code Redis at 127.0.0.1:6379}
+	 * @param user the ACL user the application authenticates as, or {@code null} for the default user
+	 * @param replicaAcks the replicas that must acknowledge a new lease ({@code distlock.replica-acks}); 0 for none
+	 * @since 0.7.0
+	 */
+	public LockPreflight(RedisConnectionFactory connectionFactory, String keyPrefix, Duration timeout, String server,
+			@Nullable String user, int replicaAcks) {
 		Assert.notNull(connectionFactory, "'connectionFactory' must not be null");
 		Assert.hasText(keyPrefix, "'keyPrefix' must not be blank");
 		Assert.isTrue(timeout != null && !timeout.isNegative() && !timeout.isZero(), "'timeout' must be positive");
 		Assert.hasText(server, "'server' must not be blank");
+		Assert.isTrue(replicaAcks >= 0, "'replicaAcks' must not be negative");
 		this.connectionFactory = connectionFactory;
 		this.keyPrefix = keyPrefix;
 		this.timeout = timeout;
+		this.replicaAcks = replicaAcks;
 		this.user = (user != null && !user.isBlank()) ? user : "default";
 		this.server = server + " as user '" + this.user + "'";
 	}
@@ -143,6 +183,23 @@ public final class LockPreflight {
 	}
 
 	/**
+	 * The minimal ACL rules of a lock service with key prefix {@code keyPrefix} whose new leases {@code replicaAcks}
+	 * replicas must acknowledge: {@link #minimalAcl(String)}, and {@link #REPLICA_ACK_COMMANDS} when
+	 * {@code replicaAcks} is above 0.
+	 * @param keyPrefix the lock service's key prefix
+	 * @param replicaAcks the replicas that must acknowledge a new lease ({@code distlock.replica-acks})
+	 * @return the ACL rules, as ACL SETUSER takes them
+	 * @since 0.7.0
+	 */
+	public static String minimalAcl(String keyPrefix, int replicaAcks) {
+		StringBuilder acl = new StringBuilder(minimalAcl(keyPrefix));
+		if (replicaAcks > 0) {
+			REPLICA_ACK_COMMANDS.forEach(command -> acl.append(" +").append(command));
+		}
+		return acl.toString();
+	}
+
+	/**
 	 * The minimal ACL rules on a Redis Cluster (through Lettuce, Redis 7.0 or later): {@link #minimalAcl(String)} and
 	 * the sharded pub/sub commands ({@link #CLUSTER_COMMANDS}).
 	 * @param keyPrefix the lock service's key prefix
@@ -155,19 +212,24 @@ public final class LockPreflight {
 	}
 
 	/**
-	 * The key the check's script touches: no lock key has this name.
+	 * The key the check's script touches, {@code <prefix>:__preflight__}: under the lock prefix (so under the ACL's key
+	 * pattern), and no key of a lock: every key the engine writes is a lease {@code <prefix>:{<key>}} or a key named
+	 * after one, so it has a brace right after the prefix, whatever the lock key. A lock named {@code __preflight__}
+	 * that another instance holds is never touched.
 	 * @return the key
 	 */
 	public String key() {
-		return this.keyPrefix + ":{__preflight__}";
+		return this.keyPrefix + ":__preflight__";
 	}
 
 	/**
-	 * The channel the check publishes and subscribes on, shaped like a lock's release channel.
+	 * The channel the check publishes and subscribes on: the key's name, which no release channel has (theirs have a
+	 * brace right after the prefix, as the keys do), so no waiter hears the check; the same name puts it in the key's
+	 * hash slot, as a script's {@code SPUBLISH} on a Redis Cluster must be.
 	 * @return the channel
 	 */
 	public String channel() {
-		return key() + ":released";
+		return key();
 	}
 
 	/**
@@ -234,6 +296,25 @@ public final class LockPreflight {
 					return report(findings);
 				}
 			}
+			try {
+				connection.ping();
+			}
+			catch (RuntimeException ex) {
+				if (add(findings, finding("PING (sent when the release subscription closes)", ex))) {
+					return report(findings);
+				}
+			}
+			try {
+				connection.zSetCommands().zCard(key);
+			}
+			catch (RuntimeException ex) {
+				if (add(findings, finding("ZCARD of a fair lock's queue (the locks endpoint's queue length)", ex))) {
+					return report(findings);
+				}
+			}
+			if (this.replicaAcks > 0) {
+				checkWait(connection, findings);
+			}
 		}
 		if (isLettuce(this.connectionFactory)) {
 			checkSubscription(channel, findings);
@@ -257,6 +338,23 @@ public final class LockPreflight {
 				throw ex;
 			}
 			return this.connectionFactory.getConnection();
+		}
+	}
+
+	/**
+	 * {@code WAIT 0 0}, which returns at once: the engine sends {@code WAIT} after each new lease. Only a refusal is a
+	 * finding; the reply is not read (clients without a reply type for it may fail to decode the integer).
+	 */
+	private void checkWait(RedisConnection connection, List<PreflightFinding> findings) {
+		try {
+			connection.execute("WAIT", bytes("0"), bytes("0"));
+		}
+		catch (RuntimeException ex) {
+			PreflightFinding finding = finding("WAIT after each new lease (distlock.replica-acks=" + this.replicaAcks
+					+ ")", ex);
+			if (finding.error().kind() != RedisErrorKind.OTHER) {
+				add(findings, finding);
+			}
 		}
 	}
 

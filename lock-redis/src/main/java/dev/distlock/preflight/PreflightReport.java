@@ -136,7 +136,8 @@ public record PreflightReport(Outcome outcome, String server, String user, Strin
 		if (kind == RedisErrorKind.PERMISSION) {
 			return String.format("Grant the ACL user '%s' what it lacks: ACL SETUSER %s %s%n"
 					+ "The minimal ACL for key prefix '%s' is: %s%n(on Redis Cluster add +spublish +ssubscribe "
-					+ "+sunsubscribe; see docs/guide/security.md in the starter's repository).%n", this.user,
+					+ "+sunsubscribe, with distlock.replica-acks add +wait; see docs/guide/security.md in the "
+					+ "starter's repository).%n", this.user,
 					this.user, String.join(" ", grants()), this.keyPrefix, LockPreflight.minimalAcl(this.keyPrefix))
 					+ escape;
 		}

@@ -47,7 +47,8 @@ final class AcquireCall {
 			if (this.replicaAcks > 0) {
 				return callAcquireReplicated(request, attempt, waiter);
 			}
-			long[] reply = this.store.acquire(attempt.redisKey, attempt.owner, attempt.ttlMillis, waiter, 0, 0);
+			long[] reply = this.store.acquire(attempt.redisKey, attempt.owner, attempt.ttlMillis, waiter, 0, 0,
+					attempt.label);
 			if (reply[0] < 0) {
 				throw new IllegalStateException("The acquire script refused a new owner of '"
 						+ LogSafe.escape(request.key()) + "'");
@@ -87,7 +88,7 @@ final class AcquireCall {
 		try {
 			reply = attempt.mode.isReadWrite() ? this.store.readWrite().acquireAsync(attempt, willWait)
 					: this.store.acquireAsync(attempt.redisKey, attempt.owner, attempt.ttlMillis,
-							willWait ? this.clientId : "", 0);
+							willWait ? this.clientId : "", 0, attempt.label);
 		}
 		catch (RuntimeException ex) { // no connection to send it on
 			if (RedisFailures.mayHaveWritten(ex)) {
@@ -127,13 +128,13 @@ final class AcquireCall {
 	 */
 	private long[] callAcquireReplicated(LockRequest request, Attempt attempt, String waiter) {
 		long[] reply = this.store.acquireReplicated(attempt.redisKey, attempt.owner, attempt.ttlMillis, waiter,
-				this.replicaAcks, this.replicaAckTimeoutMillis);
+				attempt.label, this.replicaAcks, this.replicaAckTimeoutMillis);
 		if (reply[0] < 0) {
 			throw new IllegalStateException("The acquire script refused a new owner of '"
 					+ LogSafe.escape(request.key()) + "'");
 		}
 		if (reply[0] == 0 || reply[2] >= this.replicaAcks) {
-			return new long[] { reply[0], reply[1] };
+			return new long[] { reply[0], reply[1], reply[3] };
 		}
 		String shortfall = "only " + reply[2] + " of " + this.replicaAcks + " replica(s) acknowledged the new lease of '"
 				+ request.key() + "' within " + this.replicaAckTimeoutMillis + "ms (distlock.replica-acks)";

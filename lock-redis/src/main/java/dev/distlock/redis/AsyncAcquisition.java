@@ -252,8 +252,9 @@ final class AsyncAcquisition {
 			registerWaiter(current);
 			long now = System.nanoTime();
 			long wakeAt = now + LeaseAcquirer.holderTtlNanos(reply[1]);
-			if (first || !this.engine.subscriber().isSubscribed(current.channel)) {
-				// until the subscription is confirmed, a release may go unheard: poll (its confirmation wakes it too)
+			if (first || !this.engine.subscriber().isSubscribed(current.channel) || LeaseStore.unannounced(reply)) {
+				// until the subscription is confirmed, a release may go unheard: poll (its confirmation wakes it too);
+				// so may every release of a holder whose user may not publish
 				wakeAt = earlier(wakeAt, now + LeaseAcquirer.pollNanos());
 			}
 			next(wakeAt);

@@ -26,6 +26,12 @@ final class Attempt {
 	/** Who the lease's holder is for log lines and messages, described on the acquiring thread. */
 	final HolderLabel holder;
 
+	/**
+	 * {@link #holder} as the lease stores it ({@link LockScripts#LABEL_PREFIX}): its one-line form; empty when the
+	 * service stores no labels.
+	 */
+	final String label;
+
 	/** EXCLUSIVE, READ or WRITE. */
 	final LockMode mode;
 
@@ -42,10 +48,11 @@ final class Attempt {
 	 */
 	volatile boolean unanswered;
 
-	Attempt(String redisKey, String owner, long ttlMillis, LockOwner lockOwner, HolderLabel holder, LockMode mode,
-			@Nullable LeaseEntry downgradeFrom) {
+	Attempt(String redisKey, String owner, long ttlMillis, LockOwner lockOwner, HolderLabel holder, boolean storeLabel,
+			LockMode mode, @Nullable LeaseEntry downgradeFrom) {
 		this.lockOwner = lockOwner;
 		this.holder = holder;
+		this.label = storeLabel ? holder.toString() : "";
 		this.redisKey = redisKey;
 		this.channel = RedisLockService.channel(redisKey);
 		this.owner = owner;

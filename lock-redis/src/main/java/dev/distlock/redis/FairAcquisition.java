@@ -156,7 +156,7 @@ final class FairAcquisition {
 			long[] reply;
 			try {
 				reply = this.engine.store().acquire(this.attempt.redisKey, this.attempt.owner, this.attempt.ttlMillis,
-						this.engine.entryTtlMillis(), this.mayWait);
+						this.engine.entryTtlMillis(), this.mayWait, this.attempt.label);
 			}
 			catch (RuntimeException ex) {
 				replied(sent, null, ex);

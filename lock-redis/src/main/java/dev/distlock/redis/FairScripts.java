@@ -13,8 +13,14 @@ import org.springframework.data.redis.core.script.RedisScript;
  * <li>{@code <lease>:q}, a sorted set: member = the waiter's future owner id, score = its ticket (enqueue order);</li>
  * <li>{@code <lease>:d}, a sorted set: member = owner id, score = the entry's deadline in server ms, pushed on by each
  * of the waiter's calls (its keepalive), so a dead waiter's entry is pruned within one entry ttl;</li>
- * <li>{@code <lease>:t}, a hash: owner id to the waiter's lease time, which caps what a hand-over grants.</li>
+ * <li>{@code <lease>:t}, a hash: owner id to the waiter's lease time, which caps what a hand-over grants, and
+ * {@code ~l:<owner id>} to the waiter's holder label.</li>
  * </ul>
+ * The label of a waiter is stored with its queue entry when it is queued, because a hand-over gives it the lease inside
+ * another owner's script (a release, a leave) and its process may take the lease without another call: the handing
+ * script moves the label from the entry into the lease ({@link LockScripts#LABEL_PREFIX}), with the hold it creates,
+ * and removing the entry removes it. The alternative, the waiter writing its label when it takes the hand-over, would
+ * leave the lease unlabelled until then, for ever if the waiter died in between.
  * The queue keys expire no sooner than one entry ttl after the last keepalive (never shortened, so processes with
  * different entry ttls can share a queue) and vanish with their last entry, so a free lock leaves nothing behind.
  * KEYS are always {lease, queue, deadlines, ttls}. A hand-over grants the head the shorter of
@@ -36,7 +42,14 @@ final class FairScripts {
 			local function unqueue(m)
 			  redis.call('zrem', KEYS[2], m)
 			  redis.call('zrem', KEYS[3], m)
-			  redis.call('hdel', KEYS[4], m)
+			  redis.call('hdel', KEYS[4], m, '~l:' .. m)
+			end
+			local function hold(owner, token, label)
+			  if label and label ~= '' then
+			    redis.call('hset', KEYS[1], owner, 1, '~t', token, '~l:' .. owner, label)
+			  else
+			    redis.call('hset', KEYS[1], owner, 1, '~t', token)
+			  end
 			end
 			for _, m in ipairs(redis.call('zrangebyscore', KEYS[3], '-inf', now)) do
 			  unqueue(m)
@@ -82,8 +95,9 @@ final class FairScripts {
 			    grant = ttl
 			  end
 			  local token = n(math.max(previous + 1, tonumber(t[1]) * 1000000 + tonumber(t[2])))
+			  local label = redis.call('hget', KEYS[4], '~l:' .. head)
 			  unqueue(head)
-			  redis.call('hset', KEYS[1], head, 1, '~t', token)
+			  hold(head, token, label)
 			  local failed = expire(KEYS[1], grant, true)
 			  if failed then
 			    error(failed.err)
@@ -95,7 +109,8 @@ final class FairScripts {
 
 	/**
 	 * KEYS lease, queue, deadlines, ttls; ARGV[1] owner (fresh per acquisition), ARGV[2] ttl ms, ARGV[3] entry ttl ms,
-	 * ARGV[4] '1' to queue when not acquired (a waiting caller), else ''. Takes the lease when it is free and the queue
+	 * ARGV[4] '1' to queue when not acquired (a waiting caller), else '', ARGV[5] the holder's label ('' or absent:
+	 * none), written with the hold the call creates or kept with its queue entry for a hand-over. Takes the lease when it is free and the queue
 	 * is empty or the caller is its head; finds it taken when the lease was handed to the caller (or an earlier call's
 	 * reply was lost), and then raises it to the caller's ttl. Otherwise queues the caller once (its ticket kept on later
 	 * calls) and pushes its entry's deadline to now + entry ttl: the same call is the waiter's keepalive. Returns
@@ -116,7 +131,7 @@ final class FairScripts {
 			  if (not head) or head == ARGV[1] then
 			    local token = n(tonumber(t[1]) * 1000000 + tonumber(t[2]))
 			    unqueue(ARGV[1])
-			    redis.call('hset', KEYS[1], ARGV[1], 1, '~t', token)
+			    hold(ARGV[1], token, ARGV[5])
 			    local failed = expire(KEYS[1], ARGV[2], true)
 			    if failed then
 			      return failed
@@ -135,14 +150,17 @@ final class FairScripts {
 			    ticket = tonumber(last[2]) + 1
 			  end
 			  redis.call('zadd', KEYS[2], n(ticket), ARGV[1])
-			  redis.call('hset', KEYS[4], ARGV[1], ARGV[2])
+			  if ARGV[5] and ARGV[5] ~= '' then
+			    redis.call('hset', KEYS[4], ARGV[1], ARGV[2], '~l:' .. ARGV[1], ARGV[5])
+			  else
+			    redis.call('hset', KEYS[4], ARGV[1], ARGV[2])
+			  end
 			end
 			redis.call('zadd', KEYS[3], n(now + tonumber(ARGV[3])), ARGV[1])
 			for i = 2, 4 do
 			  if redis.call('pttl', KEYS[i]) < tonumber(ARGV[3]) then
-			    local failed = expire(KEYS[i], ARGV[3], false)
+			    local failed = expire(KEYS[i], ARGV[3], false, function() unqueue(ARGV[1]) end)
 			    if failed then
-			      unqueue(ARGV[1])
 			      return failed
 			    end
 			  end

@@ -32,11 +32,12 @@ final class FairStore {
 
 	/**
 	 * {1, token} when acquired; {0, holder's pttl (-2 when free with others queued ahead), position in the queue (0
-	 * when not queued)} otherwise. {@code queue}: whether to queue (or keep queued) the caller.
+	 * when not queued)} otherwise. {@code queue}: whether to queue (or keep queued) the caller; {@code label}: the
+	 * holder's label, stored with the hold or the queue entry.
 	 */
-	long[] acquire(String redisKey, String owner, long ttlMillis, long entryTtlMillis, boolean queue) {
+	long[] acquire(String redisKey, String owner, long ttlMillis, long entryTtlMillis, boolean queue, String label) {
 		List<?> reply = (List<?>) this.store.run(FairScripts.FAIR_ACQUIRE, FairScripts.keys(redisKey), owner,
-				Long.toString(ttlMillis), Long.toString(entryTtlMillis), queue ? "1" : "");
+				Long.toString(ttlMillis), Long.toString(entryTtlMillis), queue ? "1" : "", label);
 		if (reply == null || reply.size() < 2) {
 			throw new IllegalStateException("Unexpected reply from the fair acquire script: " + reply);
 		}

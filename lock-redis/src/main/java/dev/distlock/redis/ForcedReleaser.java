@@ -2,7 +2,9 @@ package dev.distlock.redis;
 
 import java.math.BigDecimal;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 
 import dev.distlock.core.ForcedRelease;
@@ -17,7 +19,8 @@ import org.jspecify.annotations.Nullable;
  * The script returns the deleted hash, whichever kind of lease it was (see {@link LockScripts} for exclusive and fair
  * leases, {@link ReadWriteScripts} for read-write ones): the key is gone by the time the reply is read, so reading it
  * must not fail on a field it does not expect, or the release that happened would be reported as an error and its
- * waiters left asleep. Only owner fields (those not starting with '~') count as holders.
+ * waiters left asleep. Only owner fields (those not starting with '~') count as holders; their labels
+ * ({@link LockScripts#LABEL_PREFIX}) name them in the release's report.
  */
 final class ForcedReleaser {
 
@@ -67,13 +70,17 @@ final class ForcedReleaser {
 		if (deleted.owners.isEmpty()) {
 			return Optional.empty(); // only notes of waiting writers: nobody held it
 		}
-		return Optional.of(new ForcedRelease(key, deleted.owners.get(0), deleted.holds, deleted.token, deleted.owners));
+		return Optional.of(new ForcedRelease(key, deleted.owners.get(0), deleted.holds, deleted.token, deleted.owners,
+				deleted.labels()));
 	}
 
 	/** What the deleted hash held. */
 	private static final class Deleted {
 
 		final List<String> owners = new ArrayList<>(2);
+
+		/** Owner id to label, for the owners stored with one. */
+		final Map<String, String> labels = new HashMap<>(4);
 
 		long holds;
 
@@ -100,6 +107,9 @@ final class ForcedReleaser {
 				else if (WRITER_FIELD.equals(field)) {
 					writer = value;
 				}
+				else if (field.startsWith(LockScripts.LABEL_PREFIX)) {
+					this.labels.put(field.substring(LockScripts.LABEL_PREFIX.length()), value);
+				}
 				else if (!field.startsWith("~")) {
 					this.owners.add(field);
 					this.holds += number(value);
@@ -109,6 +119,18 @@ final class ForcedReleaser {
 			if (writer != null && this.owners.remove(writer)) {
 				this.owners.add(0, writer); // a write lock names its writer first, then a reader it downgraded to
 			}
+		}
+
+		/** {@return the labels of the owners that have one, in the order of {@link #owners}} */
+		List<String> labels() {
+			List<String> named = new ArrayList<>(this.owners.size());
+			for (String owner : this.owners) {
+				String label = this.labels.get(owner);
+				if (label != null) {
+					named.add(label);
+				}
+			}
+			return named;
 		}
 
 		/**

@@ -19,19 +19,19 @@ final class HolderQuery {
 	}
 
 	Optional<LockHolder> holder(String key, String redisKey) {
-		long[] reply;
+		LeaseStore.Held reply;
 		try {
 			reply = this.store.holder(redisKey);
 		}
 		catch (RuntimeException ex) {
 			throw RedisFailures.of(key, redisKey, "ask who holds", ex, "");
 		}
-		if (reply == null || reply[0] < 1) {
+		if (reply == null || reply.holds() < 1) {
 			// no lease, or only notes of waiting processes left on a key that expires with them
 			return Optional.empty();
 		}
-		return Optional.of(new LockHolder(key, (int) Math.min(Integer.MAX_VALUE, reply[0]),
-				Duration.ofMillis(Math.max(0, reply[2])), reply[1]));
+		return Optional.of(new LockHolder(key, (int) Math.min(Integer.MAX_VALUE, reply.holds()),
+				Duration.ofMillis(Math.max(0, reply.pttl())), reply.token(), reply.labels()));
 	}
 
 }

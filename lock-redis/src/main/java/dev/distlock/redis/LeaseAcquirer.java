@@ -64,6 +64,9 @@ final class LeaseAcquirer {
 	/** The instance the holder labels of this service's leases name. */
 	private final String holderInstance;
 
+	/** Whether a new hold stores its label in Redis ({@link LockScripts#LABEL_PREFIX}). */
+	private final boolean storeHolderLabel;
+
 	private final AcquireCall acquireCall;
 
 	/** One more hold of a lease already held. */
@@ -78,7 +81,8 @@ final class LeaseAcquirer {
 	LeaseAcquirer(LeaseStore store, ReleaseSubscriber subscriber, LeaseWatchdog watchdog, LeaseRegistry registry,
 			HoldReconciler reconciler, LeaseReleaser releaser, List<LockListener> listeners, String clientId,
 			int replicaAcks, long replicaAckTimeoutMillis, Executor calls, ScheduledExecutorService timers,
-			long fairEntryTtlMillis, OwnerIds ownerIds, String holderApplication, String holderInstance) {
+			long fairEntryTtlMillis, OwnerIds ownerIds, String holderApplication, String holderInstance,
+			boolean storeHolderLabel) {
 		this.acquireCall = new AcquireCall(store, clientId, replicaAcks, replicaAckTimeoutMillis);
 		this.reentry = new LeaseReentry(this, store, watchdog, registry, reconciler);
 		this.async = new AsyncEngine(this, this.reentry, this.acquireCall, store, subscriber, watchdog, registry,
@@ -95,6 +99,7 @@ final class LeaseAcquirer {
 		this.ownerIds = ownerIds;
 		this.holderApplication = holderApplication;
 		this.holderInstance = holderInstance;
+		this.storeHolderLabel = storeHolderLabel;
 	}
 
 	FairEngine fair() {
@@ -198,8 +203,9 @@ final class LeaseAcquirer {
 	/**
 	 * Wait for the lock, retrying when a release message (or a release in this process) wakes this thread, when the
 	 * holder's lease would run out, or not at all if a holder in this process hands the lease over. While the release
-	 * channel is not subscribed, and while Redis does not answer, it retries at short intervals instead, until the
-	 * deadline, where it makes one last attempt unless one was under way then (no wake-up is sure to come).
+	 * channel is not subscribed, while the holder's release will not be announced (its user may not publish), and while
+	 * Redis does not answer, it retries at short intervals instead, until the deadline, where it makes one last attempt
+	 * unless one was under way then (no wake-up is sure to come).
 	 * @param holderTtl the holder's remaining ttl in ms from the last attempt, or -1 if it is not known
 	 * @param failure why the last attempt got no answer, or null
 	 */
@@ -207,7 +213,7 @@ final class LeaseAcquirer {
 			@Nullable LockUnavailableException failure, long start, long deadline) throws InterruptedException {
 		String channel = attempt.channel;
 		Waiter waiter = this.subscriber.register(channel, attempt.owner, request.effectiveName(),
-				attempt.ttlMillis);
+				attempt.ttlMillis, attempt.label);
 		boolean acquired = false;
 		Backoff backoff = new Backoff();
 		try {
@@ -264,8 +270,9 @@ final class LeaseAcquirer {
 					break; // the last attempt: sent at the deadline, or answered after it
 				}
 				long wakeAt = now + holderTtlNanos(reply[1]);
-				if (!this.subscriber.isSubscribed(channel)) {
-					wakeAt = earlier(wakeAt, now + pollNanos()); // no release message can come: poll
+				if (!this.subscriber.isSubscribed(channel) || LeaseStore.unannounced(reply)) {
+					// no release message can come (not subscribed, or the holder may not publish): poll
+					wakeAt = earlier(wakeAt, now + pollNanos());
 				}
 				waiter.await(earlier(wakeAt, deadline));
 			}
@@ -383,7 +390,8 @@ final class LeaseAcquirer {
 		LeaseEntry writer = (request.mode() == LockMode.READ) ? this.registry.heldBy(redisKey, owner, LockMode.WRITE)
 				: null;
 		return new Attempt(redisKey, this.ownerIds.next(), request.ttl().toMillis(), owner,
-				HolderLabel.of(this.holderApplication, this.holderInstance, owner), request.mode(), writer);
+				HolderLabel.of(this.holderApplication, this.holderInstance, owner), this.storeHolderLabel, request.mode(),
+				writer);
 	}
 
 }

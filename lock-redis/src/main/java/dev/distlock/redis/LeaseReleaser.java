@@ -281,7 +281,8 @@ final class LeaseReleaser {
 			long token;
 			entry.releaseStarting();
 			try {
-				token = this.store.handOver(entry.redisKey, entry.owner, entry.token, next.owner, next.ttlMillis);
+				token = this.store.handOver(entry.redisKey, entry.owner, entry.token, next.owner, next.ttlMillis,
+						next.label);
 			}
 			catch (RuntimeException ex) {
 				next.markHandOverUnanswered(); // the hand-over may yet run: the waiter's owner may get the lease

@@ -126,24 +126,40 @@ final class LeaseStore {
 	}
 
 	/**
-	 * {hold count, token} when acquired or re-entered; {0, holder's remaining ttl in ms} when another owner holds it,
-	 * and then, if {@code waiter} is a client id, the lease notes that this client waits; {-1, 0} when the re-entry of
-	 * the lease with {@code reenteredToken} (0 for a new acquisition) finds it gone. A re-entry raises the count in
-	 * Redis to {@code reentryTarget} ({@link LeaseEntry#reentryTarget}; 0 for a new acquisition), so that it counts
-	 * once however often it runs.
+	 * {hold count, token, 0} when acquired or re-entered; {0, holder's remaining ttl in ms, unannounced} when another
+	 * owner holds it, and then, if {@code waiter} is a client id, the lease notes that this client waits; {-1, 0, 0}
+	 * when the re-entry of the lease with {@code reenteredToken} (0 for a new acquisition) finds it gone. A re-entry
+	 * raises the count in Redis to {@code reentryTarget} ({@link LeaseEntry#reentryTarget}; 0 for a new acquisition),
+	 * so that it counts once however often it runs. Unannounced is 1 when the holder's release will not be announced
+	 * ({@link LockScripts#UNANNOUNCED_FIELD}): a waiter then polls ({@link #unannounced}). {@code label} is the holder's
+	 * label that a new hold is stored with ('' for a re-entry, which never writes one).
 	 */
 	long[] acquire(String redisKey, String owner, long ttlMillis, String waiter, long reenteredToken,
-			long reentryTarget) {
+			long reentryTarget, String label) {
 		Object nativeReply = this.lettuceNative ? runNative(LockScripts.ACQUIRE, redisKey,
-				this.nativeArgs.acquire(owner, ttlMillis, waiter, reenteredToken, reentryTarget)) : null;
+				this.nativeArgs.acquire(owner, ttlMillis, waiter, reenteredToken, reentryTarget, label)) : null;
 		List<?> reply = (nativeReply != null) ? (List<?>) nativeReply
 				: this.template.execute(LockScripts.ACQUIRE, List.of(redisKey), owner, Long.toString(ttlMillis), waiter,
 						(reenteredToken != 0) ? Long.toString(reenteredToken) : "",
-						(reentryTarget > 0) ? Long.toString(reentryTarget) : "");
-		if (reply == null || reply.size() != 2) {
+						(reentryTarget > 0) ? Long.toString(reentryTarget) : "", this.publishMode, label);
+		return acquired(reply);
+	}
+
+	/** ACQUIRE's reply, {holds, token or holder's ttl} or {0, holder's ttl, 1}, as {holds, second, unannounced}. */
+	static long[] acquired(@Nullable List<?> reply) {
+		if (reply == null || reply.size() < 2 || reply.size() > 3) {
 			throw new IllegalStateException("Unexpected reply from the acquire script: " + reply);
 		}
-		return new long[] { ((Number) reply.get(0)).longValue(), ((Number) reply.get(1)).longValue() };
+		return new long[] { ((Number) reply.get(0)).longValue(), ((Number) reply.get(1)).longValue(),
+				(reply.size() > 2) ? ((Number) reply.get(2)).longValue() : 0 };
+	}
+
+	/**
+	 * Whether an acquisition's reply ({@link #acquire}) says that the holder's release will not be announced, so a
+	 * waiter must poll: the holder's user may not publish on the release channel.
+	 */
+	static boolean unannounced(long[] reply) {
+		return reply.length > 2 && reply[2] == 1;
 	}
 
 	/**
@@ -152,16 +168,10 @@ final class LeaseStore {
 	 * caller then calls {@link #acquire} on a thread of its own. The future completes on Lettuce's threads.
 	 */
 	@Nullable CompletableFuture<long[]> acquireAsync(String redisKey, String owner, long ttlMillis, String waiter,
-			long reenteredToken) {
+			long reenteredToken, String label) {
 		CompletableFuture<Object> reply = runNativeAsync(LockScripts.ACQUIRE, redisKey,
-				this.nativeArgs.acquire(owner, ttlMillis, waiter, reenteredToken, 0));
-		return (reply != null) ? reply.thenApply(value -> {
-			List<?> list = (List<?>) value;
-			if (list == null || list.size() != 2) {
-				throw new IllegalStateException("Unexpected reply from the acquire script: " + list);
-			}
-			return new long[] { ((Number) list.get(0)).longValue(), ((Number) list.get(1)).longValue() };
-		}) : null;
+				this.nativeArgs.acquire(owner, ttlMillis, waiter, reenteredToken, 0, label));
+		return (reply != null) ? reply.thenApply(value -> acquired((List<?>) value)) : null;
 	}
 
 	/** {@link #release} without waiting for Redis, as {@link #acquireAsync}: null when that path is not available. */
@@ -200,13 +210,14 @@ final class LeaseStore {
 	/**
 	 * A new acquisition as {@link #acquire}, followed, when it acquired, by {@code WAIT replicas timeoutMillis} on the
 	 * same connection (WAIT counts the replicas that acknowledged this connection's writes, so it must follow the
-	 * script on its connection): {holds, token or holder's ttl, replicas that acknowledged (0 when not acquired)}.
-	 * On a cluster connection both go to the key's master on one node connection (Lettuce only).
+	 * script on its connection): {holds, token or holder's ttl, replicas that acknowledged (0 when not acquired),
+	 * unannounced (as for {@link #acquire})}. On a cluster connection both go to the key's master on one node
+	 * connection (Lettuce only).
 	 */
-	long[] acquireReplicated(String redisKey, String owner, long ttlMillis, String waiter, int replicas,
+	long[] acquireReplicated(String redisKey, String owner, long ttlMillis, String waiter, String label, int replicas,
 			long timeoutMillis) {
 		byte[][] keyAndArgs = { bytes(redisKey), bytes(owner), bytes(Long.toString(ttlMillis)), bytes(waiter),
-				bytes("") };
+				bytes(""), bytes(""), bytes(this.publishMode), bytes(label) };
 		long[] result = this.template.execute((RedisCallback<long[]>) connection -> {
 			if (connection instanceof RedisClusterConnection) {
 				long[] onMaster = LETTUCE_PRESENT ? LettuceWait.onKeysMaster(connection, LockScripts.ACQUIRE,
@@ -218,14 +229,11 @@ final class LeaseStore {
 				}
 				return onMaster;
 			}
-			List<?> reply = evalOnConnection(connection, LockScripts.ACQUIRE, keyAndArgs);
-			if (reply == null || reply.size() != 2) {
-				throw new IllegalStateException("Unexpected reply from the acquire script: " + reply);
-			}
-			long holds = ((Number) reply.get(0)).longValue();
-			long second = ((Number) reply.get(1)).longValue();
+			long[] reply = acquired(evalOnConnection(connection, LockScripts.ACQUIRE, keyAndArgs));
+			long holds = reply[0];
+			long second = reply[1];
 			if (holds <= 0) {
-				return new long[] { holds, second, 0 };
+				return new long[] { holds, second, 0, reply[2] };
 			}
 			byte[] count = bytes(Integer.toString(replicas));
 			byte[] timeout = bytes(Long.toString(timeoutMillis));
@@ -233,7 +241,7 @@ final class LeaseStore {
 			if (acked == null) {
 				acked = connection.execute("WAIT", count, timeout);
 			}
-			return new long[] { holds, second, (acked instanceof Number number) ? number.longValue() : 0 };
+			return new long[] { holds, second, (acked instanceof Number number) ? number.longValue() : 0, 0 };
 		}, true); // the connection itself, not a proxy: WAIT needs Lettuce's own execute
 		if (result == null) {
 			throw new IllegalStateException("No reply from the acquire script");
@@ -301,15 +309,18 @@ final class LeaseStore {
 		return (value instanceof byte[] bytes) ? new String(bytes, StandardCharsets.UTF_8) : String.valueOf(value);
 	}
 
-	/** The next holder's token; -1 when the lease is not ours, -2 when the owner holds it more than once. */
-	long handOver(String redisKey, String owner, long token, String nextOwner, long nextTtlMillis) {
+	/**
+	 * The next holder's token; -1 when the lease is not ours, -2 when the owner holds it more than once. The lease
+	 * then names the next holder by {@code nextLabel}.
+	 */
+	long handOver(String redisKey, String owner, long token, String nextOwner, long nextTtlMillis, String nextLabel) {
 		Object nativeReply = runNative(LockScripts.HAND_OVER, redisKey, owner, Long.toString(token), nextOwner,
-				Long.toString(nextTtlMillis));
+				Long.toString(nextTtlMillis), nextLabel);
 		if (nativeReply != null) {
 			return (Long) nativeReply;
 		}
 		return nonNull(this.template.execute(LockScripts.HAND_OVER, List.of(redisKey), owner, Long.toString(token),
-				nextOwner, Long.toString(nextTtlMillis)));
+				nextOwner, Long.toString(nextTtlMillis), nextLabel));
 	}
 
 	/**
@@ -377,17 +388,28 @@ final class LeaseStore {
 	}
 
 
-	/** {holds, fencing token, remaining ttl ms} of the lease at {@code redisKey}; null when the key is free. */
-	long @Nullable [] holder(String redisKey) {
+	/** What the lease at {@code redisKey} holds; null when the key is free. */
+	@Nullable Held holder(String redisKey) {
 		List<?> reply = this.template.execute(LockScripts.HOLDER, List.of(redisKey));
 		if (reply == null || reply.isEmpty()) {
 			return null;
 		}
-		if (reply.size() != 3) {
+		if (reply.size() != 4) {
 			throw new IllegalStateException("Unexpected reply from the holder script: " + reply);
 		}
-		return new long[] { ((Number) reply.get(0)).longValue(), ((Number) reply.get(1)).longValue(),
-				((Number) reply.get(2)).longValue() };
+		String labels = text(reply.get(3));
+		return new Held(((Number) reply.get(0)).longValue(), ((Number) reply.get(1)).longValue(),
+				((Number) reply.get(2)).longValue(), labels.isEmpty() ? null : labels);
+	}
+
+	/**
+	 * A lease as {@link LockScripts#HOLDER} read it.
+	 * @param holds the holds of its owners (0: only notes of waiting processes)
+	 * @param token its fencing token
+	 * @param pttl its remaining time in ms
+	 * @param labels its holders' labels, joined as {@link LockScripts#LABELS} does, or null when none has one
+	 */
+	record Held(long holds, long token, long pttl, @Nullable String labels) {
 	}
 
 	/** The remaining ttl in ms of the lease when it is still {@code owner}'s with {@code token}, else -1. */

@@ -32,8 +32,8 @@ final class LettuceWait {
 	/**
 	 * Run {@code script} (a list reply whose first element is the hold count) on the connection to the master of
 	 * {@code key}'s slot and, when it acquired, {@code WAIT replicas timeoutMillis} on the same node connection:
-	 * {holds, second element of the reply, replicas that acknowledged (0 when not acquired)}. Null when the connection
-	 * is not a Lettuce cluster connection.
+	 * {holds, second element of the reply, replicas that acknowledged (0 when not acquired), third element of the reply
+	 * or 0}. Null when the connection is not a Lettuce cluster connection.
 	 */
 	static long @Nullable [] onKeysMaster(RedisConnection connection, RedisScript<?> script, byte[] key, byte[][] args,
 			int replicas, long timeoutMillis, long commandTimeoutMillis) {
@@ -62,11 +62,11 @@ final class LettuceWait {
 			long holds = ((Number) reply.get(0)).longValue();
 			long second = ((Number) reply.get(1)).longValue();
 			if (holds <= 0) {
-				return new long[] { holds, second, 0 };
+				return new long[] { holds, second, 0, (reply.size() > 2) ? ((Number) reply.get(2)).longValue() : 0 };
 			}
 			Long acked = LettuceFutures.awaitOrCancel(node.waitForReplication(replicas, timeoutMillis),
 					commandTimeoutMillis, TimeUnit.MILLISECONDS);
-			return new long[] { holds, second, (acked != null) ? acked : 0 };
+			return new long[] { holds, second, (acked != null) ? acked : 0, 0 };
 		}
 		catch (RuntimeException ex) {
 			throw LettuceScripts.translate(ex);

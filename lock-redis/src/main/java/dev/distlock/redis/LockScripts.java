@@ -8,7 +8,8 @@ import org.springframework.data.redis.core.script.RedisScript;
  * The lease scripts, each loaded once and run with {@code EVALSHA}: one round trip per operation, atomic on the server.
  * <p>
  * Data model: the lease is a hash. Each owner's field holds its hold count; the field {@value #TOKEN_FIELD} holds the
- * lease's fencing token. The key is deleted when the last hold is released, so a free lock leaves nothing behind.
+ * lease's fencing token, and {@value #LABEL_PREFIX}&lt;owner&gt; the owner's holder label. Fields starting with '~'
+ * are the lease's notes, never an owner: every script that counts holds or lists owners skips them. The key is deleted when the last hold is released, so a free lock leaves nothing behind.
  * A new lease's token is the server's clock in microseconds: after a release or an expiry the clock has moved past
  * every token issued before, so tokens grow per key without a counter key that would never expire. Scripts that act on
  * a held lease check owner <em>and</em> token, so a stale handle can never touch a newer lease of the same owner.
@@ -44,23 +45,79 @@ final class LockScripts {
 	static final String EXTENDED_FIELD = "~a";
 
 	/**
+	 * The prefix of the hash fields that say who holds the lease: {@code ~l:<owner>} = that owner's holder label (the
+	 * one-line form of {@code HolderLabel}, already escaped for a log line), for {@code holder(key)}, the store listing
+	 * and a forced release's audit. Written by the script that creates the owner's hold, together with it, and removed
+	 * with it: a re-entry, renewal or extension leaves it as it is, so a label costs one field per hold, not a write per
+	 * call, and a label never outlives its owner's hold (a read lock that overlapping readers hold forever keeps one
+	 * label per live reader). A lease written without one (an older version, an acquisition with an empty label) simply
+	 * has none.
+	 */
+	static final String LABEL_PREFIX = "~l:";
+
+	/**
+	 * Lua shared by the scripts that read labels: {@code labels(fields)}, from a lease's HGETALL, the labels of its
+	 * holders (owner fields with a {@value #LABEL_PREFIX} field) joined by {@code "; "}: the writer of a read-write
+	 * lease first, the others in the order of their text, at most {@value #LISTED_LABELS} and then
+	 * {@code "and <n> more"}; '' when no holder has one. Sorted, so that the same holders read the same whichever
+	 * order the hash keeps.
+	 */
+	static final String LABELS = """
+			local function labels(fields)
+			  local owners, named, writer = {}, {}, nil
+			  for i = 1, #fields, 2 do
+			    local field = fields[i]
+			    if string.sub(field, 1, 3) == '~l:' then
+			      named[string.sub(field, 4)] = fields[i + 1]
+			    elseif field == '~x' then
+			      writer = fields[i + 1]
+			    elseif string.sub(field, 1, 1) ~= '~' then
+			      owners[#owners + 1] = field
+			    end
+			  end
+			  local first, list = nil, {}
+			  for _, o in ipairs(owners) do
+			    local label = named[o]
+			    if label then
+			      if o == writer then first = label else list[#list + 1] = label end
+			    end
+			  end
+			  table.sort(list)
+			  if first then table.insert(list, 1, first) end
+			  if #list > 5 then
+			    return table.concat(list, '; ', 1, 5) .. '; and ' .. (#list - 5) .. ' more'
+			  end
+			  return table.concat(list, '; ')
+			end
+			""";
+
+	/** How many holders' labels {@link #LABELS} names before it counts the rest. */
+	static final int LISTED_LABELS = 5;
+
+	/**
 	 * Lua shared by the scripts that write: {@code n(x)} formats a number as an integer string, for every number a
 	 * script hands to Redis (Redis 7.2.0 to 7.2.4 turn a Lua number with eight or more trailing zeros into scientific
 	 * notation, which a string comparison of tokens then misses and {@code PEXPIRE} refuses, redis/redis#13113);
-	 * {@code expire(key, ms, created)} sets an expiry and, when Redis refuses it (an ACL without {@code pexpire}),
-	 * deletes a key this call created, so that no script leaves a key without expiry: it returns Redis's error for the
-	 * script to return, else nil.
+	 * {@code expire(key, ms, created, undo)} sets an expiry and, when Redis refuses it (an ACL without
+	 * {@code pexpire}), deletes a key this call created, so that no script leaves a key without expiry, runs
+	 * {@code undo} if given, and fails the script with Redis's error: it sends the refused command once more with
+	 * {@code redis.call}, so that the error names this line, which names the command (see {@link ScriptCommands}). It
+	 * returns nil, or Redis's error should the second call pass.
 	 */
 	static final String PRELUDE = """
 			local function n(x)
 			  return string.format('%d', x)
 			end
-			local function expire(key, ms, created)
+			local function expire(key, ms, created, undo)
 			  local r = redis.pcall('pexpire', key, n(ms))
 			  if type(r) == 'table' and r.err then
 			    if created then
 			      redis.pcall('del', key)
 			    end
+			    if undo then
+			      undo()
+			    end
+			    redis.call('pexpire', key, n(ms))
 			    return r
 			  end
 			  return nil
@@ -68,13 +125,47 @@ final class LockScripts {
 			""";
 
 	/**
+	 * The hash field that notes that the lease's holder may not announce its release: Redis (7.0 or later) told the
+	 * acquiring script that the holder's user may not publish on the release channel.
+	 */
+	static final String UNANNOUNCED_FIELD = "~u";
+
+	/**
+	 * Lua shared by the scripts that take a lease for a holder whose release other processes wait for:
+	 * {@code unannounced(key, sharded)} tells whether the calling user may not announce the release of lease
+	 * {@code key} (publish on {@code <key>:released}, with {@code SPUBLISH} when {@code sharded} is
+	 * {@value #SHARDED}), asking Redis's ACL without sending anything ({@code redis.acl_check_cmd}); false on Redis
+	 * before 7.0, which cannot tell a script.
+	 */
+	static final String UNANNOUNCED = """
+			local function unannounced(key, sharded)
+			  if not redis.acl_check_cmd then
+			    return false
+			  end
+			  local command = 'publish'
+			  if sharded == 's' then
+			    command = 'spublish'
+			  end
+			  return not redis.acl_check_cmd(command, key .. ':released', '')
+			end
+			""";
+
+	/**
 	 * KEYS[1] lease; ARGV[1] owner, ARGV[2] ttl ms, ARGV[3] the caller's client id if it will wait, else '', ARGV[4]
 	 * the token of the lease the caller holds and re-enters, or '' for a new acquisition, ARGV[5] for a re-entry the
-	 * hold count the owner will have with it (its holds plus its re-entries on their way, this one included). Returns
+	 * hold count the owner will have with it (its holds plus its re-entries on their way, this one included), else '',
+	 * ARGV[6] {@value #SHARDED} when releases are announced with {@code SPUBLISH}, else empty or absent, ARGV[7] for a
+	 * new acquisition the holder's label ({@value #LABEL_PREFIX}&lt;owner&gt;, written with the hold it creates; '' or
+	 * absent writes none; a re-entry passes '' and never writes one). Returns
 	 * {hold count, fencing token} when acquired or re-entered, {0, remaining ttl ms of the holder} when another owner
 	 * holds the lock, and {-1, 0} when a re-entry finds its lease gone; a caller that will wait is then noted in the
 	 * lease ({@value #WAITER_PREFIX}&lt;client id&gt;, with HSETNX: a retry writes nothing), so that the holder knows
 	 * other processes wait. A re-entry never shortens the lease.
+	 * <p>
+	 * A new lease whose holder's user may not publish on the release channel (asked with {@code redis.acl_check_cmd},
+	 * Redis 7.0 or later; an ACL without {@code publish}, or without the channel) is noted as such
+	 * ({@value #UNANNOUNCED_FIELD}): no message will tell of its release, so a caller that finds another owner holding
+	 * it gets a third element, 1, {0, remaining ttl ms, 1}, and polls instead of waiting for the holder's lease time.
 	 * <p>
 	 * Owner ids are fresh per acquisition (see {@code RedisLockService}), so a hold of the owner that the caller does
 	 * not re-enter can only come from an earlier attempt of the same acquisition whose reply was lost: it is adopted as
@@ -84,29 +175,40 @@ final class LockScripts {
 	 * Run twice (see "At least once" in the fault model): a new acquisition adopts what its first run took; a
 	 * re-entry raises the count to ARGV[5] only if it is lower, so its second run counts nothing more, and Redis never
 	 * counts fewer holds than the owner (it may count more: those of re-entries whose replies were lost, which the
-	 * owner's last release ends with the lease).
+	 * owner's last release ends with the lease). The label goes with the hold: a second run that adopts the hold
+	 * writes the same label again, and a run that finds another holder writes none.
 	 */
 	@SuppressWarnings("rawtypes")
-	static final RedisScript<List> ACQUIRE = RedisScript.of(PRELUDE + """
+	static final RedisScript<List> ACQUIRE = RedisScript.of(PRELUDE + UNANNOUNCED + """
+			local function hold(token)
+			  if ARGV[7] and ARGV[7] ~= '' then
+			    redis.call('hset', KEYS[1], ARGV[1], 1, '~t', token, '~l:' .. ARGV[1], ARGV[7])
+			  else
+			    redis.call('hset', KEYS[1], ARGV[1], 1, '~t', token)
+			  end
+			  if unannounced(KEYS[1], ARGV[6]) then
+			    redis.call('hset', KEYS[1], '~u', 1)
+			  end
+			end
 			if redis.call('exists', KEYS[1]) == 0 then
 			  if ARGV[4] ~= '' then
 			    return {-1, 0}
 			  end
 			  local t = redis.call('time')
 			  local token = n(tonumber(t[1]) * 1000000 + tonumber(t[2]))
-			  redis.call('hset', KEYS[1], ARGV[1], 1, '~t', token)
+			  hold(token)
 			  local failed = expire(KEYS[1], ARGV[2], true)
 			  if failed then
 			    return failed
 			  end
 			  return {1, tonumber(token)}
 			end
-			local held = redis.call('hmget', KEYS[1], ARGV[1], '~t')
+			local held = redis.call('hmget', KEYS[1], ARGV[1], '~t', '~u')
 			if held[1] then
 			  if ARGV[4] == '' then
 			    local t = redis.call('time')
 			    local token = n(math.max(tonumber(held[2] or '0') + 1, tonumber(t[1]) * 1000000 + tonumber(t[2])))
-			    redis.call('hset', KEYS[1], ARGV[1], 1, '~t', token)
+			    hold(token)
 			    local failed = expire(KEYS[1], ARGV[2], false)
 			    if failed then
 			      return failed
@@ -132,6 +234,9 @@ final class LockScripts {
 			end
 			if ARGV[3] ~= '' then
 			  redis.call('hsetnx', KEYS[1], '~w:' .. ARGV[3], 1)
+			end
+			if held[3] then
+			  return {0, redis.call('pttl', KEYS[1]), 1}
 			end
 			return {0, redis.call('pttl', KEYS[1])}
 			""", List.class);
@@ -216,10 +321,11 @@ final class LockScripts {
 			""", List.class);
 
 	/**
-	 * KEYS[1] lease; ARGV[1] owner, ARGV[2] token, ARGV[3] next owner, ARGV[4] next owner's ttl ms. Hands a lease
+	 * KEYS[1] lease; ARGV[1] owner, ARGV[2] token, ARGV[3] next owner, ARGV[4] next owner's ttl ms, ARGV[5] the next
+	 * owner's label (or '': none). Hands a lease
 	 * held once by its owner straight to another owner waiting in the same process: one round trip instead of a release,
 	 * a publish and a new acquisition that waiters of other processes would race for. The new holder gets a greater
-	 * token, as every new holder does; notes of waiting processes stay. Returns the new token; -1 when the lease is not
+	 * token, as every new holder does, and its label replaces the owner's; notes of waiting processes stay. Returns the new token; -1 when the lease is not
 	 * ours, -2 when the owner holds it more than once (the caller then releases normally). Run twice, the second run
 	 * finds the lease the next owner's (its owner id is fresh, so only this hand-over or that waiter's own attempt gave
 	 * it the lease) and answers its token.
@@ -241,8 +347,12 @@ final class LockScripts {
 			end
 			local t = redis.call('time')
 			local token = n(math.max(tonumber(ARGV[2]) + 1, tonumber(t[1]) * 1000000 + tonumber(t[2])))
-			redis.call('hdel', KEYS[1], ARGV[1])
-			redis.call('hset', KEYS[1], ARGV[3], 1, '~t', token)
+			redis.call('hdel', KEYS[1], ARGV[1], '~l:' .. ARGV[1])
+			if ARGV[5] and ARGV[5] ~= '' then
+			  redis.call('hset', KEYS[1], ARGV[3], 1, '~t', token, '~l:' .. ARGV[3], ARGV[5])
+			else
+			  redis.call('hset', KEYS[1], ARGV[3], 1, '~t', token)
+			end
 			local failed = expire(KEYS[1], ARGV[4], false)
 			if failed then
 			  return failed
@@ -352,12 +462,12 @@ final class LockScripts {
 			""", List.class);
 
 	/**
-	 * KEYS[1] lease. Reads who holds it, for {@code LockService.holder}: {holds, fencing token, remaining ttl ms}, the
-	 * holds summed over the owner fields (waiter notes and the token start with '~'), or empty when the key is free.
-	 * Reads only.
+	 * KEYS[1] lease. Reads who holds it, for {@code LockService.holder}: {holds, fencing token, remaining ttl ms,
+	 * labels}, the holds summed over the owner fields (waiter notes, labels and the token start with '~'), the labels
+	 * as {@link #LABELS} joins them ('' when none), or empty when the key is free. Reads only.
 	 */
 	@SuppressWarnings("rawtypes")
-	static final RedisScript<List> HOLDER = RedisScript.of("""
+	static final RedisScript<List> HOLDER = RedisScript.of(LABELS + """
 			local fields = redis.call('hgetall', KEYS[1])
 			if #fields == 0 then
 			  return {}
@@ -371,7 +481,7 @@ final class LockScripts {
 			    holds = holds + tonumber(fields[i + 1])
 			  end
 			end
-			return {holds, token, redis.call('pttl', KEYS[1])}
+			return {holds, token, redis.call('pttl', KEYS[1]), labels(fields)}
 			""", List.class);
 
 	/**

@@ -3,9 +3,9 @@ package dev.distlock.redis;
 import java.nio.charset.StandardCharsets;
 
 /**
- * The arguments of the acquire and release scripts, encoded for the Lettuce-native path. Why a class: of the nine
- * arguments of an acquisition and its release, four are the same on nearly every call (the lease time, the client id
- * as waiter and releaser, the publish mode, an empty re-entry token), and encoding them once instead of per call saves
+ * The arguments of the acquire and release scripts, encoded for the Lettuce-native path. Why a class: of the ten
+ * arguments of an acquisition and its release, five are the same on nearly every call (the lease time, the client id
+ * as waiter and releaser, the publish mode, an empty re-entry token, the label of a thread that acquires again), and encoding them once instead of per call saves
  * the client an array copy each. Racy but safe: the last encoded value is an immutable pair, replaced when it differs.
  */
 final class NativeScriptArgs {
@@ -20,18 +20,24 @@ final class NativeScriptArgs {
 	/** The client id encoded last: one per service. */
 	private volatile Encoded lastClientId = new Encoded("", EMPTY);
 
+	/** The holder label encoded last: the same for one thread's acquisitions one after the other. */
+	private volatile Encoded lastLabel = new Encoded("", EMPTY);
+
 	NativeScriptArgs(String publishMode) {
 		this.publishMode = bytes(publishMode);
 	}
 
 	/**
-	 * ACQUIRE's ARGV: owner, lease time, waiter (a client id or empty), the re-entered token (or empty), the hold count
-	 * a re-entry is to reach (or empty).
+	 * ACQUIRE's ARGV, in the template path's order: owner, lease time, waiter (a client id or empty), the re-entered
+	 * token (or empty), the hold count a re-entry is to reach (or empty), the publish mode, the holder's label (or
+	 * empty).
 	 */
-	byte[][] acquire(String owner, long ttlMillis, String waiter, long reenteredToken, long reentryTarget) {
+	byte[][] acquire(String owner, long ttlMillis, String waiter, long reenteredToken, long reentryTarget,
+			String label) {
 		return new byte[][] { bytes(owner), ttl(ttlMillis), waiter.isEmpty() ? EMPTY : clientId(waiter),
 				(reenteredToken != 0) ? bytes(Long.toString(reenteredToken)) : EMPTY,
-				(reentryTarget > 0) ? bytes(Long.toString(reentryTarget)) : EMPTY };
+				(reentryTarget > 0) ? bytes(Long.toString(reentryTarget)) : EMPTY, this.publishMode,
+				label.isEmpty() ? EMPTY : label(label) };
 	}
 
 	/** RELEASE's ARGV: owner, token, channel, client id, publish mode, holds before, receipt time. */
@@ -54,6 +60,15 @@ final class NativeScriptArgs {
 		if (!last.text().equals(clientId)) {
 			last = new Encoded(clientId, bytes(clientId));
 			this.lastClientId = last;
+		}
+		return last.bytes();
+	}
+
+	private byte[] label(String label) {
+		Encoded last = this.lastLabel;
+		if (!last.text().equals(label)) {
+			last = new Encoded(label, bytes(label));
+			this.lastLabel = last;
 		}
 		return last.bytes();
 	}

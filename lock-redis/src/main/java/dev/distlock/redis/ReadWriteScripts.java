@@ -25,7 +25,11 @@ import org.springframework.data.redis.core.script.RedisScript;
  * <li>{@code ~w:<client id>}: a process with a caller (reader or writer) that failed to acquire and waits for a release
  * message, as on an exclusive lease; a release that frees the lock publishes only when the lease holds one (or a
  * waiting writer's note), and its message wakes every waiter of a process;</li>
- * <li>{@code ~a:<owner>}: the call id of that holder's last {@code add} extension.</li>
+ * <li>{@code ~a:<owner>}: the call id of that holder's last {@code add} extension;</li>
+ * <li>{@code ~l:<owner>}: that holder's label ({@link LockScripts#LABEL_PREFIX}), written with its hold by the
+ * acquisition that creates it and removed with it (a release, a discard, or the pruning of an expired hold, which
+ * also drops a label whose hold is gone), so that a read lock that overlapping readers hold forever keeps one label
+ * per live reader, not one per reader that ever came.</li>
  * </ul>
  * The key's expiry is kept at the latest deadline, and the key is deleted once no holder and no note is live.
  * <p>
@@ -53,16 +57,18 @@ final class ReadWriteScripts {
 			local now = math.floor(nowus / 1000)
 			local function load()
 			  local f = redis.call('hgetall', k)
-			  local s = {exists = #f > 0, existed = #f > 0, holds = {}, dl = {}, q = {}}
+			  local s = {exists = #f > 0, existed = #f > 0, holds = {}, dl = {}, q = {}, lb = {}}
 			  for i = 1, #f, 2 do
 			    local name, v = f[i], f[i + 1]
 			    if string.sub(name, 1, 1) ~= '~' then s.holds[name] = tonumber(v)
 			    elseif name == '~m' then s.m = v
 			    elseif name == '~x' then s.x = v
 			    elseif name == '~t' then s.t = tonumber(v)
+			    elseif name == '~u' then s.u = true
 			    else
 			      local p = string.sub(name, 1, 3)
 			      if p == '~e:' then s.dl[string.sub(name, 4)] = tonumber(v)
+			      elseif p == '~l:' then s.lb[string.sub(name, 4)] = true
 			      elseif p == '~q:' then s.q[string.sub(name, 4)] = tonumber(v)
 			      elseif p == '~w:' then s.noted = true end
 			    end
@@ -82,6 +88,12 @@ final class ReadWriteScripts {
 			    if s.holds[o] == nil then
 			      s.dl[o] = nil
 			      gone[#gone + 1] = '~e:' .. o
+			    end
+			  end
+			  for o in pairs(s.lb) do
+			    if s.holds[o] == nil then
+			      s.lb[o] = nil
+			      gone[#gone + 1] = '~l:' .. o
 			    end
 			  end
 			  for o, d in pairs(s.q) do
@@ -133,16 +145,22 @@ final class ReadWriteScripts {
 	 * write lease its {@code LockOwner} holds (a downgrade), else '', ARGV[7] for a writer that will wait: how long its
 	 * note lasts in ms, else '', ARGV[8] for a re-entry the hold count it is to reach (as for
 	 * {@link LockScripts#ACQUIRE}), ARGV[9] '1' when a caller that is refused will wait for a release message (its
-	 * process is then noted, {@code ~w:<client id>}, the owner id's first part). Returns {holds, token} when acquired or
-	 * re-entered, {0, ms after which to try again} when refused, {-1, 0} when a re-entry finds its hold gone.
+	 * process is then noted, {@code ~w:<client id>}, the owner id's first part), ARGV[10] {@value LockScripts#SHARDED}
+	 * when releases are announced with {@code SPUBLISH}, else empty or absent, ARGV[11] for a new acquisition the
+	 * holder's label, written with the hold it creates ('' or absent: none). Returns {holds, token} when acquired or
+	 * re-entered, {0, ms after which to try again} when refused, {-1, 0} when a re-entry finds its hold gone. A new
+	 * writer whose user may not announce its release is noted as such ({@value LockScripts#UNANNOUNCED_FIELD}, as for
+	 * {@link LockScripts#ACQUIRE}), and a reader it keeps out gets a third element, 1, so that it polls instead of
+	 * waiting for the writer's lease time (a refused writer retries within a third of its note's life anyway).
 	 * <p>
 	 * A reader is refused while another owner writes (unless it is that writer's downgrade) and, as a new reader, while
 	 * a writer waits; a writer is refused while anyone else holds the lock, and then notes that it waits. A hold of the
 	 * caller's owner id that the caller does not re-enter comes from an earlier attempt of the same acquisition whose
-	 * reply was lost: it is adopted (one hold). A re-entry never creates a hold, nor shortens one.
+	 * reply was lost: it is adopted (one hold, its label written again, the same). A re-entry never creates a hold,
+	 * nor shortens one, nor writes a label.
 	 */
 	@SuppressWarnings("rawtypes")
-	static final RedisScript<List> ACQUIRE = RedisScript.of(COMMON + """
+	static final RedisScript<List> ACQUIRE = RedisScript.of(COMMON + LockScripts.UNANNOUNCED + """
 			local s = load()
 			if s.exists and s.m == nil then
 			  if ARGV[4] ~= '' then return {-1, 0} end
@@ -187,6 +205,12 @@ final class ReadWriteScripts {
 			  s.holds[o], s.dl[o], s.x, s.t, s.q[o] = 1, now + ttl, o, token, nil
 			  redis.call('hdel', k, '~q:' .. o)
 			  redis.call('hset', k, o, 1, '~e:' .. o, n(now + ttl), '~x', o, '~m', 'w', '~t', n(token))
+			  if ARGV[11] and ARGV[11] ~= '' then redis.call('hset', k, '~l:' .. o, ARGV[11]) end
+			  if unannounced(k, ARGV[10]) then
+			    redis.call('hset', k, '~u', 1)
+			  elseif s.u then
+			    redis.call('hdel', k, '~u')
+			  end
 			  s.exists = true
 			  settle(s)
 			  return {1, token}
@@ -202,6 +226,9 @@ final class ReadWriteScripts {
 			if blocked then
 			  if ARGV[9] == '1' then redis.call('hsetnx', k, '~w:' .. string.match(o, '^[^:]*'), 1) end
 			  settle(s)
+			  if s.x and s.u then
+			    return {0, math.max(1, blocked - now), 1}
+			  end
 			  return {0, math.max(1, blocked - now)}
 			end
 			local token = s.t
@@ -210,6 +237,7 @@ final class ReadWriteScripts {
 			local mode = 'r'
 			if s.x then mode = 'w' end
 			redis.call('hset', k, o, 1, '~e:' .. o, n(now + ttl), '~m', mode, '~t', n(token))
+			if ARGV[11] and ARGV[11] ~= '' then redis.call('hset', k, '~l:' .. o, ARGV[11]) end
 			s.exists = true
 			settle(s)
 			return {1, token}
@@ -245,13 +273,13 @@ final class ReadWriteScripts {
 			if s.holds[o] > 1 then return {redis.call('hincrby', k, o, -1), ''} end
 			local ms = ARGV[6] or '1000'
 			redis.call('set', receipt, ARGV[2] .. ':', 'px', ms)
-			s.holds[o], s.dl[o] = nil, nil
+			s.holds[o], s.dl[o], s.lb[o] = nil, nil, nil
 			local writer = s.x == o
 			if writer then
 			  s.x = nil
-			  redis.call('hdel', k, o, '~e:' .. o, '~a:' .. o, '~x')
+			  redis.call('hdel', k, o, '~e:' .. o, '~a:' .. o, '~l:' .. o, '~x')
 			else
-			  redis.call('hdel', k, o, '~e:' .. o, '~a:' .. o)
+			  redis.call('hdel', k, o, '~e:' .. o, '~a:' .. o, '~l:' .. o)
 			end
 			local left = settle(s)
 			if writer and left > 0 then redis.call('hset', k, '~m', 'r') end
@@ -283,7 +311,9 @@ final class ReadWriteScripts {
 			    if tonumber(held[3]) < now + ttl then
 			      redis.call('hset', k, '~e:' .. ARGV[a], string.format('%d', now + ttl))
 			    end
-			    if redis.call('pttl', k) < ttl then redis.call('pexpire', k, ARGV[a + 2]) end
+			    if redis.call('pttl', k) < ttl then
+			      redis.call('pexpire', k, ARGV[a + 2])
+			    end
 			    result[i] = 1
 			  else
 			    result[i] = 0
@@ -355,8 +385,8 @@ final class ReadWriteScripts {
 			local s = load()
 			prune(s)
 			local writer = s.x == o
-			s.holds[o], s.dl[o], s.q[o] = nil, nil, nil
-			redis.call('hdel', k, o, '~e:' .. o, '~q:' .. o, '~a:' .. o)
+			s.holds[o], s.dl[o], s.q[o], s.lb[o] = nil, nil, nil, nil
+			redis.call('hdel', k, o, '~e:' .. o, '~q:' .. o, '~a:' .. o, '~l:' .. o)
 			if writer then
 			  s.x = nil
 			  redis.call('hdel', k, '~x')

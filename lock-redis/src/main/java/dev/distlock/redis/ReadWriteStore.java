@@ -27,9 +27,10 @@ final class ReadWriteStore {
 	}
 
 	/**
-	 * A new acquisition of {@code attempt} (its mode READ or WRITE): {holds, token} when acquired, {0, ms after which
-	 * to try again} when refused. A writer that will wait is noted in the lease; the attempt is then marked so that its
-	 * owner id is discarded (the note with it) should the acquisition end without the lock.
+	 * A new acquisition of {@code attempt} (its mode READ or WRITE): {holds, token, 0} when acquired, {0, ms after
+	 * which to try again, unannounced} when refused (see {@link LeaseStore#unannounced}). A writer that will wait is
+	 * noted in the lease; the attempt is then marked so that its owner id is discarded (the note with it) should the
+	 * acquisition end without the lock.
 	 */
 	long[] acquire(Attempt attempt, boolean willWait) {
 		return pair(this.store.run(ReadWriteScripts.ACQUIRE, attempt.redisKey, acquireArgs(attempt, willWait)),
@@ -47,7 +48,7 @@ final class ReadWriteStore {
 	}
 
 	/** The arguments of a new acquisition; marks the attempt when a waiting writer's note goes with it. */
-	private static String[] acquireArgs(Attempt attempt, boolean willWait) {
+	private String[] acquireArgs(Attempt attempt, boolean willWait) {
 		boolean writer = attempt.mode == LockMode.WRITE;
 		String note = (writer && willWait) ? Long.toString(Math.max(1, Math.min(attempt.ttlMillis, MAX_NOTE_MILLIS)))
 				: "";
@@ -56,7 +57,7 @@ final class ReadWriteStore {
 		}
 		return new String[] { attempt.owner, Long.toString(attempt.ttlMillis), writer ? "w" : "r", "",
 				attempt.downgradeOwner, (attempt.downgradeToken != 0) ? Long.toString(attempt.downgradeToken) : "", note,
-				"", willWait ? "1" : "" };
+				"", willWait ? "1" : "", this.store.publishMode(), attempt.label };
 	}
 
 	/**
@@ -111,11 +112,13 @@ final class ReadWriteStore {
 		return number(this.store.run(ReadWriteScripts.OWNED, entry.redisKey, entry.owner, Long.toString(entry.token)));
 	}
 
+	/** {holds, token or ms} or {0, ms, 1} as {holds, token or ms, unannounced} ({@link LeaseStore#unannounced}). */
 	private static long[] pair(@Nullable Object value, String script) {
-		if (!(value instanceof List<?> reply) || reply.size() != 2) {
+		if (!(value instanceof List<?> reply) || reply.size() < 2 || reply.size() > 3) {
 			throw new IllegalStateException("Unexpected reply from the read-write " + script + " script: " + value);
 		}
-		return new long[] { ((Number) reply.get(0)).longValue(), ((Number) reply.get(1)).longValue() };
+		return new long[] { ((Number) reply.get(0)).longValue(), ((Number) reply.get(1)).longValue(),
+				(reply.size() > 2) ? ((Number) reply.get(2)).longValue() : 0 };
 	}
 
 	private static long number(@Nullable Object value) {

@@ -153,20 +153,27 @@ final class RedisFailures {
 			case TLS -> new Denial(Reason.TLS, null, "the TLS handshake with Redis failed; give "
 					+ "spring.data.redis.ssl.bundle a trust store with the server's CA (and a key store if the server "
 					+ "asks for client certificates), and connect with a host name its certificate lists");
-			default -> permission(error.refusal(), prefix, redisKey);
+			default -> permission(error.refusal(), error.message(), prefix, redisKey);
 		};
 	}
 
-	private static Denial permission(@Nullable Refusal refusal, String prefix, String redisKey) {
+	private static Denial permission(@Nullable Refusal refusal, String message, String prefix, String redisKey) {
+		boolean inScript = message.contains("@user_script") || message.contains("ACL failure in script");
+		if (refusal != null && refusal.target() == Refusal.Target.COMMAND && refusal.name() == null) {
+			// a command inside a script that Redis 7.0 does not name: the script's line that Redis names does
+			String command = ScriptCommands.refusedCommand(message);
+			if (command != null) {
+				refusal = new Refusal(Refusal.Target.COMMAND, command);
+			}
+		}
 		String grant = (refusal != null) ? refusal.grant(prefix) : null;
 		if (refusal == null || grant == null) {
-			// a command inside a script that Redis 7.0 does not name
 			String acl = LockPreflight.minimalAcl(prefix);
 			return new Denial(Reason.PERMISSION, acl, "Redis's ACL refused a command inside the lock scripts; grant "
 					+ "the application's Redis user the minimal ACL for key prefix '" + prefix + "': " + acl);
 		}
 		String what = switch (refusal.target()) {
-			case COMMAND -> "the '" + refusal.name() + "' command";
+			case COMMAND -> "the '" + refusal.name() + "' command" + (inScript ? " inside the lock scripts" : "");
 			case KEY -> "the key '" + redisKey + "'";
 			case CHANNEL -> "the channel '" + redisKey + ":released'";
 		};

@@ -116,8 +116,8 @@ public class RedisLockService
 	/** The timers of asynchronous acquisitions (retries, polls, deadlines): one engine thread, never waiting on Redis. */
 	private final ScheduledThreadPoolExecutor asyncTimers;
 
-	/** Whether new leases wait for replica acknowledgements (read-write locks are refused then). */
-	private final boolean replicaAcks;
+	/** Replicas that must acknowledge a new lease; 0 for none (above 0, read-write locks are refused). */
+	private final int replicaAcks;
 
 	private volatile boolean closed;
 
@@ -127,7 +127,7 @@ public class RedisLockService
 	 */
 	protected RedisLockService(RedisLockServiceBuilder builder) {
 		this.keyPrefix = builder.keyPrefix;
-		this.replicaAcks = builder.replicaAcks > 0;
+		this.replicaAcks = builder.replicaAcks;
 		this.clientId = newClientId();
 		// an ArrayList's forEach runs without an iterator, List.copyOf's allocates one per call (several per operation)
 		List<LockListener> listeners = java.util.Collections.unmodifiableList(new java.util.ArrayList<>(builder.listeners));
@@ -160,7 +160,8 @@ public class RedisLockService
 				(builder.ownerIdParts != null) ? new OwnerIds(this.clientId, builder.ownerIdParts)
 						: new OwnerIds(this.clientId),
 				builder.holderApplication,
-				(builder.holderInstance != null) ? builder.holderInstance : HolderLabel.hostName());
+				(builder.holderInstance != null) ? builder.holderInstance : HolderLabel.hostName(),
+				builder.storeHolderLabel);
 		this.view = new LeaseView(this.registry, this.subscriber);
 		this.forcedReleaser = new ForcedReleaser(store, this.subscriber, refusals, this.clientId);
 		this.holderQuery = new HolderQuery(store);
@@ -185,7 +186,7 @@ public class RedisLockService
 					+ "'");
 		}
 		RuntimeException refused = ReadWriteLocks.refusal(request, redisKey(request.key()), LockOwner.current(),
-				this.registry, this.replicaAcks);
+				this.registry, this.replicaAcks > 0);
 		if (refused != null) {
 			throw refused;
 		}
@@ -209,7 +210,7 @@ public class RedisLockService
 							+ "'"));
 		}
 		RuntimeException refused = ReadWriteLocks.refusal(request, redisKey(request.key()), owner, this.registry,
-				this.replicaAcks);
+				this.replicaAcks > 0);
 		if (refused != null) {
 			return CompletableFuture.failedFuture(refused);
 		}
@@ -301,6 +302,15 @@ public class RedisLockService
 	 */
 	public String redisKey(String key) {
 		return this.keyPrefix + ":{" + key + "}";
+	}
+
+	/**
+	 * {@return how many replicas must acknowledge a new lease before it counts ({@code distlock.replica-acks}); 0 for
+	 * none}
+	 * @since 0.7.0
+	 */
+	public int replicaAcks() {
+		return this.replicaAcks;
 	}
 
 	/** {@return this service's random client id, the prefix of every owner id it writes} */

@@ -6,6 +6,7 @@ import java.util.Optional;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 
+import dev.distlock.core.HolderLabel;
 import dev.distlock.core.Lease;
 import dev.distlock.core.LockInterruptedException;
 import dev.distlock.core.LockListener;
@@ -55,9 +56,12 @@ final class RedlockAcquirer {
 	/** The instance the holder labels of this service's leases name. */
 	private final String holderInstance;
 
+	/** Whether a new hold stores its label on the nodes ({@link LockScripts#LABEL_PREFIX}). */
+	private final boolean storeHolderLabel;
+
 	RedlockAcquirer(RedlockNodes nodes, RedlockRegistry registry, RedlockWaiting waiting, RedlockReleaser releaser,
 			RedlockWatchdog watchdog, List<LockListener> listeners, String clientId, String holderApplication,
-			String holderInstance) {
+			String holderInstance, boolean storeHolderLabel) {
 		this.nodes = nodes;
 		this.registry = registry;
 		this.waiting = waiting;
@@ -68,6 +72,7 @@ final class RedlockAcquirer {
 		this.ownerIds = new OwnerIds(clientId);
 		this.holderApplication = holderApplication;
 		this.holderInstance = holderInstance;
+		this.storeHolderLabel = storeHolderLabel;
 	}
 
 	Optional<Lease> tryAcquire(LockRequest request, String redisKey) {
@@ -100,6 +105,8 @@ final class RedlockAcquirer {
 	private @Nullable Lease acquire(LockRequest request, String redisKey, long ttlMillis, long start, long deadline) {
 		boolean willWait = deadline - start > 0;
 		String channel = RedisLockService.channel(redisKey);
+		String label = this.storeHolderLabel
+				? HolderLabel.of(this.holderApplication, this.holderInstance, LockOwner.current()).toString() : "";
 		RedlockWaiting.Registration registration = null;
 		Backoff backoff = new Backoff();
 		try {
@@ -107,7 +114,7 @@ final class RedlockAcquirer {
 				boolean heard = registration != null && registration.confirmed();
 				String owner = this.ownerIds.next();
 				long sent = System.nanoTime();
-				NodeReplies attempt = attempt(redisKey, owner, ttlMillis, willWait ? this.clientId : "");
+				NodeReplies attempt = attempt(redisKey, owner, ttlMillis, willWait ? this.clientId : "", label);
 				if (attempt.outcome == Outcome.ACQUIRED) {
 					if (registration != null) {
 						registration.acquired();
@@ -171,7 +178,7 @@ final class RedlockAcquirer {
 	}
 
 	/** One attempt on all nodes: stops waiting once a quorum granted or refused it. */
-	private NodeReplies attempt(String redisKey, String owner, long ttlMillis, String waiter) {
+	private NodeReplies attempt(String redisKey, String owner, long ttlMillis, String waiter, String label) {
 		int quorum = this.nodes.quorum();
 		int size = this.nodes.size();
 		long sent = System.nanoTime();
@@ -180,7 +187,7 @@ final class RedlockAcquirer {
 				throw new IllegalStateException("Redlock node " + node + " restarted less than the restart quarantine "
 						+ "ago; it does not count toward a quorum yet");
 			}
-			return store.acquire(redisKey, owner, ttlMillis, waiter, 0, 0);
+			return store.acquire(redisKey, owner, ttlMillis, waiter, 0, 0, label);
 		},
 				r -> r.count(v -> v[0] > 0) >= quorum || r.count(v -> v[0] == 0) > size - quorum);
 		long[] tokens = new long[size];
@@ -234,7 +241,7 @@ final class RedlockAcquirer {
 			replies = this.nodes.onAll((node, store) -> {
 				long token = entry.token(node);
 				return (token == 0) ? new long[] { -1, 0 }
-						: store.acquire(entry.redisKey, entry.owner, ttlMillis, "", token, reentry.target);
+						: store.acquire(entry.redisKey, entry.owner, ttlMillis, "", token, reentry.target, "");
 			}, r -> r.count(v -> v[0] > 0) >= quorum);
 			ours = replies.count(v -> v[0] > 0);
 			long validUntil = this.nodes.validUntil(sent, ttlMillis);

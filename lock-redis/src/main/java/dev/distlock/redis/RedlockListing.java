@@ -52,7 +52,8 @@ final class RedlockListing implements LockListing.Source {
 	/**
 	 * The lock at {@code redisKey} as the nodes hold it, unless a node scanned before {@code part} holds it: the
 	 * greatest hold count and token of the nodes, the remaining time a quorum has at least (the longest when fewer
-	 * than a quorum hold it: a remnant of a release or a failed acquisition, expiring then), and how many nodes hold it.
+	 * than a quorum hold it: a remnant of a release or a failed acquisition, expiring then), how many nodes hold it, and
+	 * the holder's label of the node with the greatest token that has one (as {@code RedlockLockService.holder}).
 	 */
 	@Override
 	public Optional<StoredLock> describe(int part, String redisKey) {
@@ -75,11 +76,16 @@ final class RedlockListing implements LockListing.Source {
 		if (held.isEmpty()) {
 			return Optional.empty();
 		}
+		String labels = held.stream()
+			.filter((lock) -> lock.holder() != null)
+			.max(Comparator.comparingLong(StoredLock::fencingToken))
+			.map(StoredLock::holder)
+			.orElse(null);
 		held.sort(Comparator.comparing(StoredLock::remainingTtl).reversed());
 		StoredLock quorumth = held.get(Math.min(held.size(), this.nodes.quorum()) - 1);
 		return Optional.of(new StoredLock(key, quorumth.mode(),
 				held.stream().mapToInt(StoredLock::holds).max().orElse(1), quorumth.remainingTtl(),
-				held.stream().mapToLong(StoredLock::fencingToken).max().orElse(0), null, -1,
+				held.stream().mapToLong(StoredLock::fencingToken).max().orElse(0), labels, -1,
 				held.stream().mapToInt(StoredLock::waitingInstances).max().orElse(0), held.size()));
 	}
 

@@ -107,7 +107,8 @@ public class RedlockLockService
 		RedlockReleaser releaser = new RedlockReleaser(this.nodes, this.registry, listeners, this.clientId);
 		this.acquirer = new RedlockAcquirer(this.nodes, this.registry, this.waiting, releaser, this.watchdog,
 				listeners, this.clientId, builder.holderApplication,
-				(builder.holderInstance != null) ? builder.holderInstance : HolderLabel.hostName());
+				(builder.holderInstance != null) ? builder.holderInstance : HolderLabel.hostName(),
+				builder.storeHolderLabel);
 		this.listing = new RedlockListing(this.nodes, this.keyPrefix);
 		for (int i = 0; i < this.nodes.size(); i++) {
 			this.forcedReleasers.add(this.waiting.forcedReleaser(i, this.nodes.store(i), this.clientId));
@@ -152,34 +153,41 @@ public class RedlockLockService
 	 * {@inheritDoc} Held means held on a quorum of the nodes: the token is the greatest they report, the remaining time
 	 * the one a quorum has at least. The token is usually the holder's lease's own; it is greater when the lease also
 	 * took a node whose grant came after the quorum's (adopted so that the watchdog renews it there too) and that node
-	 * issued a greater token than the granting nodes did. It is never less than the lease's.
+	 * issued a greater token than the granting nodes did. It is never less than the lease's. The holder's label is
+	 * that of the node with the greatest token that has one (every node of one lease stores the same label).
 	 */
 	@Override
 	public Optional<LockHolder> holder(String key) {
 		LockSettings.checkKey(key, "'key'");
 		String redisKey = redisKey(key);
-		RedlockNodes.Replies<long[]> replies = this.nodes.onAll((node, store) -> {
-			long[] held = store.holder(redisKey);
-			return (held != null) ? held : new long[0];
+		LeaseStore.Held free = new LeaseStore.Held(0, 0, 0, null);
+		RedlockNodes.Replies<LeaseStore.Held> replies = this.nodes.onAll((node, store) -> {
+			LeaseStore.Held held = store.holder(redisKey);
+			return (held != null) ? held : free;
 		});
-		List<long[]> held = new ArrayList<>();
+		List<LeaseStore.Held> held = new ArrayList<>();
 		int answered = 0;
 		for (int i = 0; i < replies.size(); i++) {
-			long[] value = replies.value(i);
+			LeaseStore.Held value = replies.value(i);
 			if (value != null) {
 				answered++;
-				if (value.length == 3) {
+				if (value != free) {
 					held.add(value);
 				}
 			}
 		}
 		int quorum = this.nodes.quorum();
 		if (held.size() >= quorum) {
-			held.sort(Comparator.comparingLong((long[] v) -> v[2]).reversed());
-			long token = held.stream().mapToLong(v -> v[1]).max().orElse(0);
-			long[] quorumth = held.get(quorum - 1);
-			return Optional.of(new LockHolder(key, (int) Math.max(1, quorumth[0]),
-					Duration.ofMillis(Math.max(0, quorumth[2])), token));
+			String labels = held.stream()
+				.filter((h) -> h.labels() != null)
+				.max(Comparator.comparingLong(LeaseStore.Held::token))
+				.map(LeaseStore.Held::labels)
+				.orElse(null);
+			held.sort(Comparator.comparingLong(LeaseStore.Held::pttl).reversed());
+			long token = held.stream().mapToLong(LeaseStore.Held::token).max().orElse(0);
+			LeaseStore.Held quorumth = held.get(quorum - 1);
+			return Optional.of(new LockHolder(key, (int) Math.max(1, quorumth.holds()),
+					Duration.ofMillis(Math.max(0, quorumth.pttl())), token, labels));
 		}
 		if (answered - held.size() >= quorum) {
 			return Optional.empty();
@@ -227,7 +235,8 @@ public class RedlockLockService
 		ForcedRelease newest = releases.stream().max(Comparator.comparingLong(ForcedRelease::fencingToken)).orElseThrow();
 		long holds = releases.stream().mapToLong(ForcedRelease::holdCount).max().orElse(newest.holdCount());
 		return (holds == newest.holdCount()) ? newest
-				: new ForcedRelease(newest.key(), newest.owner(), holds, newest.fencingToken(), newest.owners());
+				: new ForcedRelease(newest.key(), newest.owner(), holds, newest.fencingToken(), newest.owners(),
+						newest.holders());
 	}
 
 	/** {@inheritDoc} Oldest first. */

@@ -41,6 +41,9 @@ public final class RedlockLockServiceBuilder {
 
 	String holderApplication = HolderLabel.DEFAULT_APPLICATION;
 
+	/** Whether leases store their holder label in Redis. */
+	boolean storeHolderLabel = true;
+
 	/** The holder labels' instance; null for the host's name, looked up when the service is built. */
 	@Nullable String holderInstance;
 
@@ -171,6 +174,21 @@ public final class RedlockLockServiceBuilder {
 	public RedlockLockServiceBuilder holderApplication(String application) {
 		Assert.hasText(application, "'application' must not be blank");
 		this.holderApplication = application;
+		return this;
+	}
+
+	/**
+	 * Whether each lease stores its {@linkplain HolderLabel holder label} in Redis (a field {@code ~l:<owner>} of the
+	 * lease, written once per hold), so that any instance's {@code holder(key)}, the store listing and a forced release
+	 * name the holder. Default {@code true}; {@code false} saves the label's bytes on each new hold (measured in
+	 * docs/benchmarks.md, "Holder label: what it costs"), and those then report no label ({@code null}). Spring Boot:
+	 * {@code distlock.holder.store-label}.
+	 * @param store whether to store the label
+	 * @return this builder
+	 * @since 0.9.0
+	 */
+	public RedlockLockServiceBuilder storeHolderLabel(boolean store) {
+		this.storeHolderLabel = store;
 		return this;
 	}
 

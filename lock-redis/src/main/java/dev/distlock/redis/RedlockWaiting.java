@@ -45,7 +45,7 @@ final class RedlockWaiting implements AutoCloseable {
 	Registration register(String channel, String owner, String name, long ttlMillis) {
 		List<Waiter> waiters = new ArrayList<>(this.subscribers.size());
 		for (ReleaseSubscriber subscriber : this.subscribers) {
-			waiters.add(subscriber.register(channel, owner, name, ttlMillis));
+			waiters.add(subscriber.register(channel, owner, name, ttlMillis, ""));
 		}
 		return new Registration(channel, waiters);
 	}

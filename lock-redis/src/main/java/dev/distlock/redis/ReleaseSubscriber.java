@@ -49,12 +49,12 @@ final class ReleaseSubscriber implements SubscriptionConnection.Events, AutoClos
 
 	/**
 	 * Start waiting on {@code channel} as {@code owner}, who asks for a lease of {@code ttlMillis} (what a holder in
-	 * this process needs to hand its lease over) for the lock named {@code name} (for the gauges); the caller must
-	 * {@link #unregister} the waiter in a finally block.
+	 * this process needs to hand its lease over, with {@code label}, the label the lease then names it by) for the
+	 * lock named {@code name} (for the gauges); the caller must {@link #unregister} the waiter in a finally block.
 	 */
-	Waiter register(String channel, String owner, String name, long ttlMillis) {
+	Waiter register(String channel, String owner, String name, long ttlMillis, String label) {
 		Thread thread = Thread.currentThread();
-		return join(channel, (ch) -> new Waiter(ch, thread, ch.subscribed, owner, name, ttlMillis));
+		return join(channel, (ch) -> new Waiter(ch, thread, ch.subscribed, owner, name, ttlMillis, label));
 	}
 
 	/**

@@ -41,11 +41,12 @@ final class StoreScan implements LockListing.Source {
 
 	/**
 	 * KEYS[1] lease, KEYS[2] its fair queue. {holds, token, remaining ttl ms, mode ('' exclusive, 'r', 'w'), fair queue
-	 * length (-1 when it could not be read), processes noted as waiting}; empty when the key is not a lease. Reads
-	 * only; the queue length through {@code pcall}, so that an ACL without {@code +zcard} costs only that figure.
+	 * length (-1 when it could not be read), processes noted as waiting, the holders' labels as
+	 * {@link LockScripts#LABELS} joins them ('' when none)}; empty when the key is not a lease. Reads only; the queue
+	 * length through {@code pcall}, so that an ACL without {@code +zcard} costs only that figure.
 	 */
 	@SuppressWarnings("rawtypes")
-	static final RedisScript<List> DESCRIBE = RedisScript.of("""
+	static final RedisScript<List> DESCRIBE = RedisScript.of(LockScripts.LABELS + """
 			local fields = redis.call('hgetall', KEYS[1])
 			local holds, token, mode, waiting = 0, 0, '', 0
 			for i = 1, #fields, 2 do
@@ -67,7 +68,7 @@ final class StoreScan implements LockListing.Source {
 			if type(queue) ~= 'number' then
 			  queue = -1
 			end
-			return {holds, token, redis.call('pttl', KEYS[1]), mode, queue, waiting}
+			return {holds, token, redis.call('pttl', KEYS[1]), mode, queue, waiting, labels(fields)}
 			""", List.class);
 
 	/** Per hash slot, a hash tag whose slot it is: found once, by trying short tags in turn. */
@@ -166,7 +167,7 @@ final class StoreScan implements LockListing.Source {
 		if (reply == null || reply.isEmpty()) {
 			return Optional.empty();
 		}
-		if (reply.size() != 6) {
+		if (reply.size() != 7) {
 			throw new IllegalStateException("Unexpected reply from the describe script: " + reply);
 		}
 		long holds = number(reply.get(0));
@@ -177,8 +178,10 @@ final class StoreScan implements LockListing.Source {
 			case "r" -> LockMode.READ;
 			default -> (queue > 0) ? LockMode.FAIR : LockMode.EXCLUSIVE;
 		};
+		String labels = LeaseStore.text(reply.get(6));
 		return Optional.of(new StoredLock(key, lockMode, (int) Math.min(Integer.MAX_VALUE, holds),
-				Duration.ofMillis(Math.max(0, number(reply.get(2)))), number(reply.get(1)), null,
+				Duration.ofMillis(Math.max(0, number(reply.get(2)))), number(reply.get(1)),
+				labels.isEmpty() ? null : labels,
 				(lockMode == LockMode.FAIR) ? queue : -1,
 				(lockMode == LockMode.FAIR) ? -1 : (int) number(reply.get(5)), 1));
 	}

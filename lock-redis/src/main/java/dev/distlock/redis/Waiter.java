@@ -47,6 +47,9 @@ final class Waiter {
 
 	final long ttlMillis;
 
+	/** The label a lease handed to this waiter names it by ({@link LockScripts#LABEL_PREFIX}), or '' for none. */
+	final String label;
+
 	/** The waiting thread, or null for an asynchronous waiter. */
 	private final @Nullable Thread thread;
 
@@ -73,25 +76,26 @@ final class Waiter {
 	private volatile boolean handOverUnanswered;
 
 	Waiter(ReleaseChannel channel, Thread thread, CompletableFuture<Void> subscribed, String owner, String name,
-			long ttlMillis) {
-		this(channel, thread, (Runnable) null, subscribed, owner, name, ttlMillis);
+			long ttlMillis, String label) {
+		this(channel, thread, null, null, subscribed, owner, name, ttlMillis, label);
 	}
 
 	Waiter(ReleaseChannel channel, @Nullable Thread thread, @Nullable Runnable wakeUp,
 			CompletableFuture<Void> subscribed, String owner, String name, long ttlMillis) {
-		this(channel, thread, wakeUp, null, subscribed, owner, name, ttlMillis);
+		this(channel, thread, wakeUp, null, subscribed, owner, name, ttlMillis, "");
 	}
 
 	/** A fair waiter ({@link FairAcquisition}): no thread, woken by {@code wakeUp}, handed leases by message. */
 	Waiter(ReleaseChannel channel, Runnable wakeUp, LongConsumer fairHandOver, CompletableFuture<Void> subscribed,
 			String owner, String name, long ttlMillis) {
-		this(channel, null, wakeUp, fairHandOver, subscribed, owner, name, ttlMillis);
+		this(channel, null, wakeUp, fairHandOver, subscribed, owner, name, ttlMillis, "");
 	}
 
 	private Waiter(ReleaseChannel channel, @Nullable Thread thread, @Nullable Runnable wakeUp,
 			@Nullable LongConsumer fairHandOver, CompletableFuture<Void> subscribed, String owner, String name,
-			long ttlMillis) {
+			long ttlMillis, String label) {
 		this.fairHandOver = fairHandOver;
+		this.label = label;
 		this.channel = channel;
 		this.thread = thread;
 		this.wakeUp = wakeUp;

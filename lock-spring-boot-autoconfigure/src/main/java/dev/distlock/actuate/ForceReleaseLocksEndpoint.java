@@ -31,17 +31,20 @@ import org.springframework.util.Assert;
  * option. Only configured when {@code distlock.actuator.force-release.enabled=true}, on an engine that is a
  * {@link LockForceReleaser} as well as a {@link LockOperatorView} (the Redis engine is both).
  * <p>
- * Every use is logged at WARN (key, how many holders and holds, fencing token, caller; the key and the caller's name
- * with their control characters and line breaks escaped, as {@link dev.distlock.core.LogSafe} does) and published as
+ * Every use is logged at WARN (key, the former holders by their {@linkplain dev.distlock.core.HolderLabel labels} as
+ * the lease stored them, how many holds, fencing token, caller; the key, the labels and the caller's name with their
+ * control characters and line breaks escaped, as {@link dev.distlock.core.LogSafe} does) and published as
  * an {@link AuditApplicationEvent} of type {@value #AUDIT_EVENT_TYPE}, which Boot records when an audit event
  * repository is configured. The former holder (each reader of a read lock) finds its lease lost at its next renewal
  * or release, and its own instance's log names it then by its {@linkplain dev.distlock.core.HolderLabel label}.
  * <p>
  * The former owner ids are read from Redis, where nothing but the id says who held the lease, and they never reach
  * the log or the audit event: an owner id carries its instance's client id, and one seen used to tell the next ones.
- * The audit event has {@code formerOwner} and {@code formerOwners} {@value LocksEndpoint#MASK}, and
- * {@code formerHolders}, their number. The response shows the former owner ids and fencing token as the read
- * operation does ({@code management.endpoint.locks.show-values}).
+ * The audit event has {@code formerOwner} and {@code formerOwners} {@value LocksEndpoint#MASK},
+ * {@code formerHolders}, their number, and {@code formerHolderLabels}, their labels (escaped), as it has the fencing
+ * token: a label names an application, an instance and a thread, nothing a client could present to the store. The
+ * response shows the former owner ids, labels and fencing token as the read operation does
+ * ({@code management.endpoint.locks.show-values}).
  *
  * @since 0.1.0
  */
@@ -106,20 +109,24 @@ public class ForceReleaseLocksEndpoint extends LocksEndpoint {
 			logger.warn("Force-release of lock '" + loggedKey + "' requested through the actuator by " + loggedCaller
 					+ ": the lock was free, nothing released");
 			audit(caller, lockKey, null);
-			return new ForceReleaseDescriptor(lockKey, false, null, 0, null, List.of());
+			return new ForceReleaseDescriptor(lockKey, false, null, 0, null, List.of(), List.of());
 		}
 		ForcedRelease release = released.get();
-		// the former holders by their number, never by owner id (which names their instance and is read from Redis)
+		// the former holders by their labels and number, never by owner id (which names their instance and is read
+		// from Redis); a label is text another process stored: escaped
 		int holders = release.owners().size();
+		String named = release.holders().isEmpty() ? ""
+				: " " + String.join("; ", release.holders().stream().map(LogSafe::escape).toList());
 		logger.warn("Force-released lock '" + loggedKey + "' through the actuator, requested by " + loggedCaller
-				+ ((holders == 1) ? ": its holder (" : ": its " + holders + " holders (") + release.holdCount()
-				+ " hold(s), fencing token " + release.fencingToken() + ") will find "
+				+ ((holders == 1) ? ": its holder" : ": its " + holders + " holders") + named + " ("
+				+ release.holdCount() + " hold(s), fencing token " + release.fencingToken() + ") will find "
 				+ ((holders == 1) ? "its lease lost" : "their leases lost"));
 		audit(caller, lockKey, release);
 		boolean show = showValues(securityContext);
 		return new ForceReleaseDescriptor(lockKey, true, show ? release.owner() : MASK, release.holdCount(),
 				show ? release.fencingToken() : MASK,
-				show ? release.owners() : release.owners().stream().map(owner -> MASK).toList());
+				show ? release.owners() : release.owners().stream().map(owner -> MASK).toList(),
+				show ? release.holders() : release.holders().stream().map(holder -> MASK).toList());
 	}
 
 	private void audit(String caller, String key, @Nullable ForcedRelease release) {
@@ -134,6 +141,7 @@ public class ForceReleaseLocksEndpoint extends LocksEndpoint {
 			data.put("formerOwner", MASK);
 			data.put("formerOwners", release.owners().stream().map((owner) -> MASK).toList());
 			data.put("formerHolders", release.owners().size());
+			data.put("formerHolderLabels", release.holders().stream().map(LogSafe::escape).toList());
 			data.put("holdCount", release.holdCount());
 			data.put("fencingToken", release.fencingToken());
 		}
@@ -151,9 +159,26 @@ public class ForceReleaseLocksEndpoint extends LocksEndpoint {
 	 * @param fencingToken its fencing token, a number (or {@value LocksEndpoint#MASK})
 	 * @param formerOwners every owner id that held it, {@code formerOwner} first (each {@value LocksEndpoint#MASK}):
 	 * one, or the readers of a read lock
+	 * @param formerHolders the labels the lease stored of those owners, in their order (each {@value LocksEndpoint#MASK}
+	 * unless values are shown); an owner stored without a label is left out
 	 */
 	public record ForceReleaseDescriptor(String key, boolean released, @Nullable String formerOwner, long holdCount,
-			@Nullable Object fencingToken, List<String> formerOwners) {
+			@Nullable Object fencingToken, List<String> formerOwners, List<String> formerHolders) {
+
+		/**
+		 * A forced release described without the holders' labels (the form before labels were stored).
+		 * @param key the lock key
+		 * @param released whether a lease was deleted
+		 * @param formerOwner the owner id named first (or masked)
+		 * @param holdCount the holds it had open
+		 * @param fencingToken its fencing token (or masked)
+		 * @param formerOwners every owner id (or masked)
+		 */
+		public ForceReleaseDescriptor(String key, boolean released, @Nullable String formerOwner, long holdCount,
+				@Nullable Object fencingToken, List<String> formerOwners) {
+			this(key, released, formerOwner, holdCount, fencingToken, formerOwners, List.of());
+		}
+
 	}
 
 }

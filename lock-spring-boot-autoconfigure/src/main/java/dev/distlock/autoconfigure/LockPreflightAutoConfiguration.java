@@ -42,8 +42,9 @@ public final class LockPreflightAutoConfiguration {
 	LockPreflightRunner lockPreflightRunner(RedisConnectionFactory connectionFactory, RedisLockService lockService,
 			LockProperties properties, ObjectProvider<DataRedisConnectionDetails> connectionDetails) {
 		DataRedisConnectionDetails details = connectionDetails.getIfUnique();
+		String user = (details != null) ? details.getUsername() : null;
 		LockPreflight preflight = new LockPreflight(connectionFactory, keyPrefix(lockService),
-				properties.getPreflight().getTimeout(), server(details), (details != null) ? details.getUsername() : null);
+				properties.getPreflight().getTimeout(), server(details), user, lockService.replicaAcks());
 		return new LockPreflightRunner(preflight, properties.getPreflight().getMode());
 	}
 

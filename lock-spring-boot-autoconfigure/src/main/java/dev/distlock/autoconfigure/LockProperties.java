@@ -460,8 +460,27 @@ public class LockProperties {
 		 */
 		private @Nullable String instance;
 
+		/**
+		 * Whether each lease stores its holder label in Redis, once per hold, so that any instance's holder query, the
+		 * store listing (GET /actuator/locks/all) and a forced release name the holder.
+		 */
+		private boolean storeLabel = true;
+
 		/** Holder label settings with their defaults. */
 		public Holder() {
+		}
+
+		/** {@return whether each lease stores its holder label in Redis} */
+		public boolean isStoreLabel() {
+			return this.storeLabel;
+		}
+
+		/**
+		 * Set whether each lease stores its holder label in Redis.
+		 * @param storeLabel {@code false} to store none
+		 */
+		public void setStoreLabel(boolean storeLabel) {
+			this.storeLabel = storeLabel;
 		}
 
 		/** {@return the application named in the holder label, or {@code null} for the default} */

@@ -53,6 +53,7 @@ public final class RedisLockServiceAutoConfiguration {
 			.replicaAcks(properties.getReplicaAcks(), properties.getReplicaAckTimeout())
 			.holderApplication(properties.getHolder().applicationOrDefault(environment))
 			.holderInstance(properties.getHolder().instanceOrDefault())
+			.storeHolderLabel(properties.getHolder().isStoreLabel())
 			.eventPublisher(eventPublisher);
 		listeners.orderedStream().forEach(builder::listener);
 		customizers.orderedStream().forEach((customizer) -> customizer.customize(builder));

@@ -75,6 +75,7 @@ public final class RedlockLockServiceAutoConfiguration {
 				.idleUnsubscribe(properties.getIdleUnsubscribe())
 				.holderApplication(properties.getHolder().applicationOrDefault(environment))
 				.holderInstance(properties.getHolder().instanceOrDefault())
+				.storeHolderLabel(properties.getHolder().isStoreLabel())
 				.eventPublisher(eventPublisher);
 			listeners.orderedStream().forEach(builder::listener);
 			if (Threading.VIRTUAL.isActive(environment)) {

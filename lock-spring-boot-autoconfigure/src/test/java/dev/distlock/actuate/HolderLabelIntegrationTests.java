@@ -128,11 +128,11 @@ class HolderLabelIntegrationTests {
 					+ LockLostEvent.Detection.RENEWAL_FOUND_GONE.description())
 			.hasMessageNotContaining(ownerId)
 			.hasMessageNotContaining(clientId);
-		// the log: the engine's WARN names the holder, the actuator's counts the holders; neither the owner id nor the
+		// the log: the engine's WARN and the actuator's name the holder by the label the lease stored; neither the owner id nor the
 		// client id is anywhere in the output (the engine's thread names carry six of the client id's 22 characters)
 		assertThat(output).contains("Lock 'item:7' (fencing token " + token + ") held by " + label + " was lost: ")
-			.contains("Force-released lock 'item:7' through the actuator, requested by anonymous: its holder (1 hold(s), "
-					+ "fencing token " + token + ") will find its lease lost")
+			.contains("Force-released lock 'item:7' through the actuator, requested by anonymous: its holder " + label
+					+ " (1 hold(s), fencing token " + token + ") will find its lease lost")
 			.doesNotContain(ownerId)
 			.doesNotContain(ownerId.substring(clientId.length() + 1))
 			.doesNotContain(clientId);
@@ -140,7 +140,8 @@ class HolderLabelIntegrationTests {
 		assertThat(this.recorder.audits).singleElement().satisfies((audit) -> {
 			assertThat(audit.getAuditEvent().getData()).containsEntry("formerOwner", LocksEndpoint.MASK)
 				.containsEntry("formerOwners", List.of(LocksEndpoint.MASK))
-				.containsEntry("formerHolders", 1);
+				.containsEntry("formerHolders", 1)
+				.containsEntry("formerHolderLabels", List.of(label));
 			assertThat(audit.getAuditEvent().getData().toString()).doesNotContain(ownerId).doesNotContain(clientId);
 		});
 	}

@@ -234,7 +234,9 @@ class LocksActuatorIntegrationTests {
 	@Test
 	void theStoreViewListsTheLocksOfAnotherInstancePageByPage() throws Exception {
 		try (LockTestSupport otherInstance = LockTestSupport.forServer(redis)) {
-			RedisLockService other = otherInstance.service();
+			RedisLockService other = otherInstance.service(RedisLockService.builder(otherInstance.connectionFactory())
+				.holderApplication("warehouse")
+				.holderInstance("pod-3"));
 			List<Lease> held = new ArrayList<>();
 			for (int i = 1; i <= 5; i++) {
 				held.add(other.acquire("shelf:" + i, Duration.ofSeconds(30), Duration.ZERO));
@@ -268,6 +270,9 @@ class LocksActuatorIntegrationTests {
 				assertThat(lock).containsEntry("mode", "EXCLUSIVE").containsEntry("holds", 2).containsEntry("nodes", 1);
 				assertThat(((Number) lock.get("fencingToken")).longValue()).isEqualTo(held.get(0).fencingToken());
 				assertThat(((Number) lock.get("ttlRemainingMillis")).longValue()).isPositive();
+				// the label the holder's lease stored: another instance's, in words an operator can act on
+				assertThat(lock).containsEntry("holder", held.get(0).holder().toString());
+				assertThat((String) lock.get("holder")).startsWith("warehouse@pod-3 thread \"");
 			});
 			held.forEach(Lease::release);
 		}

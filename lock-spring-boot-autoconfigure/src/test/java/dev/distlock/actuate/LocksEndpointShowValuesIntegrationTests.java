@@ -94,6 +94,10 @@ class LocksEndpointShowValuesIntegrationTests {
 				assertThat(client.get("/actuator/locks/all").<Object>read("$.locks[0].fencingToken")).isEqualTo(MASK);
 				assertThat(String.valueOf(client.get("/actuator/locks/all", TestPrincipalFilter.USER, "alice")
 					.<Object>read("$.locks[0].fencingToken"))).isEqualTo(token("sku-1"));
+				// and so does the holder's label
+				assertThat(client.get("/actuator/locks/all").<Object>read("$.locks[0].holder")).isEqualTo(MASK);
+				assertThat(client.get("/actuator/locks/all", TestPrincipalFilter.USER, "alice")
+					.<Object>read("$.locks[0].holder")).isEqualTo(lease.holder().toString());
 			}
 		}
 	}

@@ -227,9 +227,14 @@ class LocksForceReleaseIntegrationTests {
 		assertThat(String.valueOf(response.<Object>read("$.fencingToken")))
 			.isEqualTo(Long.toString(first.fencingToken()));
 		assertThat(redis.execute("EXISTS", "lock:{report}")).isEqualTo(0L);
-		// the log and the audit count the holders; their owner ids stay in the response (issue 29)
+		assertThat(response.<List<String>>read("$.formerHolders"))
+			.containsExactlyInAnyOrder(first.holder().toString(), second.holder().toString());
+		// the log and the audit name the holders by their labels; their owner ids stay in the response (issue 29)
 		assertThat(output).contains("Force-released lock 'report' through the actuator, requested by anonymous: its 2 "
-				+ "holders (2 hold(s), fencing token " + first.fencingToken() + ") will find their leases lost")
+				+ "holders ")
+			.contains(" (2 hold(s), fencing token " + first.fencingToken() + ") will find their leases lost")
+			.contains(first.holder().toString())
+			.contains(second.holder().toString())
 			.doesNotContain(first.owner())
 			.doesNotContain(second.owner());
 		assertThat(this.recorder.audits).singleElement()
@@ -237,7 +242,9 @@ class LocksForceReleaseIntegrationTests {
 				.containsEntry("released", true)
 				.containsEntry("holdCount", 2L)
 				.containsEntry("formerHolders", 2)
-				.containsEntry("formerOwners", List.of(LocksEndpoint.MASK, LocksEndpoint.MASK)));
+				.containsEntry("formerOwners", List.of(LocksEndpoint.MASK, LocksEndpoint.MASK))
+				.hasEntrySatisfying("formerHolderLabels", (labels) -> assertThat((List<Object>) labels)
+					.containsExactlyInAnyOrder(first.holder().toString(), second.holder().toString())));
 		assertThatExceptionOfType(LockLostException.class).isThrownBy(first::release);
 		assertThatExceptionOfType(LockLostException.class).isThrownBy(second::release);
 	}

@@ -320,7 +320,8 @@ class DistributedLockAutoConfigurationTests {
 					"distlock.preflight.timeout", "distlock.replica-acks", "distlock.replica-ack-timeout",
 					"distlock.redlock.nodes", "distlock.redlock.node-timeout", "distlock.redlock.drift-factor",
 					"distlock.redlock.restart-quarantine", "distlock.fair-entry-ttl", "distlock.max-hold",
-					"distlock.max-hold-interrupt", "distlock.holder.application", "distlock.holder.instance");
+					"distlock.max-hold-interrupt", "distlock.holder.application", "distlock.holder.instance",
+					"distlock.holder.store-label");
 			assertThat(byName.keySet()).containsExactlyInAnyOrderElementsOf(java.util.stream.Stream
 				.of(current, deprecated, preflight).flatMap(List::stream).toList());
 			byName.values().forEach(property -> assertThat(property.get("description"))

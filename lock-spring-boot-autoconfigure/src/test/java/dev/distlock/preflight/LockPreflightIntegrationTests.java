@@ -58,7 +58,7 @@ class LockPreflightIntegrationTests {
 
 	private static final String ACL = LockPreflight.minimalAcl("lock");
 
-	private static final String CHANNEL = "lock:{__preflight__}:released";
+	private static final String CHANNEL = "lock:__preflight__";
 
 	private static RedisServer redis;
 
@@ -69,6 +69,9 @@ class LockPreflightIntegrationTests {
 		SecuredRedis.createUser(redis, "no-channel", "pw", ACL.replace("&lock:* ", ""));
 		SecuredRedis.createUser(redis, "no-evalsha", "pw", ACL.replace("+evalsha ", ""));
 		SecuredRedis.createUser(redis, "no-hincrby", "pw", ACL.replace("+hincrby ", ""));
+		SecuredRedis.createUser(redis, "no-zcard", "pw", ACL.replace("+zcard ", ""));
+		SecuredRedis.createUser(redis, "no-ping", "pw", ACL.replace("+ping ", ""));
+		SecuredRedis.createUser(redis, "with-wait", "pw", LockPreflight.minimalAcl("lock", 1));
 		SecuredRedis.createUser(redis, "other-keys", "pw", ACL.replace("~lock:* ", "~other:* "));
 	}
 
@@ -110,8 +113,30 @@ class LockPreflightIntegrationTests {
 			PreflightReport report = context.getBean(LockPreflightRunner.class).getReport();
 			assertThat(report.outcome()).isEqualTo(Outcome.PASSED);
 			assertThat(report.findings()).isEmpty();
-			assertThat(redis.execute("EXISTS", "lock:{__preflight__}")).isEqualTo(0L);
+			assertThat(redis.execute("EXISTS", "lock:__preflight__")).isEqualTo(0L);
 		});
+	}
+
+	/**
+	 * The preflight writes and deletes a key of its own: one that no lock key maps to, so a lock named
+	 * {@code __preflight__} that one instance holds survives another instance's start.
+	 */
+	@Test
+	void aLockNamedLikeThePreflightSurvivesAnotherInstancesStart() {
+		try (SecuredRedis secured = new SecuredRedis();
+				RedisLockService holder = RedisLockService.builder(secured.factory(redis, "complete", "pw"))
+					.keyPrefix("lock")
+					.build()) {
+			Lease lease = holder.acquire("__preflight__", Duration.ofSeconds(30), Duration.ZERO);
+			runner("complete").run(context -> {
+				assertThat(context).hasNotFailed();
+				assertThat(context.getBean(LockPreflightRunner.class).getReport().outcome()).isEqualTo(Outcome.PASSED);
+			});
+			assertThat(lease.isOwned()).isTrue();
+			assertThat(holder.holder("__preflight__")).hasValueSatisfying(
+					held -> assertThat(held.fencingToken()).isEqualTo(lease.fencingToken()));
+			lease.release();
+		}
 	}
 
 	@Test
@@ -170,11 +195,67 @@ class LockPreflightIntegrationTests {
 	}
 
 	@Test
+	void aMissingZcardFailsTheStartNamingTheEndpointsQueueLength() {
+		runner("no-zcard").run(context -> {
+			PreflightReport report = failedPreflight(context);
+			assertThat(report.findings()).singleElement().satisfies(finding -> {
+				assertThat(finding.check())
+					.isEqualTo("ZCARD of a fair lock's queue (the locks endpoint's queue length)");
+				assertThat(finding.error().message())
+					.isEqualTo("NOPERM this user has no permissions to run the 'zcard' command");
+				assertThat(finding.grant()).isEqualTo("+zcard");
+			});
+			assertThat(analysis(context).getAction()).startsWith("Grant the ACL user 'no-zcard' what it lacks: "
+					+ "ACL SETUSER no-zcard +zcard");
+		});
+	}
+
+	@Test
+	void aMissingPingFailsTheStart() {
+		runner("no-ping").run(context -> {
+			PreflightReport report = failedPreflight(context);
+			assertThat(report.findings()).singleElement().satisfies(finding -> {
+				assertThat(finding.check()).isEqualTo("PING (sent when the release subscription closes)");
+				assertThat(finding.grant()).isEqualTo("+ping");
+			});
+		});
+	}
+
+	/**
+	 * With replica acknowledgements every new lease is followed by WAIT, which the minimal ACL does not grant: without
+	 * the check the start passed and then every acquisition failed.
+	 */
+	@Test
+	void replicaAcknowledgementsWithoutWaitFailTheStartNamingTheRuleAndTheProperty() {
+		runner("complete").withPropertyValues("distlock.replica-acks=1").run(context -> {
+			PreflightReport report = failedPreflight(context);
+			assertThat(report.findings()).singleElement().satisfies(finding -> {
+				assertThat(finding.check())
+					.isEqualTo("WAIT after each new lease (distlock.replica-acks=1)");
+				assertThat(finding.error().message())
+					.isEqualTo("NOPERM this user has no permissions to run the 'wait' command");
+				assertThat(finding.grant()).isEqualTo("+wait");
+			});
+			FailureAnalysis analysis = analysis(context);
+			assertThat(analysis.getDescription()).contains(" - WAIT after each new lease (distlock.replica-acks=1): "
+					+ "NOPERM this user has no permissions to run the 'wait' command");
+			assertThat(analysis.getAction())
+				.startsWith("Grant the ACL user 'complete' what it lacks: ACL SETUSER complete +wait")
+				.contains("with distlock.replica-acks add +wait");
+		});
+		runner("with-wait").withPropertyValues("distlock.replica-acks=1").run(context -> {
+			assertThat(context).hasNotFailed();
+			assertThat(context.getBean(LockPreflightRunner.class).getReport().outcome()).isEqualTo(Outcome.PASSED);
+		});
+	}
+
+	@Test
 	void keysOutsideTheUsersPatternFailTheStart() {
 		runner("other-keys").run(context -> {
 			PreflightReport report = failedPreflight(context);
 			assertThat(report.findings()).extracting(PreflightFinding::check)
-				.containsExactly("EVAL of the lock scripts (key 'lock:{__preflight__}')", "EVALSHA of the lock scripts");
+				.containsExactly("EVAL of the lock scripts (key 'lock:__preflight__')", "EVALSHA of the lock scripts",
+						"ZCARD of a fair lock's queue (the locks endpoint's queue length)");
 			assertThat(report.grants()).containsExactly("~lock:*");
 		});
 	}

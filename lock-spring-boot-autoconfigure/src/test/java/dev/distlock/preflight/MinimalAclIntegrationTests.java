@@ -10,6 +10,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
 import dev.distlock.core.Lease;
+import dev.distlock.core.StoredLock;
 import dev.distlock.core.LockListener;
 import dev.distlock.core.LockRequest;
 import dev.distlock.core.ForcedRelease;
@@ -24,6 +25,7 @@ import org.junit.jupiter.api.extension.ExtendWith;
 
 import org.springframework.boot.test.system.CapturedOutput;
 import org.springframework.boot.test.system.OutputCaptureExtension;
+import org.springframework.data.redis.connection.RedisConnectionFactory;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
@@ -108,6 +110,8 @@ class MinimalAclIntegrationTests {
 		// acquire, re-enter, extend, renew; the watchdog renews the 6 s lease every 600 ms (a 1 s lease renewed every
 		// 100 ms was lost to a loaded machine's stall of 0.9 s, issue 32)
 		Lease lease = this.first.acquire("sku-1", Duration.ofSeconds(6), Duration.ZERO);
+		assertThat(this.redis.execute("HEXISTS", "orders:{sku-1}", "~u")).as("a lease whose release is announced")
+			.isEqualTo(0L);
 		Lease reentered = this.first.acquire("sku-1", Duration.ofSeconds(6), Duration.ZERO);
 		assertThat(reentered.fencingToken()).isEqualTo(lease.fencingToken());
 		assertThat(this.redis.execute("HGET", "orders:{sku-1}", lease.owner())).isEqualTo("2");
@@ -155,6 +159,8 @@ class MinimalAclIntegrationTests {
 		CompletableFuture<Optional<Lease>> fairWaiter = CompletableFuture.supplyAsync(() -> this.second
 			.tryAcquire(LockRequest.of("sku-4", Duration.ofSeconds(5), Duration.ofSeconds(10)).fair()), this.threads);
 		await().atMost(DEADLINE).until(() -> Long.valueOf(1).equals(this.redis.execute("ZCARD", "orders:{sku-4}:q")));
+		// the operator view's queue length (the locks endpoint's queueLength): ZCARD of the queue
+		assertThat(this.first.fairQueueLength("sku-4")).isEqualTo(1);
 		fair.release();
 		Lease fairNext = fairWaiter.get(10, TimeUnit.SECONDS).orElseThrow();
 		assertThat(fairNext.fencingToken()).isGreaterThan(fair.fencingToken());
@@ -179,7 +185,72 @@ class MinimalAclIntegrationTests {
 				Duration.ofSeconds(30), "Redis", "locks").check();
 		assertThat(report.findings()).isEmpty();
 		assertThat(report.outcome()).isEqualTo(PreflightReport.Outcome.PASSED);
-		assertThat(this.redis.execute("EXISTS", "orders:{__preflight__}")).isEqualTo(0L);
+		assertThat(this.redis.execute("EXISTS", "orders:__preflight__")).isEqualTo(0L);
+		assertThat(aclLog()).as("ACL LOG").isEmpty();
+	}
+
+	/**
+	 * With replica acknowledgements, under exactly the minimal ACL with {@code +wait}: every new lease is followed by
+	 * WAIT on its connection, and the preflight checks it.
+	 */
+	@Test
+	void replicaAcknowledgementsRunWithTheMinimalAclAndWait() {
+		SecuredRedis.createUser(this.redis, "acked", "s3cret", LockPreflight.minimalAcl("orders", 1));
+		try (RedisServer replica = RedisServer.builder()
+			.config("replicaof", RedisServer.HOST, Integer.toString(this.redis.port()))
+			.start()) {
+			await().atMost(Duration.ofSeconds(30))
+				.until(() -> String.valueOf(replica.execute("INFO", "replication")).contains("master_link_status:up"));
+			RedisConnectionFactory factory = this.secured.factory(this.redis, "acked", "s3cret");
+			PreflightReport report = new LockPreflight(factory, "orders", Duration.ofSeconds(30), "Redis", "acked", 1)
+				.check();
+			assertThat(report.findings()).isEmpty();
+			try (RedisLockService acked = RedisLockService.builder(factory)
+				.keyPrefix("orders")
+				.replicaAcks(1, Duration.ofSeconds(1))
+				.build()) {
+				for (int i = 0; i < 3; i++) {
+					Lease lease = acked.acquire("sku-6", Duration.ofSeconds(10), Duration.ZERO);
+					assertThat(replica.execute("HEXISTS", "orders:{sku-6}", lease.owner())).isEqualTo(1L);
+					lease.release();
+				}
+			}
+		}
+		assertThat(aclLog()).as("ACL LOG").isEmpty();
+	}
+
+	/**
+	 * Closing a subscription that has channels, Spring Data Redis's Lettuce subscription sends PING after its
+	 * UNSUBSCRIBE: refused, that is a line in the ACL log at every shutdown.
+	 */
+	@Test
+	void theListingOfEveryLockInTheStoreRunsWithTheMinimalAcl() {
+		try (Lease lease = this.first.acquire("sku-9", Duration.ofSeconds(10), Duration.ZERO)) {
+			List<StoredLock> listed = this.second.locks(null, 100).locks();
+			assertThat(listed).singleElement().satisfies(lock -> {
+				assertThat(lock.key()).isEqualTo("sku-9");
+				assertThat(lock.fencingToken()).isEqualTo(lease.fencingToken());
+				assertThat(lock.holder()).isEqualTo(lease.holder().toString());
+			});
+		}
+		assertThat(aclLog()).as("ACL LOG").isEmpty();
+	}
+
+	@Test
+	void closingTheServicesSendsNothingTheAclRefuses() throws Exception {
+		CompletableFuture<Optional<Lease>> waiter;
+		try (Lease lease = this.first.acquire("sku-5", Duration.ofSeconds(10), Duration.ZERO)) {
+			waiter = CompletableFuture.supplyAsync(
+					() -> this.second.tryAcquire("sku-5", Duration.ofSeconds(5), Duration.ofSeconds(10)), this.threads);
+			await().atMost(DEADLINE).until(() -> subscribers("orders:{sku-5}:released") == 1);
+		}
+		waiter.get(10, TimeUnit.SECONDS).orElseThrow().release();
+		this.first.close();
+		this.second.close();
+		this.secured.close();
+		// Redis has read all a connection sent once it dropped the connection
+		await().atMost(DEADLINE)
+			.until(() -> !String.valueOf(this.redis.execute("CLIENT", "LIST")).contains("user=locks"));
 		assertThat(aclLog()).as("ACL LOG").isEmpty();
 	}
 

@@ -36,7 +36,7 @@ class MinimalAclTests {
 		Map<String, Set<String>> commands = new LinkedHashMap<>();
 		// the read-write scripts share their names with LockScripts': RW_ in front of theirs
 		for (String name : List.of("dev.distlock.redis.LockScripts", "dev.distlock.redis.FairScripts",
-				"dev.distlock.redis.ReadWriteScripts")) {
+				"dev.distlock.redis.ReadWriteScripts", "dev.distlock.redis.StoreScan")) {
 			Class<?> scripts = Class.forName(name);
 			String prefix = name.endsWith("ReadWriteScripts") ? "RW_" : "";
 			for (Field field : scripts.getDeclaredFields()) {
@@ -72,6 +72,9 @@ class MinimalAclTests {
 		Set<String> granted = new TreeSet<>(LockPreflight.SCRIPT_COMMANDS);
 		granted.add("spublish"); // on a cluster only: LockPreflight.CLUSTER_COMMANDS
 		assertThat(LockPreflight.CLUSTER_COMMANDS).contains("spublish");
+		// the listing's DESCRIBE reads a fair queue's length through pcall; granted as an engine command
+		granted.add("zcard");
+		assertThat(LockPreflight.ENGINE_COMMANDS).contains("zcard");
 		assertThat(granted).isEqualTo(called);
 	}
 
@@ -85,8 +88,14 @@ class MinimalAclTests {
 	@Test
 	void theMinimalAclForAPrefix() {
 		assertThat(LockPreflight.minimalAcl("orders")).isEqualTo("~orders:* &orders:* -@all +evalsha +eval +subscribe "
-				+ "+unsubscribe +exists +time +hset +hsetnx +hmget +hget +hexists +hincrby +hgetall +hdel +pttl +pexpire "
-				+ "+del +set +get +publish +zadd +zscore +zrank +zrange +zrangebyscore +zrem");
+				+ "+unsubscribe +ping +zcard +exists +time +hset +hsetnx +hmget +hget +hexists +hincrby +hgetall +hdel "
+				+ "+pttl +pexpire +del +set +get +publish +zadd +zscore +zrank +zrange +zrangebyscore +zrem +scan");
+	}
+
+	@Test
+	void replicaAcknowledgementsAddWait() {
+		assertThat(LockPreflight.minimalAcl("orders", 0)).isEqualTo(LockPreflight.minimalAcl("orders"));
+		assertThat(LockPreflight.minimalAcl("orders", 2)).isEqualTo(LockPreflight.minimalAcl("orders") + " +wait");
 	}
 
 	@Test
@@ -99,6 +108,7 @@ class MinimalAclTests {
 	void theSecurityGuideDocumentsTheAclAndEachScriptsCommands() throws Exception {
 		String guide = securityGuide();
 		assertThat(guide).contains(LockPreflight.minimalClusterAcl("lock"));
+		assertThat(guide).contains("ACL SETUSER orders-locks reset on >s3cret " + LockPreflight.minimalAcl("lock", 1));
 		assertThat(guide).contains("ACL SETUSER orders-locks reset on >s3cret " + LockPreflight.minimalAcl("lock"))
 			.contains("The minimal ACL for key prefix 'lock' is: " + LockPreflight.minimalAcl("lock"));
 		Map<String, Set<String>> documented = new LinkedHashMap<>();

@@ -18,6 +18,8 @@ import dev.distlock.core.Lease;
 import dev.distlock.core.LockListener;
 import dev.distlock.core.LockLostEvent;
 import dev.distlock.core.LockUnavailableException;
+import dev.distlock.preflight.LockPreflight;
+import dev.distlock.preflight.PreflightReport;
 import dev.distlock.test.redis.RedisCluster;
 import dev.distlock.test.redis.RedisServer;
 import dev.distlock.test.redis.RedisTopologyExtension;
@@ -67,6 +69,23 @@ class ClusterLockServiceIntegrationTests extends LockServiceContractTests {
 		assertThat(masters).containsExactlyInAnyOrderElementsOf(cluster.masters());
 		leases.forEach(Lease::release);
 		assertThat(LockTestSupport.withoutReceipts(this.redis.keys("lock:*"))).isEmpty();
+	}
+
+	/**
+	 * The preflight on a Cluster: its script's SPUBLISH must name a channel in its key's slot, which the key's own name
+	 * is ({@code lock:__preflight__} for both); and a lock named {@code __preflight__} is not its key.
+	 */
+	@Test
+	void thePreflightPassesOnTheClusterAndLeavesALockOfItsNameAlone() {
+		RedisLockService service = this.support.service();
+		Lease lease = service.acquire("__preflight__", Duration.ofSeconds(30), Duration.ZERO);
+		PreflightReport report = new LockPreflight(this.support.connectionFactory(), "lock", Duration.ofSeconds(30),
+				"Redis", null).check();
+		assertThat(report.findings()).isEmpty();
+		assertThat(report.outcome()).isEqualTo(PreflightReport.Outcome.PASSED);
+		assertThat(cluster.masterFor("lock:__preflight__").execute("EXISTS", "lock:__preflight__")).isEqualTo(0L);
+		assertThat(lease.isOwned()).isTrue();
+		lease.release();
 	}
 
 	/**

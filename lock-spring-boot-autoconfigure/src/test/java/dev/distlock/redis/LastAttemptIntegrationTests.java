@@ -25,8 +25,9 @@ import static org.awaitility.Awaitility.await;
 
 /**
  * Every wait ends with one last attempt at its deadline (issue 25): a waiter that no message wakes (here: the holder's
- * release could not be announced) still finds the lock free when its wait ends, and takes it, rather than reporting a
- * timeout for a lock that was free. Blocking, asynchronous, fair and read-write waits alike.
+ * release could not be announced, its user having lost its channels after it acquired, so that its leases do not say
+ * so and waiters do not poll for them) still finds the lock free when its wait ends, and takes it, rather than
+ * reporting a timeout for a lock that was free. Blocking, asynchronous, fair and read-write waits alike.
  */
 @Timeout(value = 120, unit = TimeUnit.SECONDS)
 class LastAttemptIntegrationTests extends OneServerFixture {
@@ -84,7 +85,8 @@ class LastAttemptIntegrationTests extends OneServerFixture {
 				channel(waiter, "fair") + ":" + waiter.clientId())) {
 			await().atMost(DEADLINE).until(() -> List.of(channel, 1L).equals(this.server.execute("PUBSUB", "NUMSUB", channel)));
 		}
-		// the releases cannot be announced (the holder's user has no channels): nothing wakes the waiters
+		// the releases cannot be announced (the holder's user has no channels now): nothing wakes the waiters
+		this.server.execute("ACL", "SETUSER", "nochannels", "resetchannels");
 		held.values().forEach(Lease::release);
 		assertThat(Duration.ofNanos(System.nanoTime() - started)).as("released before the waits end").isLessThan(WAIT);
 
@@ -118,9 +120,12 @@ class LastAttemptIntegrationTests extends OneServerFixture {
 		return result;
 	}
 
-	/** A connection factory whose user may run the scripts but use no channel: its releases publish nothing. */
+	/**
+	 * A connection factory whose user may do anything until the test takes its channels ({@code resetchannels}): its
+	 * releases then publish nothing.
+	 */
 	private LettuceConnectionFactory withoutChannels() {
-		this.server.execute("ACL", "SETUSER", "nochannels", "on", ">secret", "~*", "resetchannels", "+@all");
+		this.server.execute("ACL", "SETUSER", "nochannels", "on", ">secret", "~*", "&*", "+@all");
 		RedisStandaloneConfiguration configuration = new RedisStandaloneConfiguration(this.server.host(),
 				this.server.port());
 		configuration.setUsername("nochannels");

@@ -32,7 +32,7 @@ class LettuceSharedCommandsIntegrationTests {
 			LettuceConnectionFactory factory = (LettuceConnectionFactory) support.connectionFactory();
 			LeaseStore store = new LeaseStore(factory, true);
 			assertThat(store.keptCommands()).isNull();
-			long[] first = store.acquire("lock:{a}", "owner-1", TTL_MILLIS, "", 0, 0);
+			long[] first = store.acquire("lock:{a}", "owner-1", TTL_MILLIS, "", 0, 0, "");
 			assertThat(first[0]).isEqualTo(1);
 			Object kept = store.keptCommands();
 			assertThat(kept).isNotNull();
@@ -42,7 +42,7 @@ class LettuceSharedCommandsIntegrationTests {
 
 			factory.resetConnection(); // closes the shared connection: its commands must not be used again
 			assertThat(store.keptCommands()).isNull();
-			long[] second = store.acquire("lock:{a}", "owner-2", TTL_MILLIS, "client", 0, 0);
+			long[] second = store.acquire("lock:{a}", "owner-2", TTL_MILLIS, "client", 0, 0, "");
 			assertThat(second[0]).isEqualTo(1);
 			assertThat(store.keptCommands()).isNotNull().isNotSameAs(kept);
 			assertThat(store.release("lock:{a}", "owner-2", second[1], "lock:{a}:released", "client", 1, 30_000).holdsLeft())
@@ -55,12 +55,12 @@ class LettuceSharedCommandsIntegrationTests {
 	void aScriptRedisLostIsSentAgainInFull() {
 		try (RedisServer server = RedisServer.start(); LockTestSupport support = LockTestSupport.forServer(server)) {
 			LeaseStore store = new LeaseStore(support.connectionFactory(), true);
-			long[] held = store.acquire("lock:{d}", "owner-1", TTL_MILLIS, "", 0, 0);
+			long[] held = store.acquire("lock:{d}", "owner-1", TTL_MILLIS, "", 0, 0, "");
 			server.execute("SCRIPT", "FLUSH"); // EVALSHA now fails with NOSCRIPT: the script goes with EVAL
 			assertThat(store.release("lock:{d}", "owner-1", held[1], "lock:{d}:released", "client", 1, 30_000).holdsLeft())
 				.isZero();
 			server.execute("SCRIPT", "FLUSH");
-			long[] again = store.acquire("lock:{d}", "owner-2", TTL_MILLIS, "", 0, 0);
+			long[] again = store.acquire("lock:{d}", "owner-2", TTL_MILLIS, "", 0, 0, "");
 			assertThat(again[0]).isEqualTo(1);
 			assertThat(again[1]).isGreaterThan(held[1]);
 			assertThat(store.discard("lock:{d}", "owner-2", "lock:{d}:released")).isTrue(); // an integer reply
@@ -72,7 +72,7 @@ class LettuceSharedCommandsIntegrationTests {
 		try (RedisServer server = RedisServer.start(); LockTestSupport support = LockTestSupport.forServer(server)) {
 			LettuceConnectionFactory factory = (LettuceConnectionFactory) support.connectionFactory();
 			LeaseStore store = new LeaseStore(factory, true);
-			long[] held = store.acquire("lock:{b}", "owner-1", TTL_MILLIS, "", 0, 0);
+			long[] held = store.acquire("lock:{b}", "owner-1", TTL_MILLIS, "", 0, 0, "");
 			assertThat(store.keptCommands()).isNotNull();
 
 			factory.stop();
@@ -94,7 +94,7 @@ class LettuceSharedCommandsIntegrationTests {
 			LettuceConnectionFactory factory = (LettuceConnectionFactory) support.connectionFactory();
 			factory.setValidateConnection(true);
 			LeaseStore store = new LeaseStore(factory, true);
-			long[] held = store.acquire("lock:{c}", "owner-1", TTL_MILLIS, "", 0, 0);
+			long[] held = store.acquire("lock:{c}", "owner-1", TTL_MILLIS, "", 0, 0, "");
 			assertThat(held[0]).isEqualTo(1);
 			assertThat(store.keptCommands()).isNull();
 			assertThat(store.release("lock:{c}", "owner-1", held[1], "lock:{c}:released", "client", 1, 30_000).holdsLeft())

@@ -74,6 +74,30 @@ class RedlockDirectoryIntegrationTests {
 	}
 
 	@Test
+	void anotherInstanceSeesTheHoldersLabelInHolderAndInTheListing() {
+		RedlockLockService holder = this.nodes
+			.service(this.nodes.builder().holderApplication("billing").holderInstance("pod-4"));
+		RedlockLockService operator = this.nodes.service();
+		Lease outer = holder.acquire("invoice-9", TTL, Duration.ZERO);
+		Lease inner = holder.acquire("invoice-9", TTL, Duration.ZERO);
+
+		assertThat(outer.holder().toString()).startsWith("billing@pod-4 thread \"");
+		assertThat(operator.holder("invoice-9")).hasValueSatisfying(held -> {
+			assertThat(held.holds()).isEqualTo(2);
+			assertThat(held.holder()).isEqualTo(outer.holder().toString());
+		});
+		assertThat(LockDirectoryIntegrationTests.byKey(operator).get("invoice-9"))
+			.satisfies(lock -> assertThat(lock.holder()).isEqualTo(outer.holder().toString()));
+		// stored once per hold, on every node: the re-entry wrote none
+		this.nodes.servers.forEach(server -> assertThat(server.execute("HKEYS", holder.redisKey("invoice-9")))
+			.asString()
+			.contains(LockScripts.LABEL_PREFIX + outer.owner()));
+		inner.release();
+		outer.release();
+		assertThat(operator.holder("invoice-9")).isEmpty();
+	}
+
+	@Test
 	void aNodeThatDoesNotAnswerIsSkippedAndTheOthersListItsLocks() {
 		RedlockLockService holder = this.nodes.service();
 		RedlockLockService operator = this.nodes.service();

@@ -20,7 +20,7 @@ import org.junit.jupiter.api.Test;
 public class WaiterModelCheckTests { // public, with a public constructor: Lincheck instantiates it
 
 	private final Waiter waiter = new Waiter(new ReleaseChannel("lock:{k}:released"), Thread.currentThread(),
-			CompletableFuture.completedFuture(null), "client:1:1", "k", 1000);
+			CompletableFuture.completedFuture(null), "client:1:1", "k", 1000, "");
 
 	/** Whether a holder granted the waiter the lease (written by the holder thread, read after both ended). */
 	private boolean granted;

@@ -38,7 +38,7 @@ class WaiterTests {
 	}
 
 	private static Waiter waiter(Thread thread, CompletableFuture<Void> subscribed) {
-		return new Waiter(new ReleaseChannel("lock:{k}:released"), thread, subscribed, "client:1:1", "k", 1000);
+		return new Waiter(new ReleaseChannel("lock:{k}:released"), thread, subscribed, "client:1:1", "k", 1000, "");
 	}
 
 	private static long soon(Duration duration) {

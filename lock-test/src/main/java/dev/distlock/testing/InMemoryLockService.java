@@ -181,7 +181,7 @@ public class InMemoryLockService
 				return Optional.empty();
 			}
 			return Optional.of(new LockHolder(key, keyState.holdCount(), keyState.remaining(store.clock().now()),
-					keyState.token));
+					keyState.token, keyState.labels()));
 		});
 	}
 
@@ -211,7 +211,15 @@ public class InMemoryLockService
 			}
 			List<StoreHold> holds = List.copyOf(keyState.holds);
 			holds.stream().filter((hold) -> hold != writer).forEach((hold) -> owners.add(hold.owner));
-			ForcedRelease released = new ForcedRelease(key, owners.get(0), keyState.holdCount(), keyState.token, owners);
+			List<String> labels = new ArrayList<>();
+			for (String owner : owners) {
+				holds.stream()
+					.filter((hold) -> hold.owner.equals(owner) && hold.label != null)
+					.findFirst()
+					.ifPresent((hold) -> labels.add(hold.label));
+			}
+			ForcedRelease released = new ForcedRelease(key, owners.get(0), keyState.holdCount(), keyState.token, owners,
+					labels);
 			for (StoreHold hold : holds) {
 				store.table.drop(hold);
 				store.history.record(now, key, LockHistory.Kind.FORCE_RELEASED, hold.instance, hold.owner, hold.mode,

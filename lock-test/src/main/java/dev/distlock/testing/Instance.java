@@ -117,6 +117,7 @@ final class Instance {
 				HolderLabel.of(this.holderApplication, this.holderInstance, owner), request.ttl(), request.autoRenew(),
 				now, request.maxHold());
 		hold.renewer = entry;
+		hold.label = entry.holder.toString();
 		this.entries.add(entry);
 		this.heldByOwner.put(new OwnerKey(entry.key, owner, entry.mode), entry);
 		this.store.history.record(now, entry.key, LockHistory.Kind.ACQUIRED, this.clientId, entry.owner, entry.mode,

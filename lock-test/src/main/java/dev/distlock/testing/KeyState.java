@@ -123,6 +123,30 @@ final class KeyState {
 	}
 
 	/**
+	 * {@return the labels of its holders as the Redis engine reads them back: the writer's first, the others in the
+	 * order of their text, at most five and then "and &lt;n&gt; more", joined by "; "; null when none has one}
+	 */
+	@Nullable String labels() {
+		StoreHold writer = writer();
+		List<String> labels = new ArrayList<>();
+		this.holds.stream()
+			.filter((hold) -> hold != writer && hold.label != null)
+			.map((hold) -> hold.label)
+			.sorted()
+			.forEach(labels::add);
+		if (writer != null && writer.label != null) {
+			labels.add(0, writer.label);
+		}
+		if (labels.isEmpty()) {
+			return null;
+		}
+		if (labels.size() > 5) {
+			return String.join("; ", labels.subList(0, 5)) + "; and " + (labels.size() - 5) + " more";
+		}
+		return String.join("; ", labels);
+	}
+
+	/**
 	 * {@return this key as a {@link dev.distlock.core.LockDirectory} lists it at {@code at}, as the Redis engine
 	 * stores it: a fair lock nobody waits for reads as exclusive; the waiting instances are those with a waiter that is
 	 * not fair (the Redis engine's waiters' notes)}
@@ -139,7 +163,7 @@ final class KeyState {
 			.map((waiter) -> waiter.instance)
 			.distinct()
 			.count();
-		return new dev.distlock.core.StoredLock(this.key, mode, holdCount(), remaining(at), this.token, null,
+		return new dev.distlock.core.StoredLock(this.key, mode, holdCount(), remaining(at), this.token, labels(),
 				(mode == LockMode.FAIR) ? queue : -1, (mode == LockMode.FAIR) ? -1 : (int) waitingInstances, 1);
 	}
 

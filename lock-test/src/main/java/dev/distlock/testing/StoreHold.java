@@ -47,6 +47,12 @@ final class StoreHold {
 
 	boolean gone;
 
+	/**
+	 * The holder's label as the store keeps it (the one-line form of its lease's {@code HolderLabel}), set when the
+	 * engine makes the hold's lease; null for a foreign hold, which no engine labelled.
+	 */
+	@Nullable String label;
+
 	StoreHold(String key, String owner, String instance, LockMode mode, long token, Instant since, Instant deadline) {
 		this.key = key;
 		this.owner = owner;

@@ -56,6 +56,8 @@ abstract class DirectoryTests extends ReadWriteTests {
 			}
 			assertThat(lock.remainingTtl()).isPositive().isLessThanOrEqualTo(LONG_TTL);
 			assertThat(lock.nodes()).isGreaterThanOrEqualTo(1);
+			// who holds it, by the label the holder's lease stored (issue 29)
+			assertThat(lock.holder()).isEqualTo(lease.holder().toString());
 		}));
 
 		inner.release();
@@ -81,11 +83,13 @@ abstract class DirectoryTests extends ReadWriteTests {
 		assertThat(listed.get(report)).satisfies((lock) -> {
 			assertThat(lock.mode()).isEqualTo(LockMode.READ);
 			assertThat(lock.holds()).isEqualTo(2);
+			assertThat(lock.holder()).contains(first.holder().toString()).contains(second.holder().toString());
 		});
 		assertThat(listed.get(ledger)).satisfies((lock) -> {
 			assertThat(lock.mode()).isEqualTo(LockMode.WRITE);
 			assertThat(lock.holds()).isEqualTo(1);
 			assertThat(lock.fencingToken()).isEqualTo(writer.fencingToken());
+			assertThat(lock.holder()).isEqualTo(writer.holder().toString());
 		});
 		first.release();
 		second.release();

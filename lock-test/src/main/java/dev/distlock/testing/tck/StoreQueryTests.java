@@ -35,6 +35,8 @@ abstract class StoreQueryTests extends LeaseTimeTests {
 				assertThat(holder.fencingToken()).isGreaterThanOrEqualTo(outer.fencingToken());
 			}
 			assertThat(holder.remainingTtl()).isPositive().isLessThanOrEqualTo(LONG_TTL);
+			// who holds it, by the label the holder's lease stored (issue 29)
+			assertThat(holder.holder()).isEqualTo(outer.holder().toString());
 		});
 		inner.release();
 		assertThat(asker.holder(key)).hasValueSatisfying((holder) -> assertThat(holder.holds()).isEqualTo(1));
