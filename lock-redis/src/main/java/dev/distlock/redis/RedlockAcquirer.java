@@ -159,7 +159,8 @@ final class RedlockAcquirer {
 					case SPLIT -> TimeUnit.MILLISECONDS.toNanos(5 + ThreadLocalRandom.current().nextLong(50));
 					default -> backoff.nextNanos();
 				};
-				if (!heard) {
+				// not subscribed yet, or the holder's release will not be announced (its user may not publish): poll
+				if (!heard || attempt.unannounced) {
 					pause = Math.min(pause, TimeUnit.MILLISECONDS
 							.toNanos(RedlockWaiting.POLL_MILLIS + ThreadLocalRandom.current().nextLong(5)));
 				}
@@ -194,6 +195,7 @@ final class RedlockAcquirer {
 		int granted = 0;
 		int refused = 0;
 		long holderPttl = Long.MAX_VALUE;
+		boolean unannounced = false;
 		for (int i = 0; i < size; i++) {
 			long[] value = replies.value(i);
 			if (value != null && value[0] > 0) {
@@ -203,9 +205,11 @@ final class RedlockAcquirer {
 			else if (value != null) {
 				refused++;
 				holderPttl = Math.min(holderPttl, value[1]);
+				unannounced |= LeaseStore.unannounced(value);
 			}
 		}
 		NodeReplies result = new NodeReplies();
+		result.unannounced = unannounced;
 		result.replies = replies;
 		result.tokens = tokens;
 		result.answered = granted + refused;
@@ -293,6 +297,9 @@ final class RedlockAcquirer {
 		int answered;
 
 		long holderPttlNanos;
+
+		/** Whether a node that refused said the holder's release will not be announced there. */
+		boolean unannounced;
 
 		@Nullable RuntimeException failure;
 

@@ -325,8 +325,12 @@ class RedeliveryIntegrationTests {
 			}
 			outer.release();
 			assertThat(lost).isEmpty();
+			// the release returns once a quorum confirmed it; the node behind the proxy, whose connection the
+			// re-delivery reset, may answer a little later (seen in a proof run beside two CPU hogs, issue 32)
 			for (RedisServer node : nodes.servers) {
-				assertThat(node.execute("EXISTS", redisKey)).isEqualTo(0L);
+				org.awaitility.Awaitility.await().atMost(WAIT)
+					.untilAsserted(() -> assertThat(node.execute("EXISTS", redisKey)).as("the lease on node %s", node)
+						.isEqualTo(0L));
 			}
 		}
 	}
