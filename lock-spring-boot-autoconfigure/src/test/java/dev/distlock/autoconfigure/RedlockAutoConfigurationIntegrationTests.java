@@ -93,9 +93,14 @@ class RedlockAutoConfigurationIntegrationTests {
 				assertThat(counter.tokens()).isSorted().doesNotHaveDuplicates();
 				// the lease was on a quorum of the nodes while the method ran, under one owner
 				assertThat(counter.keysSeen()).isGreaterThanOrEqualTo(2);
-				// and nothing is left once the releases (and discards of failed attempts) still on their way have run
-				await().atMost(Duration.ofSeconds(5))
-					.until(() -> servers.stream().allMatch(server -> LockTestSupport.leftKeys(server, "lock:*").isEmpty()));
+				// and nothing is left once the releases (and discards of failed attempts) still on their way have run:
+				// whatever a late grant left expires at its 5 s lease time at the latest; the rest of the bound is for a
+				// loaded machine (5 s was not enough once, beside two CPU hogs, issue 32)
+				await().atMost(Duration.ofSeconds(15))
+					.untilAsserted(() -> assertThat(servers)
+						.allSatisfy(server -> assertThat(LockTestSupport.leftKeys(server, "lock:*"))
+							.as("keys left on %s", server)
+							.isEmpty()));
 			});
 	}
 
