@@ -1,19 +1,14 @@
 package dev.distlock.autoconfigure;
 
 import java.time.Duration;
-import java.util.ArrayList;
-import java.util.List;
 
-import dev.distlock.core.HolderLabel;
 import dev.distlock.core.LockSettings;
 import dev.distlock.interceptor.LostLeasePolicy;
-import dev.distlock.preflight.PreflightMode;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.boot.context.properties.ConfigurationProperties;
+import org.springframework.boot.context.properties.NestedConfigurationProperty;
 import org.springframework.core.Ordered;
-import org.springframework.core.env.Environment;
-import org.springframework.util.StringUtils;
 
 /**
  * Configuration of distributed locks, under {@value #PREFIX}. The {@code lock.*} names of earlier versions still work
@@ -110,15 +105,23 @@ public class LockProperties {
 	 */
 	private Duration replicaAckTimeout = Duration.ofMillis(500);
 
-	private final Holder holder = new Holder();
+	// The groups are top-level classes, so neither the configuration processor (metadata) nor the binder's AOT
+	// hints see them as nested on their own, as they do inner classes: @NestedConfigurationProperty says so.
 
-	private final Health health = new Health();
+	@NestedConfigurationProperty
+	private final LockHolderProperties holder = new LockHolderProperties();
 
-	private final Actuator actuator = new Actuator();
+	@NestedConfigurationProperty
+	private final LockHealthProperties health = new LockHealthProperties();
 
-	private final Preflight preflight = new Preflight();
+	@NestedConfigurationProperty
+	private final LockActuatorProperties actuator = new LockActuatorProperties();
 
-	private final Redlock redlock = new Redlock();
+	@NestedConfigurationProperty
+	private final LockPreflightProperties preflight = new LockPreflightProperties();
+
+	@NestedConfigurationProperty
+	private final RedlockProperties redlock = new RedlockProperties();
 
 	/** Properties with their defaults. */
 	public LockProperties() {
@@ -316,373 +319,28 @@ public class LockProperties {
 	}
 
 	/** {@return how log lines and messages name the holder of this instance's leases} */
-	public Holder getHolder() {
+	public LockHolderProperties getHolder() {
 		return this.holder;
 	}
 
 	/** {@return the settings of the "locks" health indicator} */
-	public Health getHealth() {
+	public LockHealthProperties getHealth() {
 		return this.health;
 	}
 
 	/** {@return the settings of the "locks" actuator endpoint} */
-	public Actuator getActuator() {
+	public LockActuatorProperties getActuator() {
 		return this.actuator;
 	}
 
 	/** {@return the settings of the startup check of Redis's credentials and permissions} */
-	public Preflight getPreflight() {
+	public LockPreflightProperties getPreflight() {
 		return this.preflight;
 	}
 
 	/** {@return the settings of the Redlock engine over independent Redis masters} */
-	public Redlock getRedlock() {
+	public RedlockProperties getRedlock() {
 		return this.redlock;
-	}
-
-	/** Redlock: one lock over N independent Redis masters, held when a quorum (N/2 + 1) grants it. */
-	public static class Redlock {
-
-		/**
-		 * Redis URLs of the independent masters, each with its own credentials and TLS as 'spring.data.redis.url'
-		 * takes them ('redis://user:password@host:port', 'rediss://...' for TLS); an odd number, at least 3. When set,
-		 * the Redlock engine is the application's lock service, instead of the single-server engine.
-		 */
-		private List<String> nodes = new ArrayList<>();
-
-		/**
-		 * How long one call waits for one node, and the command timeout of each node's client, which also bounds its
-		 * connection handshake; far below the lease times, which must be at least three times as long. Calls to the
-		 * nodes run in parallel, so an operation takes at most about this long even when a node hangs.
-		 */
-		private Duration nodeTimeout = Duration.ofMillis(50);
-
-		/**
-		 * Part of the lease time allowed for clocks that run at different rates: a lease counts as valid for its lease
-		 * time minus the time the acquisition took minus (lease time times this factor plus 2 ms).
-		 */
-		private double driftFactor = 0.01;
-
-		/**
-		 * The delayed-restart rule, enforced by the client: a node up for less than this does not count toward a new
-		 * acquisition, so a node restarted without its data cannot grant a lock others still hold on it. Set it to at
-		 * least the longest lease time in use, on every instance; it costs one INFO round trip per node and
-		 * acquisition (the Redis user needs '+info'). Zero turns it off.
-		 */
-		private Duration restartQuarantine = Duration.ZERO;
-
-		/** Redlock settings with their defaults: no nodes, so the single-server engine. */
-		public Redlock() {
-		}
-
-		/** {@return the Redis URLs of the independent masters} */
-		public List<String> getNodes() {
-			return this.nodes;
-		}
-
-		/**
-		 * Set the Redis URLs of the independent masters.
-		 * @param nodes the URLs
-		 */
-		public void setNodes(List<String> nodes) {
-			this.nodes = nodes;
-		}
-
-		/** {@return how long one call waits for one node} */
-		public Duration getNodeTimeout() {
-			return this.nodeTimeout;
-		}
-
-		/**
-		 * Set how long one call waits for one node.
-		 * @param nodeTimeout the timeout; at least 1 ms
-		 */
-		public void setNodeTimeout(Duration nodeTimeout) {
-			if (nodeTimeout == null || nodeTimeout.toMillis() < 1) {
-				throw new IllegalArgumentException("distlock.redlock.node-timeout must be at least 1ms, but was "
-						+ nodeTimeout);
-			}
-			this.nodeTimeout = nodeTimeout;
-		}
-
-		/** {@return how long a restarted node does not count toward a new acquisition} */
-		public Duration getRestartQuarantine() {
-			return this.restartQuarantine;
-		}
-
-		/**
-		 * Set how long a restarted node does not count toward a new acquisition.
-		 * @param restartQuarantine the quarantine; zero for none, not negative
-		 */
-		public void setRestartQuarantine(Duration restartQuarantine) {
-			if (restartQuarantine == null || restartQuarantine.isNegative()) {
-				throw new IllegalArgumentException("distlock.redlock.restart-quarantine must not be negative, but was "
-						+ restartQuarantine);
-			}
-			this.restartQuarantine = restartQuarantine;
-		}
-
-		/** {@return the part of the lease time allowed for clock drift} */
-		public double getDriftFactor() {
-			return this.driftFactor;
-		}
-
-		/**
-		 * Set the part of the lease time allowed for clock drift.
-		 * @param driftFactor the factor, at least 0 and below 0.5
-		 */
-		public void setDriftFactor(double driftFactor) {
-			if (!(driftFactor >= 0 && driftFactor < 0.5)) {
-				throw new IllegalArgumentException("distlock.redlock.drift-factor must be at least 0 and below 0.5, "
-						+ "but was " + driftFactor);
-			}
-			this.driftFactor = driftFactor;
-		}
-
-	}
-
-	/**
-	 * The holder label of this instance's leases: what log lines, exception messages and Lease.holder() name a
-	 * lease's holder by, instead of its owner id (which a release presents to Redis).
-	 */
-	public static class Holder {
-
-		/**
-		 * Application named in the holder label of this instance's leases. Defaults to spring.application.name, else
-		 * 'application'.
-		 */
-		private @Nullable String application;
-
-		/**
-		 * Instance named in the holder label of this instance's leases, for an operator to find it: a pod or host
-		 * name, or an id of the deployment's own. Defaults to the host's name: the HOSTNAME environment variable (a
-		 * Kubernetes pod's name), else the name the operating system reports.
-		 */
-		private @Nullable String instance;
-
-		/**
-		 * Whether each lease stores its holder label in Redis, once per hold, so that any instance's holder query, the
-		 * store listing (GET /actuator/locks/all) and a forced release name the holder.
-		 */
-		private boolean storeLabel = true;
-
-		/** Holder label settings with their defaults. */
-		public Holder() {
-		}
-
-		/** {@return whether each lease stores its holder label in Redis} */
-		public boolean isStoreLabel() {
-			return this.storeLabel;
-		}
-
-		/**
-		 * Set whether each lease stores its holder label in Redis.
-		 * @param storeLabel {@code false} to store none
-		 */
-		public void setStoreLabel(boolean storeLabel) {
-			this.storeLabel = storeLabel;
-		}
-
-		/** {@return the application named in the holder label, or {@code null} for the default} */
-		public @Nullable String getApplication() {
-			return this.application;
-		}
-
-		/**
-		 * Set the application named in the holder label.
-		 * @param application the application's name; not blank, {@code null} for the default
-		 */
-		public void setApplication(@Nullable String application) {
-			this.application = notBlank(application, "distlock.holder.application");
-		}
-
-		/** {@return the instance named in the holder label, or {@code null} for the host's name} */
-		public @Nullable String getInstance() {
-			return this.instance;
-		}
-
-		/**
-		 * Set the instance named in the holder label.
-		 * @param instance the instance's name; not blank, {@code null} for the host's name
-		 */
-		public void setInstance(@Nullable String instance) {
-			this.instance = notBlank(instance, "distlock.holder.instance");
-		}
-
-		/**
-		 * The application the engines' holder labels name: this one, else {@code spring.application.name}, else
-		 * {@value HolderLabel#DEFAULT_APPLICATION}.
-		 * @param environment where {@code spring.application.name} is read
-		 * @return the application's name, not blank
-		 */
-		public String applicationOrDefault(Environment environment) {
-			if (this.application != null) {
-				return this.application;
-			}
-			String name = environment.getProperty("spring.application.name");
-			return StringUtils.hasText(name) ? name.trim() : HolderLabel.DEFAULT_APPLICATION;
-		}
-
-		/**
-		 * The instance the engines' holder labels name: this one, else the host's name
-		 * ({@link HolderLabel#hostName()}).
-		 * @return the instance's name, not blank
-		 */
-		public String instanceOrDefault() {
-			return (this.instance != null) ? this.instance : HolderLabel.hostName();
-		}
-
-		private static @Nullable String notBlank(@Nullable String value, String property) {
-			if (value != null && value.isBlank()) {
-				throw new IllegalArgumentException(property + " must not be blank; leave it unset for the default");
-			}
-			return (value != null) ? value.trim() : null;
-		}
-
-	}
-
-	/** The "locks" health indicator. */
-	public static class Health {
-
-		/**
-		 * Health status reported while renewals of held leases are failing: 'down', 'out-of-service' (to take the
-		 * instance out of a load balancer without restarting it) or a custom status code.
-		 */
-		private String renewalFailureStatus = "down";
-
-		/** Health settings with their defaults. */
-		public Health() {
-		}
-
-		/** {@return the health status reported while renewals of held leases are failing} */
-		public String getRenewalFailureStatus() {
-			return this.renewalFailureStatus;
-		}
-
-		/**
-		 * Set the health status reported while renewals of held leases are failing.
-		 * @param renewalFailureStatus the status code; not blank
-		 */
-		public void setRenewalFailureStatus(String renewalFailureStatus) {
-			if (renewalFailureStatus == null || renewalFailureStatus.isBlank()) {
-				throw new IllegalArgumentException("distlock.health.renewal-failure-status must not be blank");
-			}
-			this.renewalFailureStatus = renewalFailureStatus;
-		}
-
-	}
-
-	/** The check at startup that the Redis user may do everything the locks need. */
-	public static class Preflight {
-
-		/** Created with the defaults, then bound by Spring Boot. */
-		public Preflight() {
-		}
-
-		/**
-		 * Whether to check at startup that Redis accepts the credentials and TLS handshake, and allows every command,
-		 * key and channel the locks use.
-		 */
-		private boolean enabled = true;
-
-		/**
-		 * What a refusal does: 'fail' the start, or 'warn' in the log and report the "locks" health DOWN. A Redis
-		 * that is merely unreachable never fails the start.
-		 */
-		private PreflightMode mode = PreflightMode.FAIL;
-
-		/**
-		 * How long the check may hold up the start at most; a Redis that does not answer within it is taken as
-		 * unreachable. It covers the application's first connection, TLS handshake and class loading included.
-		 */
-		private Duration timeout = Duration.ofSeconds(10);
-
-		/** {@return whether the check runs at startup} */
-		public boolean isEnabled() {
-			return this.enabled;
-		}
-
-		/**
-		 * Set whether the check runs at startup.
-		 * @param enabled whether to check
-		 */
-		public void setEnabled(boolean enabled) {
-			this.enabled = enabled;
-		}
-
-		/** {@return what a refusal does} */
-		public PreflightMode getMode() {
-			return this.mode;
-		}
-
-		/**
-		 * Set what a refusal does.
-		 * @param mode fail the start, or warn and report the health DOWN
-		 */
-		public void setMode(PreflightMode mode) {
-			this.mode = mode;
-		}
-
-		/** {@return how long the check may hold up the start at most} */
-		public Duration getTimeout() {
-			return this.timeout;
-		}
-
-		/**
-		 * Set how long the check may hold up the start at most.
-		 * @param timeout the deadline; at least 1ms
-		 */
-		public void setTimeout(Duration timeout) {
-			if (timeout == null || timeout.toMillis() < 1) {
-				throw new IllegalArgumentException("distlock.preflight.timeout must be at least 1ms, but was " + timeout);
-			}
-			this.timeout = timeout;
-		}
-
-	}
-
-	/** The "locks" actuator endpoint. */
-	public static class Actuator {
-
-		private final ForceRelease forceRelease = new ForceRelease();
-
-		/** Endpoint settings with their defaults. */
-		public Actuator() {
-		}
-
-		/** {@return the settings of the forced release through the endpoint} */
-		public ForceRelease getForceRelease() {
-			return this.forceRelease;
-		}
-
-		/** Forced release of a lock through the endpoint. */
-		public static class ForceRelease {
-
-			/**
-			 * Whether the "locks" endpoint offers a delete operation that force-releases a key, whoever holds it. Every
-			 * use is logged at WARN and published as an audit event.
-			 */
-			private boolean enabled;
-
-			/** Forced release settings with their defaults: off. */
-			public ForceRelease() {
-			}
-
-			/** {@return whether the endpoint offers the force-release operation} */
-			public boolean isEnabled() {
-				return this.enabled;
-			}
-
-			/**
-			 * Set whether the endpoint offers the force-release operation.
-			 * @param enabled whether it does
-			 */
-			public void setEnabled(boolean enabled) {
-				this.enabled = enabled;
-			}
-
-		}
-
 	}
 
 }

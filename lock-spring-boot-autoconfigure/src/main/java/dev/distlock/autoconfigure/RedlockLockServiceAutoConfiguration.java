@@ -60,7 +60,7 @@ public final class RedlockLockServiceAutoConfiguration {
 	@ConditionalOnMissingBean(LockService.class)
 	RedlockLockService redlockLockService(LockProperties properties, ApplicationEventPublisher eventPublisher,
 			ObjectProvider<LockListener> listeners, Environment environment) {
-		LockProperties.Redlock redlock = properties.getRedlock();
+		RedlockProperties redlock = properties.getRedlock();
 		List<LettuceConnectionFactory> factories = new ArrayList<>();
 		try {
 			for (int i = 0; i < redlock.getNodes().size(); i++) {
@@ -89,7 +89,7 @@ public final class RedlockLockServiceAutoConfiguration {
 		}
 	}
 
-	private static LettuceConnectionFactory nodeFactory(LockProperties.Redlock redlock, int index) {
+	private static LettuceConnectionFactory nodeFactory(RedlockProperties redlock, int index) {
 		String url = redlock.getNodes().get(index);
 		if (url == null || !(url.startsWith("redis://") || url.startsWith("rediss://"))) {
 			throw new IllegalArgumentException("distlock.redlock.nodes[" + index + "] must be a Redis URL "

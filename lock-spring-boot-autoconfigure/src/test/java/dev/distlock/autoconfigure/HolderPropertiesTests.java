@@ -40,7 +40,7 @@ class HolderPropertiesTests {
 	void bothAreBound() {
 		this.properties.withPropertyValues("distlock.holder.application=inventory", "distlock.holder.instance=pod-7")
 			.run((context) -> {
-				LockProperties.Holder holder = context.getBean(LockProperties.class).getHolder();
+				LockHolderProperties holder = context.getBean(LockProperties.class).getHolder();
 				assertThat(holder.getApplication()).isEqualTo("inventory");
 				assertThat(holder.getInstance()).isEqualTo("pod-7");
 				assertThat(holder.applicationOrDefault(context.getEnvironment())).isEqualTo("inventory");
@@ -51,7 +51,7 @@ class HolderPropertiesTests {
 	@Test
 	void theApplicationDefaultsToSpringApplicationNameAndTheInstanceToTheHostName() {
 		this.properties.withPropertyValues("spring.application.name=inventory").run((context) -> {
-			LockProperties.Holder holder = context.getBean(LockProperties.class).getHolder();
+			LockHolderProperties holder = context.getBean(LockProperties.class).getHolder();
 			assertThat(holder.getApplication()).isNull();
 			assertThat(holder.getInstance()).isNull();
 			assertThat(holder.applicationOrDefault(context.getEnvironment())).isEqualTo("inventory");
