@@ -1,4 +1,4 @@
-package dev.distlock.redis;
+package dev.distlock.redis.internal.pubsub;
 
 import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Method;
@@ -37,17 +37,18 @@ import redis.clients.jedis.util.JedisClusterCRC16;
  * Jedis neither reconnects nor subscribes again on its own, so there is no keep-alive channel to tell of a new
  * subscription: a reader that ends while it still has channels (its connection lost, the master dead, or Redis
  * unsubscribing channels whose slots moved to another master) makes {@link #isTransportOpen()} false once, so that
- * {@link ChannelSubscriptions} marks every channel unconfirmed, wakes its waiters (who poll meanwhile) and subscribes
- * them again, on whichever master then owns their slot (the client's {@code getConnectionFromSlot} refreshes its view of
- * the slots when the old owner cannot be reached). On Redis before 7.0 ({@code SSUBSCRIBE} unknown) it subscribes
- * classically on the slot's owner, as the scripts then {@code PUBLISH} there.
+ * the subscriptions' upkeep ({@code dev.distlock.redis.ChannelSubscriptions}) marks every channel unconfirmed, wakes
+ * its waiters (who poll meanwhile) and subscribes them again, on whichever master then owns their slot (the client's
+ * {@code getConnectionFromSlot} refreshes its view of the slots when the old owner cannot be reached). On Redis before
+ * 7.0 ({@code SSUBSCRIBE} unknown) it subscribes classically on the slot's owner, as the scripts then {@code PUBLISH}
+ * there.
  * <p>
  * Its methods are called on one thread (the subscriber's commands thread); the events come on the readers' threads.
  * Loaded only when Jedis is the client.
  */
 final class JedisShardedSubscriptionConnection implements PubSubConnection {
 
-	private static final Log logger = LogFactory.getLog(ReleaseSubscriber.class);
+	private static final Log logger = LogFactory.getLog(PubSubSupport.LOG_CATEGORY);
 
 	private static final long TIMEOUT_SECONDS = 10;
 
@@ -59,7 +60,7 @@ final class JedisShardedSubscriptionConnection implements PubSubConnection {
 
 	private final SubscriptionConnection.Events events;
 
-	private final EngineThreads threads;
+	private final PubSubThreads threads;
 
 	private final String threadName;
 
@@ -73,7 +74,7 @@ final class JedisShardedSubscriptionConnection implements PubSubConnection {
 	private volatile boolean classic;
 
 	private JedisShardedSubscriptionConnection(IntFunction<Connection> connectionFromSlot,
-			SubscriptionConnection.Events events, EngineThreads threads, String threadName) {
+			SubscriptionConnection.Events events, PubSubThreads threads, String threadName) {
 		this.connectionFromSlot = connectionFromSlot;
 		this.events = events;
 		this.threads = threads;
@@ -93,8 +94,8 @@ final class JedisShardedSubscriptionConnection implements PubSubConnection {
 
 	private static @Nullable Method connectionFromSlot(Object jedisCluster) {
 		try {
-			// registered for native images by RedisEngineRuntimeHints
-			Method method = jedisCluster.getClass().getMethod(RedisEngineRuntimeHints.CONNECTION_FROM_SLOT, int.class);
+			// registered for native images by the engine's RedisEngineRuntimeHints
+			Method method = jedisCluster.getClass().getMethod(ClientNames.CONNECTION_FROM_SLOT, int.class);
 			return Connection.class.isAssignableFrom(method.getReturnType()) ? method : null;
 		}
 		catch (NoSuchMethodException ex) {
@@ -103,7 +104,7 @@ final class JedisShardedSubscriptionConnection implements PubSubConnection {
 	}
 
 	/** The connection for a Jedis cluster client ({@link #isJedisCluster}); a signature without Jedis types. */
-	static PubSubConnection of(Object jedisCluster, SubscriptionConnection.Events events, EngineThreads threads,
+	static PubSubConnection of(Object jedisCluster, SubscriptionConnection.Events events, PubSubThreads threads,
 			String threadName) {
 		Method method = connectionFromSlot(jedisCluster);
 		if (method == null) {
@@ -177,7 +178,7 @@ final class JedisShardedSubscriptionConnection implements PubSubConnection {
 		catch (ExecutionException ex) {
 			retire(reader);
 			Throwable cause = (ex.getCause() != null) ? ex.getCause() : ex;
-			if (!reader.classic && RedisFailures.isUnknownCommand(cause)) {
+			if (!reader.classic && PubSubSupport.isUnknownCommand(cause)) {
 				// Redis before 7.0: the scripts fall back to PUBLISH too, which reaches a subscriber on the key's
 				// master without crossing the cluster bus
 				this.classic = true;
