@@ -18,8 +18,8 @@ import org.springframework.aot.hint.TypeReference;
  * when the engine's classes initialize, at run time: a native image finds by name only the types registered for it,
  * and without these the engine would take Lettuce for absent and leave its native shortcuts and its own pub/sub
  * connection unused.</li>
- * <li>On a Redis Cluster through Jedis, the sharded pub/sub connection ({@code JedisShardedSubscriptionConnection})
- * finds {@code getConnectionFromSlot(int)} by reflection and calls it: on {@code JedisCluster}, and on
+ * <li>On a Redis Cluster through Jedis, the sharded pub/sub connection (its {@code JedisClusterSlots}) finds
+ * {@code getConnectionFromSlot(int)} by reflection and calls it: on {@code JedisCluster}, and on
  * {@code RedisClusterClient} from Jedis 7.1 (both declare it; their common supertype does not). Registered by name, so
  * that the hints are the same with either Jedis, or without Jedis.</li>
  * </ul>

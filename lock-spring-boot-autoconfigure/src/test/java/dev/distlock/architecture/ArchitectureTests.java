@@ -200,9 +200,11 @@ class ArchitectureTests {
 	@Test
 	void jedisTypesAppearOnlyInTheJedisSpecificClasses() {
 		// sharded pub/sub (SSUBSCRIBE) on a Cluster through Jedis's own connections, one reader per master
+		// (JedisShardedSubscriptionConnection), each taken from the cluster client's pool for the slot's master
+		// (JedisClusterSlots): the pub/sub connection layer's Jedis classes, loaded only when Jedis is the client
 		DescribedPredicate<JavaClass> allowed = classNamed(
-				"dev\\.distlock\\.redis\\.internal\\.pubsub\\.JedisShardedSubscriptionConnection",
-				"the Jedis-specific class");
+				"dev\\.distlock\\.redis\\.internal\\.pubsub\\.Jedis(ShardedSubscriptionConnection|ClusterSlots)",
+				"the Jedis-specific classes");
 		noClasses().that()
 			.resideInAPackage("dev.distlock..")
 			.and(not(allowed))

@@ -1,7 +1,5 @@
 package dev.distlock.redis.internal.pubsub;
 
-import java.lang.reflect.InvocationTargetException;
-import java.lang.reflect.Method;
 import java.nio.charset.StandardCharsets;
 import java.util.HashMap;
 import java.util.Iterator;
@@ -22,7 +20,6 @@ import redis.clients.jedis.BinaryJedisPubSub;
 import redis.clients.jedis.BinaryJedisShardedPubSub;
 import redis.clients.jedis.Connection;
 import redis.clients.jedis.Protocol;
-import redis.clients.jedis.UnifiedJedis;
 import redis.clients.jedis.util.JedisClusterCRC16;
 
 /**
@@ -82,47 +79,13 @@ final class JedisShardedSubscriptionConnection implements PubSubConnection {
 	}
 
 	/**
-	 * Whether {@code nativeConnection} (a Spring cluster connection's native one) is a Jedis cluster client: Spring
-	 * Data's {@code JedisClusterConnection} hands out a {@code JedisCluster}, or from Jedis 7.1 a
-	 * {@code RedisClusterClient}. Both have {@code getConnectionFromSlot(int)}, which their common supertype lacks; it
-	 * is found by reflection, so that this class compiles and runs with every Jedis 7 (Boot 4.0 brings 7.0, which has no
-	 * {@code RedisClusterClient}).
+	 * The connection for a Jedis cluster client ({@link JedisClusterSlots#isJedisCluster}); a signature without Jedis
+	 * types.
 	 */
-	static boolean isJedisCluster(@Nullable Object nativeConnection) {
-		return nativeConnection instanceof UnifiedJedis && connectionFromSlot(nativeConnection) != null;
-	}
-
-	private static @Nullable Method connectionFromSlot(Object jedisCluster) {
-		try {
-			// registered for native images by the engine's RedisEngineRuntimeHints
-			Method method = jedisCluster.getClass().getMethod(ClientNames.CONNECTION_FROM_SLOT, int.class);
-			return Connection.class.isAssignableFrom(method.getReturnType()) ? method : null;
-		}
-		catch (NoSuchMethodException ex) {
-			return null;
-		}
-	}
-
-	/** The connection for a Jedis cluster client ({@link #isJedisCluster}); a signature without Jedis types. */
 	static PubSubConnection of(Object jedisCluster, SubscriptionConnection.Events events, PubSubThreads threads,
 			String threadName) {
-		Method method = connectionFromSlot(jedisCluster);
-		if (method == null) {
-			throw new IllegalArgumentException("Not a Jedis cluster client: " + jedisCluster.getClass().getName());
-		}
-		IntFunction<Connection> connectionFromSlot = (slot) -> {
-			try {
-				return (Connection) method.invoke(jedisCluster, slot);
-			}
-			catch (InvocationTargetException ex) {
-				throw (ex.getCause() instanceof RuntimeException cause) ? cause
-						: new IllegalStateException("Could not get a connection for slot " + slot, ex.getCause());
-			}
-			catch (IllegalAccessException ex) {
-				throw new IllegalStateException("Could not get a connection for slot " + slot, ex);
-			}
-		};
-		return new JedisShardedSubscriptionConnection(connectionFromSlot, events, threads, threadName);
+		return new JedisShardedSubscriptionConnection(JedisClusterSlots.connectionFromSlot(jedisCluster), events,
+				threads, threadName);
 	}
 
 	/** Nothing to open ahead: a master's reader starts with its first channel. */

@@ -75,7 +75,7 @@ public final class ShardedSubscriptions implements PubSubConnection {
 		String nativeType;
 		try (RedisConnection probe = this.connectionFactory.getConnection()) {
 			Object nativeConnection = probe.getNativeConnection();
-			if (JEDIS_PRESENT && JedisShardedSubscriptionConnection.isJedisCluster(nativeConnection)) {
+			if (JEDIS_PRESENT && JedisClusterSlots.isJedisCluster(nativeConnection)) {
 				return JedisShardedSubscriptionConnection.of(nativeConnection, this.events, this.threads,
 						this.threadName);
 			}
