@@ -11,6 +11,11 @@ import java.util.function.Consumer;
 
 import dev.distlock.core.LogSafe;
 import dev.distlock.redis.ReleaseChannel.ChannelState;
+import dev.distlock.redis.internal.pubsub.ContainerSubscriptionConnection;
+import dev.distlock.redis.internal.pubsub.PubSubConnection;
+import dev.distlock.redis.internal.pubsub.PubSubThreads;
+import dev.distlock.redis.internal.pubsub.ShardedSubscriptions;
+import dev.distlock.redis.internal.pubsub.SubscriptionConnection;
 
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
@@ -72,12 +77,14 @@ final class ChannelSubscriptions implements AutoCloseable {
 		// on a Redis Cluster, whatever the client, each release channel on its key's shard (SSUBSCRIBE), as the scripts
 		// announce releases there (SPUBLISH); elsewhere Spring Data's listener container, or the engine's own connection
 		// (always for a wrapped factory, whose client the container cannot tell: see ReleaseTopology)
+		PubSubThreads connectionThreads = threads::newThread;
 		this.connection = LeaseStore.isSharded(connectionFactory)
-				? ShardedSubscriptions.of(connectionFactory, keepAliveChannel, events, threads, threadName + "-connection")
+				? ShardedSubscriptions.of(connectionFactory, keepAliveChannel, events, connectionThreads,
+						threadName + "-connection")
 				: (listenerContainer && ReleaseTopology.isClientsOwnFactory(connectionFactory))
-						? new ContainerSubscriptionConnection(connectionFactory, keepAliveChannel, events, threads,
-								threadName + "-connection", containerCustomizer)
-						: new SubscriptionConnection(connectionFactory, keepAliveChannel, events, threads,
+						? new ContainerSubscriptionConnection(connectionFactory, keepAliveChannel, events,
+								connectionThreads, threadName + "-connection", containerCustomizer)
+						: new SubscriptionConnection(connectionFactory, keepAliveChannel, events, connectionThreads,
 								threadName + "-connection");
 		this.idleNanos = idleNanos;
 		this.commands = Executors.newSingleThreadScheduledExecutor(threads.named(threadName));

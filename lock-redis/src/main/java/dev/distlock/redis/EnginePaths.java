@@ -1,5 +1,8 @@
 package dev.distlock.redis;
 
+import dev.distlock.redis.internal.pubsub.ContainerSubscriptionConnection;
+import dev.distlock.redis.internal.pubsub.SubscriptionConnection;
+
 /**
  * How the engine talks to Redis, for the side-by-side measurements of issue 11 (docs/benchmarks.md, "Redis path and
  * pub/sub connection"): whether lease scripts and renewals may take the Lettuce-native shortcut ({@link LettuceScripts},

@@ -2,6 +2,7 @@ package dev.distlock.redis;
 
 import java.util.List;
 
+import dev.distlock.redis.internal.pubsub.ClientNames;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.aot.hint.ExecutableMode;
@@ -17,7 +18,7 @@ import org.springframework.aot.hint.TypeReference;
  * when the engine's classes initialize, at run time: a native image finds by name only the types registered for it,
  * and without these the engine would take Lettuce for absent and leave its native shortcuts and its own pub/sub
  * connection unused.</li>
- * <li>On a Redis Cluster through Jedis, {@link JedisShardedSubscriptionConnection} finds
+ * <li>On a Redis Cluster through Jedis, the sharded pub/sub connection (its {@code JedisClusterSlots}) finds
  * {@code getConnectionFromSlot(int)} by reflection and calls it: on {@code JedisCluster}, and on
  * {@code RedisClusterClient} from Jedis 7.1 (both declare it; their common supertype does not). Registered by name, so
  * that the hints are the same with either Jedis, or without Jedis.</li>
@@ -28,17 +29,17 @@ import org.springframework.aot.hint.TypeReference;
 final class RedisEngineRuntimeHints implements RuntimeHintsRegistrar {
 
 	/** The type whose presence means Lettuce. */
-	static final String LETTUCE_TYPE = "io.lettuce.core.RedisFuture";
+	static final String LETTUCE_TYPE = ClientNames.LETTUCE_TYPE;
 
 	/** The type whose presence means Jedis. */
-	static final String JEDIS_TYPE = "redis.clients.jedis.Jedis";
+	static final String JEDIS_TYPE = ClientNames.JEDIS_TYPE;
 
 	/** The Jedis cluster clients whose {@code getConnectionFromSlot(int)} is called reflectively. */
 	static final List<String> JEDIS_CLUSTER_CLIENTS = List.of("redis.clients.jedis.JedisCluster",
 			"redis.clients.jedis.RedisClusterClient");
 
 	/** The method of {@link #JEDIS_CLUSTER_CLIENTS}. */
-	static final String CONNECTION_FROM_SLOT = "getConnectionFromSlot";
+	static final String CONNECTION_FROM_SLOT = ClientNames.CONNECTION_FROM_SLOT;
 
 	@Override
 	public void registerHints(RuntimeHints hints, @Nullable ClassLoader classLoader) {

@@ -96,11 +96,6 @@ final class RedisFailures {
 		return says(failure, "NOSCRIPT");
 	}
 
-	/** Whether Redis answered that it does not know the command (SSUBSCRIBE before Redis 7.0). */
-	static boolean isUnknownCommand(Throwable failure) {
-		return says(failure, "unknown command");
-	}
-
 	private static boolean says(Throwable failure, String words) {
 		for (Throwable t = failure; t != null; t = (t.getCause() != t) ? t.getCause() : null) {
 			if (t.getMessage() != null && t.getMessage().contains(words)) {

@@ -8,6 +8,7 @@ import java.util.function.Function;
 import java.util.function.LongConsumer;
 
 import dev.distlock.redis.ReleaseChannel.ChannelState;
+import dev.distlock.redis.internal.pubsub.SubscriptionConnection;
 
 import org.jspecify.annotations.Nullable;
 

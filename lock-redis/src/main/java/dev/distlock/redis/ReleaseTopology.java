@@ -1,5 +1,6 @@
 package dev.distlock.redis;
 
+import dev.distlock.redis.internal.pubsub.SubscriptionConnection;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 

@@ -144,6 +144,23 @@ class ArchitectureTests {
 	}
 
 	/**
+	 * The pub/sub connection layer ({@code dev.distlock.redis.internal.pubsub}) knows connections and channels only:
+	 * it uses nothing else of the engine, so that the waiting side above it (the release subscriber, the channels'
+	 * upkeep) and the lease core beside it can change without it, and it can be read on its own.
+	 */
+	@Test
+	void pubSubConnectionLayerDependsOnNothingElseOfTheEngine() {
+		noClasses().that()
+			.resideInAPackage("dev.distlock.redis.internal.pubsub..")
+			.should()
+			.dependOnClassesThat(resideInAPackage("dev.distlock.redis..")
+				.and(not(resideInAPackage("dev.distlock.redis.internal.pubsub.."))))
+			.because("the pub/sub connections sit below the waiters that use them (issue 27's layers): what they need "
+					+ "of the engine (its thread maker) is passed in, so they never reach up into it")
+			.check(CLASSES);
+	}
+
+	/**
 	 * Lettuce's own types ({@code io.lettuce..}) only where Spring Data Redis's abstraction lacks what the engine
 	 * needs, each class allowed for its reason; the rest of the engine speaks {@code RedisConnectionFactory}.
 	 * {@code RedisEngineRuntimeHints} and {@code RedisErrorClassifier} name client classes too, but as strings (so that
@@ -154,11 +171,13 @@ class ArchitectureTests {
 		DescribedPredicate<JavaClass> allowed = classNamed(
 				// LettuceWait (WAIT, which Spring Data cannot read), LettuceSharedCommands (the shared native
 				// connection's commands, kept between calls), LettuceScripts (scripts straight on Lettuce's async
-				// commands), LettuceRenewals (pipelined renewal batches), LettucePubSub (whether the pub/sub transport
-				// is up): native calls, each kept apart so that nothing Lettuce-specific loads with another client
+				// commands), LettuceRenewals (pipelined renewal batches), and in the pub/sub connection layer
+				// LettucePubSub (whether the pub/sub transport is up): native calls, each kept apart so that nothing
+				// Lettuce-specific loads with another client
 				"dev\\.distlock\\.redis\\.Lettuce[A-Za-z]*"
+						+ "|dev\\.distlock\\.redis\\.internal\\.pubsub\\.LettucePubSub"
 						// sharded pub/sub (SSUBSCRIBE) on a Cluster through Lettuce's cluster pub/sub connection
-						+ "|dev\\.distlock\\.redis\\.ShardedSubscriptionConnection",
+						+ "|dev\\.distlock\\.redis\\.internal\\.pubsub\\.ShardedSubscriptionConnection",
 				"the Lettuce-specific classes")
 			// the wiring, which sets the Lettuce client's options of the Redlock nodes' factories
 			// (RedlockLockServiceAutoConfiguration), as Boot's own Redis auto-configuration does
@@ -181,8 +200,11 @@ class ArchitectureTests {
 	@Test
 	void jedisTypesAppearOnlyInTheJedisSpecificClasses() {
 		// sharded pub/sub (SSUBSCRIBE) on a Cluster through Jedis's own connections, one reader per master
+		// (JedisShardedSubscriptionConnection), each taken from the cluster client's pool for the slot's master
+		// (JedisClusterSlots): the pub/sub connection layer's Jedis classes, loaded only when Jedis is the client
 		DescribedPredicate<JavaClass> allowed = classNamed(
-				"dev\\.distlock\\.redis\\.JedisShardedSubscriptionConnection", "the Jedis-specific class");
+				"dev\\.distlock\\.redis\\.internal\\.pubsub\\.Jedis(ShardedSubscriptionConnection|ClusterSlots)",
+				"the Jedis-specific classes");
 		noClasses().that()
 			.resideInAPackage("dev.distlock..")
 			.and(not(allowed))

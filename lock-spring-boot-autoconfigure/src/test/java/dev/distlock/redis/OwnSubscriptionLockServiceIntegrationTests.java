@@ -1,5 +1,6 @@
 package dev.distlock.redis;
 
+import dev.distlock.redis.internal.pubsub.SubscriptionConnection;
 import dev.distlock.test.redis.RedisServer;
 import dev.distlock.test.redis.RedisServerExtension;
 import org.junit.jupiter.api.BeforeAll;

@@ -1,7 +1,5 @@
-package dev.distlock.redis;
+package dev.distlock.redis.internal.pubsub;
 
-import java.lang.reflect.InvocationTargetException;
-import java.lang.reflect.Method;
 import java.nio.charset.StandardCharsets;
 import java.util.HashMap;
 import java.util.Iterator;
@@ -22,7 +20,6 @@ import redis.clients.jedis.BinaryJedisPubSub;
 import redis.clients.jedis.BinaryJedisShardedPubSub;
 import redis.clients.jedis.Connection;
 import redis.clients.jedis.Protocol;
-import redis.clients.jedis.UnifiedJedis;
 import redis.clients.jedis.util.JedisClusterCRC16;
 
 /**
@@ -37,17 +34,18 @@ import redis.clients.jedis.util.JedisClusterCRC16;
  * Jedis neither reconnects nor subscribes again on its own, so there is no keep-alive channel to tell of a new
  * subscription: a reader that ends while it still has channels (its connection lost, the master dead, or Redis
  * unsubscribing channels whose slots moved to another master) makes {@link #isTransportOpen()} false once, so that
- * {@link ChannelSubscriptions} marks every channel unconfirmed, wakes its waiters (who poll meanwhile) and subscribes
- * them again, on whichever master then owns their slot (the client's {@code getConnectionFromSlot} refreshes its view of
- * the slots when the old owner cannot be reached). On Redis before 7.0 ({@code SSUBSCRIBE} unknown) it subscribes
- * classically on the slot's owner, as the scripts then {@code PUBLISH} there.
+ * the subscriptions' upkeep ({@code dev.distlock.redis.ChannelSubscriptions}) marks every channel unconfirmed, wakes
+ * its waiters (who poll meanwhile) and subscribes them again, on whichever master then owns their slot (the client's
+ * {@code getConnectionFromSlot} refreshes its view of the slots when the old owner cannot be reached). On Redis before
+ * 7.0 ({@code SSUBSCRIBE} unknown) it subscribes classically on the slot's owner, as the scripts then {@code PUBLISH}
+ * there.
  * <p>
  * Its methods are called on one thread (the subscriber's commands thread); the events come on the readers' threads.
  * Loaded only when Jedis is the client.
  */
 final class JedisShardedSubscriptionConnection implements PubSubConnection {
 
-	private static final Log logger = LogFactory.getLog(ReleaseSubscriber.class);
+	private static final Log logger = LogFactory.getLog(PubSubSupport.LOG_CATEGORY);
 
 	private static final long TIMEOUT_SECONDS = 10;
 
@@ -59,7 +57,7 @@ final class JedisShardedSubscriptionConnection implements PubSubConnection {
 
 	private final SubscriptionConnection.Events events;
 
-	private final EngineThreads threads;
+	private final PubSubThreads threads;
 
 	private final String threadName;
 
@@ -73,7 +71,7 @@ final class JedisShardedSubscriptionConnection implements PubSubConnection {
 	private volatile boolean classic;
 
 	private JedisShardedSubscriptionConnection(IntFunction<Connection> connectionFromSlot,
-			SubscriptionConnection.Events events, EngineThreads threads, String threadName) {
+			SubscriptionConnection.Events events, PubSubThreads threads, String threadName) {
 		this.connectionFromSlot = connectionFromSlot;
 		this.events = events;
 		this.threads = threads;
@@ -81,47 +79,13 @@ final class JedisShardedSubscriptionConnection implements PubSubConnection {
 	}
 
 	/**
-	 * Whether {@code nativeConnection} (a Spring cluster connection's native one) is a Jedis cluster client: Spring
-	 * Data's {@code JedisClusterConnection} hands out a {@code JedisCluster}, or from Jedis 7.1 a
-	 * {@code RedisClusterClient}. Both have {@code getConnectionFromSlot(int)}, which their common supertype lacks; it
-	 * is found by reflection, so that this class compiles and runs with every Jedis 7 (Boot 4.0 brings 7.0, which has no
-	 * {@code RedisClusterClient}).
+	 * The connection for a Jedis cluster client ({@link JedisClusterSlots#isJedisCluster}); a signature without Jedis
+	 * types.
 	 */
-	static boolean isJedisCluster(@Nullable Object nativeConnection) {
-		return nativeConnection instanceof UnifiedJedis && connectionFromSlot(nativeConnection) != null;
-	}
-
-	private static @Nullable Method connectionFromSlot(Object jedisCluster) {
-		try {
-			// registered for native images by RedisEngineRuntimeHints
-			Method method = jedisCluster.getClass().getMethod(RedisEngineRuntimeHints.CONNECTION_FROM_SLOT, int.class);
-			return Connection.class.isAssignableFrom(method.getReturnType()) ? method : null;
-		}
-		catch (NoSuchMethodException ex) {
-			return null;
-		}
-	}
-
-	/** The connection for a Jedis cluster client ({@link #isJedisCluster}); a signature without Jedis types. */
-	static PubSubConnection of(Object jedisCluster, SubscriptionConnection.Events events, EngineThreads threads,
+	static PubSubConnection of(Object jedisCluster, SubscriptionConnection.Events events, PubSubThreads threads,
 			String threadName) {
-		Method method = connectionFromSlot(jedisCluster);
-		if (method == null) {
-			throw new IllegalArgumentException("Not a Jedis cluster client: " + jedisCluster.getClass().getName());
-		}
-		IntFunction<Connection> connectionFromSlot = (slot) -> {
-			try {
-				return (Connection) method.invoke(jedisCluster, slot);
-			}
-			catch (InvocationTargetException ex) {
-				throw (ex.getCause() instanceof RuntimeException cause) ? cause
-						: new IllegalStateException("Could not get a connection for slot " + slot, ex.getCause());
-			}
-			catch (IllegalAccessException ex) {
-				throw new IllegalStateException("Could not get a connection for slot " + slot, ex);
-			}
-		};
-		return new JedisShardedSubscriptionConnection(connectionFromSlot, events, threads, threadName);
+		return new JedisShardedSubscriptionConnection(JedisClusterSlots.connectionFromSlot(jedisCluster), events,
+				threads, threadName);
 	}
 
 	/** Nothing to open ahead: a master's reader starts with its first channel. */
@@ -177,7 +141,7 @@ final class JedisShardedSubscriptionConnection implements PubSubConnection {
 		catch (ExecutionException ex) {
 			retire(reader);
 			Throwable cause = (ex.getCause() != null) ? ex.getCause() : ex;
-			if (!reader.classic && RedisFailures.isUnknownCommand(cause)) {
+			if (!reader.classic && PubSubSupport.isUnknownCommand(cause)) {
 				// Redis before 7.0: the scripts fall back to PUBLISH too, which reaches a subscriber on the key's
 				// master without crossing the cluster bus
 				this.classic = true;

@@ -1,4 +1,4 @@
-package dev.distlock.redis;
+package dev.distlock.redis.internal.pubsub;
 
 import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
@@ -21,9 +21,11 @@ import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
 
+import org.springframework.dao.DataAccessException;
 import org.springframework.data.redis.connection.RedisConnection;
 import org.springframework.data.redis.connection.RedisConnectionFactory;
 import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
+import org.springframework.data.redis.connection.lettuce.LettuceExceptionConverter;
 
 /**
  * The pub/sub connection role on a Redis Cluster (7.0 or later, through Lettuce) with sharded pub/sub: each release
@@ -35,7 +37,7 @@ import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactor
  * added here. The keep-alive channel is subscribed classically on the cluster connection's default node, and tells,
  * as on one server, when the client subscribed anew after a reconnect. After a failover the owner of a slot changes:
  * channels mapped to a node that no longer owns their slot are forgotten, so that the transport reads as open again
- * once the topology is refreshed, and {@link ReleaseSubscriber} subscribes them again, now on the new owner.
+ * once the topology is refreshed, and the release subscriber subscribes them again, now on the new owner.
  * <p>
  * Where the cluster pub/sub connection comes from is a {@link Source}: Lettuce's cluster client, for Lettuce's own
  * factory, or, for a factory that wraps one (an application's decorator, which neither shows Lettuce's type nor its
@@ -60,9 +62,11 @@ final class ShardedSubscriptionConnection implements PubSubConnection {
 
 	}
 
-	private static final Log logger = LogFactory.getLog(ReleaseSubscriber.class);
+	private static final Log logger = LogFactory.getLog(PubSubSupport.LOG_CATEGORY);
 
 	private static final long TIMEOUT_SECONDS = 10;
+
+	private static final LettuceExceptionConverter EXCEPTION_CONVERTER = new LettuceExceptionConverter();
 
 	private final Source source;
 
@@ -96,6 +100,11 @@ final class ShardedSubscriptionConnection implements PubSubConnection {
 			SubscriptionConnection.Events events) {
 		return new ShardedSubscriptionConnection(new ClientSource((LettuceConnectionFactory) connectionFactory),
 				keepAliveChannel, events);
+	}
+
+	/** Whether {@code connectionFactory} is Lettuce's own factory (not one that wraps it): {@link #of} takes it. */
+	static boolean isLettuceFactory(RedisConnectionFactory connectionFactory) {
+		return connectionFactory instanceof LettuceConnectionFactory;
 	}
 
 	/**
@@ -142,7 +151,7 @@ final class ShardedSubscriptionConnection implements PubSubConnection {
 			await(node.async().ssubscribe(channel).toCompletableFuture(), "SSUBSCRIBE " + text(channel));
 		}
 		catch (RuntimeException ex) {
-			if (!RedisFailures.isUnknownCommand(ex)) {
+			if (!PubSubSupport.isUnknownCommand(ex)) {
 				throw ex;
 			}
 			// Redis before 7.0: the scripts fall back to PUBLISH too, which reaches a subscriber on the key's master
@@ -258,12 +267,21 @@ final class ShardedSubscriptionConnection implements PubSubConnection {
 		}
 		catch (ExecutionException ex) {
 			Throwable cause = (ex.getCause() != null) ? ex.getCause() : ex;
-			throw (cause instanceof RuntimeException runtime) ? LettuceScripts.translate(runtime)
+			throw (cause instanceof RuntimeException runtime) ? translate(runtime)
 					: new IllegalStateException(what + " failed", cause);
 		}
 		catch (TimeoutException ex) {
 			throw new IllegalStateException(what + " got no answer within " + TIMEOUT_SECONDS + "s", ex);
 		}
+	}
+
+	/** Lettuce's exception as Spring's, as the engine's commands throw it; the original stays the cause. */
+	private static RuntimeException translate(RuntimeException ex) {
+		if (ex instanceof DataAccessException) {
+			return ex;
+		}
+		DataAccessException translated = EXCEPTION_CONVERTER.convert(ex);
+		return (translated != null) ? translated : ex;
 	}
 
 	private static String text(byte[] bytes) {

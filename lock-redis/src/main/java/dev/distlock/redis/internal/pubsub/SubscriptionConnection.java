@@ -1,4 +1,4 @@
-package dev.distlock.redis;
+package dev.distlock.redis.internal.pubsub;
 
 import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
@@ -27,10 +27,10 @@ import org.springframework.util.ClassUtils;
  * <p>
  * Its methods are called on one thread (the subscriber's commands thread); the events come on the client's threads.
  */
-final class SubscriptionConnection implements PubSubConnection, MessageListener, SubscriptionListener {
+public final class SubscriptionConnection implements PubSubConnection, MessageListener, SubscriptionListener {
 
 	/** What the connection hears. */
-	interface Events {
+	public interface Events {
 
 		/** A message on a release channel. */
 		void message(String channel, String body);
@@ -46,9 +46,9 @@ final class SubscriptionConnection implements PubSubConnection, MessageListener,
 
 	}
 
-	private static final Log logger = LogFactory.getLog(ReleaseSubscriber.class);
+	private static final Log logger = LogFactory.getLog(PubSubSupport.LOG_CATEGORY);
 
-	private static final boolean LETTUCE_PRESENT = ClassUtils.isPresent(RedisEngineRuntimeHints.LETTUCE_TYPE,
+	private static final boolean LETTUCE_PRESENT = ClassUtils.isPresent(ClientNames.LETTUCE_TYPE,
 			SubscriptionConnection.class.getClassLoader());
 
 	private static final long CONNECT_TIMEOUT_SECONDS = 10;
@@ -59,7 +59,7 @@ final class SubscriptionConnection implements PubSubConnection, MessageListener,
 
 	private final Events events;
 
-	private final EngineThreads threads;
+	private final PubSubThreads threads;
 
 	private final String threadName;
 
@@ -67,8 +67,8 @@ final class SubscriptionConnection implements PubSubConnection, MessageListener,
 
 	private volatile CompletableFuture<Void> connected = new CompletableFuture<>();
 
-	SubscriptionConnection(RedisConnectionFactory connectionFactory, String keepAliveChannel, Events events,
-			EngineThreads threads, String threadName) {
+	public SubscriptionConnection(RedisConnectionFactory connectionFactory, String keepAliveChannel, Events events,
+			PubSubThreads threads, String threadName) {
 		this.threads = threads;
 		this.threadName = threadName;
 		this.connectionFactory = connectionFactory;

@@ -1,4 +1,4 @@
-package dev.distlock.redis;
+package dev.distlock.redis.internal.pubsub;
 
 import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
@@ -31,9 +31,9 @@ import org.springframework.data.redis.listener.RedisMessageListenerContainer;
  * container's {@code addMessageListener} waits for the channel's confirmation without a deadline, on the subscriber's
  * commands thread.
  */
-final class ContainerSubscriptionConnection implements PubSubConnection, MessageListener, SubscriptionListener {
+public final class ContainerSubscriptionConnection implements PubSubConnection, MessageListener, SubscriptionListener {
 
-	private static final Log logger = LogFactory.getLog(ReleaseSubscriber.class);
+	private static final Log logger = LogFactory.getLog(PubSubSupport.LOG_CATEGORY);
 
 	private static final long CONNECT_TIMEOUT_SECONDS = 10;
 
@@ -45,7 +45,7 @@ final class ContainerSubscriptionConnection implements PubSubConnection, Message
 
 	private final SubscriptionConnection.Events events;
 
-	private final EngineThreads threads;
+	private final PubSubThreads threads;
 
 	private final String threadName;
 
@@ -57,8 +57,8 @@ final class ContainerSubscriptionConnection implements PubSubConnection, Message
 	/** The application's settings of the container (Boot's {@code spring.data.redis.listener.*}), applied first. */
 	private final Consumer<RedisMessageListenerContainer> customizer;
 
-	ContainerSubscriptionConnection(RedisConnectionFactory connectionFactory, String keepAliveChannel,
-			SubscriptionConnection.Events events, EngineThreads threads, String threadName,
+	public ContainerSubscriptionConnection(RedisConnectionFactory connectionFactory, String keepAliveChannel,
+			SubscriptionConnection.Events events, PubSubThreads threads, String threadName,
 			Consumer<RedisMessageListenerContainer> customizer) {
 		this.customizer = customizer;
 		this.connectionFactory = connectionFactory;

@@ -1,4 +1,4 @@
-package dev.distlock.redis;
+package dev.distlock.redis.internal.pubsub;
 
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
@@ -10,24 +10,24 @@ import org.springframework.util.ClassUtils;
 
 /**
  * The pub/sub connection role on a Redis Cluster, whatever the client: release channels subscribed on their key's
- * shard, as the scripts announce releases there ({@link ReleaseTopology}). Lettuce's own factory subscribes through
- * its cluster client; any other factory is asked, on the first connection, what its connections are: Jedis's cluster
- * client ({@link JedisShardedSubscriptionConnection}), or Lettuce's behind a factory that wraps it
- * ({@link ShardedSubscriptionConnection#ofConnections}, through a Spring connection's pub/sub connection). A
- * factory whose connections are neither cannot subscribe on a shard: that is logged once at WARN with the reason, and
- * its channels are never confirmed, so that waiters poll at the short interval (see "Release messages on a Cluster"
- * in docs/topologies.md) rather than wait for messages that cannot come.
+ * shard, as the scripts announce releases there ({@code dev.distlock.redis.ReleaseTopology}). Lettuce's own factory
+ * subscribes through its cluster client; any other factory is asked, on the first connection, what its connections
+ * are: Jedis's cluster client ({@link JedisShardedSubscriptionConnection}), or Lettuce's behind a factory that wraps it
+ * ({@link ShardedSubscriptionConnection#ofConnections}, through a Spring connection's pub/sub connection). A factory
+ * whose connections are neither cannot subscribe on a shard: that is logged once at WARN with the reason, and its
+ * channels are never confirmed, so that waiters poll at the short interval (see "Release messages on a Cluster" in
+ * docs/topologies.md) rather than wait for messages that cannot come.
  * <p>
  * Its methods are called on one thread (the subscriber's commands thread).
  */
-final class ShardedSubscriptions implements PubSubConnection {
+public final class ShardedSubscriptions implements PubSubConnection {
 
-	private static final Log logger = LogFactory.getLog(ReleaseSubscriber.class);
+	private static final Log logger = LogFactory.getLog(PubSubSupport.LOG_CATEGORY);
 
-	private static final boolean LETTUCE_PRESENT = ClassUtils.isPresent(RedisEngineRuntimeHints.LETTUCE_TYPE,
+	private static final boolean LETTUCE_PRESENT = ClassUtils.isPresent(ClientNames.LETTUCE_TYPE,
 			ShardedSubscriptions.class.getClassLoader());
 
-	private static final boolean JEDIS_PRESENT = ClassUtils.isPresent(RedisEngineRuntimeHints.JEDIS_TYPE,
+	private static final boolean JEDIS_PRESENT = ClassUtils.isPresent(ClientNames.JEDIS_TYPE,
 			ShardedSubscriptions.class.getClassLoader());
 
 	private final RedisConnectionFactory connectionFactory;
@@ -36,7 +36,7 @@ final class ShardedSubscriptions implements PubSubConnection {
 
 	private final SubscriptionConnection.Events events;
 
-	private final EngineThreads threads;
+	private final PubSubThreads threads;
 
 	private final String threadName;
 
@@ -44,7 +44,7 @@ final class ShardedSubscriptions implements PubSubConnection {
 	private @Nullable PubSubConnection delegate;
 
 	private ShardedSubscriptions(RedisConnectionFactory connectionFactory, String keepAliveChannel,
-			SubscriptionConnection.Events events, EngineThreads threads, String threadName) {
+			SubscriptionConnection.Events events, PubSubThreads threads, String threadName) {
 		this.connectionFactory = connectionFactory;
 		this.keepAliveChannel = keepAliveChannel;
 		this.events = events;
@@ -53,9 +53,9 @@ final class ShardedSubscriptions implements PubSubConnection {
 	}
 
 	/** The sharded pub/sub connection for a factory that connects to a Redis Cluster. */
-	static PubSubConnection of(RedisConnectionFactory connectionFactory, String keepAliveChannel,
-			SubscriptionConnection.Events events, EngineThreads threads, String threadName) {
-		if (LETTUCE_PRESENT && LettuceScripts.isLettuce(connectionFactory)) {
+	public static PubSubConnection of(RedisConnectionFactory connectionFactory, String keepAliveChannel,
+			SubscriptionConnection.Events events, PubSubThreads threads, String threadName) {
+		if (LETTUCE_PRESENT && ShardedSubscriptionConnection.isLettuceFactory(connectionFactory)) {
 			return ShardedSubscriptionConnection.of(connectionFactory, keepAliveChannel, events);
 		}
 		return new ShardedSubscriptions(connectionFactory, keepAliveChannel, events, threads, threadName);
@@ -75,7 +75,7 @@ final class ShardedSubscriptions implements PubSubConnection {
 		String nativeType;
 		try (RedisConnection probe = this.connectionFactory.getConnection()) {
 			Object nativeConnection = probe.getNativeConnection();
-			if (JEDIS_PRESENT && JedisShardedSubscriptionConnection.isJedisCluster(nativeConnection)) {
+			if (JEDIS_PRESENT && JedisClusterSlots.isJedisCluster(nativeConnection)) {
 				return JedisShardedSubscriptionConnection.of(nativeConnection, this.events, this.threads,
 						this.threadName);
 			}

@@ -1,4 +1,4 @@
-package dev.distlock.redis;
+package dev.distlock.redis.internal.pubsub;
 
 import io.lettuce.core.pubsub.api.async.RedisPubSubAsyncCommands;
 
@@ -6,7 +6,7 @@ import org.springframework.data.redis.connection.RedisConnection;
 
 /**
  * Whether the transport under a Lettuce pub/sub connection is up. Lettuce reconnects and subscribes again on its own,
- * but messages published meanwhile are lost; {@link ReleaseSubscriber} needs to know when that happens. Kept apart so
+ * but messages published meanwhile are lost; the release subscriber needs to know when that happens. Kept apart so
  * that nothing Lettuce-specific is loaded with another client.
  */
 final class LettucePubSub {
