@@ -9,7 +9,6 @@ import java.util.concurrent.TimeUnit;
 
 import dev.distlock.core.Lease;
 import dev.distlock.core.LockAccessDeniedException;
-import dev.distlock.core.LockMode;
 import dev.distlock.core.LockOwner;
 import dev.distlock.core.LockRequest;
 import dev.distlock.core.LockUnavailableException;
@@ -43,6 +42,9 @@ import org.jspecify.annotations.Nullable;
 final class AsyncAcquisition {
 
 	private final AsyncEngine engine;
+
+	/** The request's kind of lock. */
+	private final LockKind kind;
 
 	private final LockRequest request;
 
@@ -81,8 +83,9 @@ final class AsyncAcquisition {
 	/** Why the last attempt got no answer, or null when it got one. */
 	private @Nullable LockUnavailableException failure;
 
-	AsyncAcquisition(AsyncEngine engine, LockRequest request, String redisKey, LockOwner owner) {
+	AsyncAcquisition(AsyncEngine engine, LockKind kind, LockRequest request, String redisKey, LockOwner owner) {
 		this.engine = engine;
+		this.kind = kind;
 		this.request = request;
 		this.redisKey = redisKey;
 		this.owner = owner;
@@ -118,8 +121,8 @@ final class AsyncAcquisition {
 			}
 			return;
 		}
-		if (this.engine.acquirer().fair().reacquire(this.request, this.redisKey, this.owner, this.result, this::claimEnd)) {
-			return; // the owner's fair lease was gone: a new fair acquisition, queued in Redis, completes it
+		if (this.kind.reacquireAsync(this.engine, this.request, this.redisKey, this.owner, this.result, this::claimEnd)) {
+			return; // the owner's lease was gone: its kind acquires anew its own way (a fair one queued in Redis)
 		}
 		Attempt fresh = this.engine.acquirer().newAttempt(this.request, this.redisKey, this.owner);
 		boolean join;
@@ -387,7 +390,7 @@ final class AsyncAcquisition {
 			this.waiter = null;
 		}
 		if (registered != null) { // a reader that got in tells the others of this process that they may enter too
-			this.engine.subscriber().unregister(registered, acquired, this.request.mode() == LockMode.READ);
+			this.engine.subscriber().unregister(registered, acquired, this.kind.wakesWaitersOnEntry());
 		}
 	}
 

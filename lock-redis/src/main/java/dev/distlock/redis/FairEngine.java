@@ -81,13 +81,10 @@ record FairEngine(LeaseAcquirer acquirer, FairStore store, LeaseStore leaseStore
 	/**
 	 * An asynchronous re-entry of a fair lock found the owner's lease gone: a new fair acquisition completes
 	 * {@code result}, unless {@code claimEnd} says it ended meanwhile (cancelled), and then a lease it got is released
-	 * again. Returns false, doing nothing, for other modes.
+	 * again (see {@link FairKind#reacquireAsync}).
 	 */
-	boolean reacquire(LockRequest request, String redisKey, LockOwner owner, CompletableFuture<Optional<Lease>> result,
+	void reacquire(LockRequest request, String redisKey, LockOwner owner, CompletableFuture<Optional<Lease>> result,
 			BooleanSupplier claimEnd) {
-		if (!request.isFair()) {
-			return false;
-		}
 		acquireAsync(request, redisKey, owner).whenComplete((lease, failure) -> {
 			if (failure != null) {
 				if (claimEnd.getAsBoolean()) {
@@ -98,7 +95,6 @@ record FairEngine(LeaseAcquirer acquirer, FairStore store, LeaseStore leaseStore
 				lease.ifPresent(Lease::close);
 			}
 		});
-		return true;
 	}
 
 	/** The one-shot extension of a handed fixed lease to its lease time; a lease already released is left alone. */
