@@ -187,6 +187,12 @@ final class AcquireCall {
 				+ request.waitTime() + ": "), cause);
 	}
 
+	/** {@link #failure} of any exception of a call, {@code ex} itself when it is one already. */
+	static LockUnavailableException failureOf(LockRequest request, String redisKey, Exception ex) {
+		return (ex instanceof LockUnavailableException failed) ? failed : failure(request, redisKey,
+				(ex instanceof RuntimeException runtime) ? runtime : new IllegalStateException(ex));
+	}
+
 	/** Refused, unanswered, or answered with an error: only a refusal is final (see {@link RedisFailures}). */
 	static LockUnavailableException failure(LockRequest request, String redisKey, RuntimeException ex) {
 		return RedisFailures.of(request.key(), redisKey, "acquire", ex, "");

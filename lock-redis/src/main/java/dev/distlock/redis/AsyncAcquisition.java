@@ -43,7 +43,6 @@ final class AsyncAcquisition {
 
 	private final AsyncEngine engine;
 
-	/** The request's kind of lock. */
 	private final LockKind kind;
 
 	private final LockRequest request;
@@ -161,7 +160,7 @@ final class AsyncAcquisition {
 			if (attemptNow) {
 				long yieldUntil = late ? 0 : this.engine.subscriber().yieldingUntil(current.channel);
 				if (yieldUntil != 0) {
-					schedule(earlier(yieldUntil, this.deadline));
+					schedule(LeaseAcquirer.earlier(yieldUntil, this.deadline));
 					return;
 				}
 				this.attempting = true;
@@ -220,9 +219,7 @@ final class AsyncAcquisition {
 			return;
 		}
 		if (ex != null) {
-			LockUnavailableException unavailable = (ex instanceof LockUnavailableException failed) ? failed
-					: AcquireCall.failure(this.request, current.redisKey,
-							(ex instanceof RuntimeException runtime) ? runtime : new IllegalStateException(ex));
+			LockUnavailableException unavailable = AcquireCall.failureOf(this.request, current.redisKey, ex);
 			if (!this.mayWait || unavailable instanceof LockAccessDeniedException) {
 				if (claimEnd()) {
 					end(current, unavailable);
@@ -258,7 +255,7 @@ final class AsyncAcquisition {
 			if (first || !this.engine.subscriber().isSubscribed(current.channel) || LeaseStore.unannounced(reply)) {
 				// until the subscription is confirmed, a release may go unheard: poll (its confirmation wakes it too);
 				// so may every release of a holder whose user may not publish
-				wakeAt = earlier(wakeAt, now + LeaseAcquirer.pollNanos());
+				wakeAt = LeaseAcquirer.earlier(wakeAt, now + LeaseAcquirer.pollNanos());
 			}
 			next(wakeAt);
 		}
@@ -270,7 +267,7 @@ final class AsyncAcquisition {
 			schedule(System.nanoTime());
 		}
 		else {
-			schedule(earlier(wakeAt, this.deadline));
+			schedule(LeaseAcquirer.earlier(wakeAt, this.deadline));
 		}
 	}
 
@@ -390,16 +387,12 @@ final class AsyncAcquisition {
 			this.waiter = null;
 		}
 		if (registered != null) { // a reader that got in tells the others of this process that they may enter too
-			this.engine.subscriber().unregister(registered, acquired, this.kind.wakesWaitersOnEntry());
+			this.engine.subscriber().unregister(registered, acquired, this.kind.admitsOthers());
 		}
 	}
 
 	private void discard(Attempt current) {
 		this.engine.reconciler().discard(this.request.key(), current, false);
-	}
-
-	private static long earlier(long a, long b) {
-		return (a - b < 0) ? a : b;
 	}
 
 }

@@ -291,7 +291,7 @@ final class LeaseAcquirer {
 				attempt.unanswered = true; // a holder's hand-over to this owner may yet run in Redis
 			}
 			// a reader that got in tells the others of this process that they may enter too
-			this.subscriber.unregister(waiter, acquired, attempt.kind.wakesWaitersOnEntry());
+			this.subscriber.unregister(waiter, acquired, attempt.kind.admitsOthers());
 		}
 	}
 
@@ -315,7 +315,8 @@ final class LeaseAcquirer {
 		return POLL_NANOS + ThreadLocalRandom.current().nextLong(POLL_NANOS / 2 + 1);
 	}
 
-	private static long earlier(long a, long b) {
+	/** The earlier of two {@link System#nanoTime} instants. */
+	static long earlier(long a, long b) {
 		return (a - b < 0) ? a : b;
 	}
 

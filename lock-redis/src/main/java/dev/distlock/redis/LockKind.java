@@ -99,10 +99,10 @@ abstract class LockKind {
 	abstract @Nullable CompletableFuture<long[]> acquireAsync(AcquireCall call, Attempt attempt, boolean willWait);
 
 	/**
-	 * Whether a waiter of this kind that got in wakes the other waiters of this process (readers may enter together),
-	 * see {@link ReleaseSubscriber#unregister}.
+	 * Whether others may hold the lock with a holder of this kind (readers): a waiter that got in then wakes the other
+	 * waiters of this process (see {@link ReleaseSubscriber#unregister(Waiter, boolean, boolean)}).
 	 */
-	boolean wakesWaitersOnEntry() {
+	boolean admitsOthers() {
 		return false;
 	}
 

@@ -35,7 +35,7 @@ final class ReadKind extends ReadWriteKind {
 
 	/** A reader that got in tells the others of this process that they may enter too. */
 	@Override
-	boolean wakesWaitersOnEntry() {
+	boolean admitsOthers() {
 		return true;
 	}
 
