@@ -20,6 +20,12 @@ import org.jspecify.annotations.Nullable;
  * What a holder does with its lease: release a hold, hand the lease straight to a waiting thread of this process, or
  * extend it. One role: the end of a hold, in Redis and in this process's picture, kept in step (see the fault model in
  * docs/architecture.md for each reply that is lost).
+ * <p>
+ * Which script a release, extension or ownership check runs, and who may take the lease after a release (a waiting
+ * thread of this process, the head of a fair queue, every waiter of a read-write lock), is the lease's
+ * {@link LockKind}'s: the kind sends its call and hands its reply to {@link #settle} (or {@link #sendAsync}), which keep
+ * this process's picture the same way for every kind; the failure paths ({@link #unreachable}, {@link #foundGone}) are
+ * shared too.
  */
 final class LeaseReleaser {
 

@@ -132,12 +132,6 @@ final class ReadWriteStore {
 	 * @param publishRefused Redis's error when it refused to publish (the release stands), else null
 	 */
 	record Released(long holdsLeft, @Nullable String message, @Nullable String publishRefused) {
-
-		/** {@return the form of an exclusive release, for what both kinds share} */
-		LeaseStore.Released asLeaseRelease() {
-			return new LeaseStore.Released(this.holdsLeft, false, this.publishRefused);
-		}
-
 	}
 
 }
