@@ -40,20 +40,7 @@ final class AcquireCall {
 	 */
 	long[] call(LockRequest request, Attempt attempt, boolean willWait) throws InterruptedException {
 		try {
-			if (attempt.mode.isReadWrite()) {
-				return this.store.readWrite().acquire(attempt, willWait);
-			}
-			String waiter = willWait ? this.clientId : "";
-			if (this.replicaAcks > 0) {
-				return callAcquireReplicated(request, attempt, waiter);
-			}
-			long[] reply = this.store.acquire(attempt.redisKey, attempt.owner, attempt.ttlMillis, waiter, 0, 0,
-					attempt.label);
-			if (reply[0] < 0) {
-				throw new IllegalStateException("The acquire script refused a new owner of '"
-						+ LogSafe.escape(request.key()) + "'");
-			}
-			return reply;
+			return attempt.kind.acquire(this, request, attempt, willWait);
 		}
 		catch (ReplicaShortfall ex) {
 			throw new LockUnavailableException(request.key(), "Could not acquire lock '" + request.key() + "': "
@@ -86,9 +73,7 @@ final class AcquireCall {
 		}
 		CompletableFuture<long[]> reply;
 		try {
-			reply = attempt.mode.isReadWrite() ? this.store.readWrite().acquireAsync(attempt, willWait)
-					: this.store.acquireAsync(attempt.redisKey, attempt.owner, attempt.ttlMillis,
-							willWait ? this.clientId : "", 0, attempt.label);
+			reply = attempt.kind.acquireAsync(this, attempt, willWait);
 		}
 		catch (RuntimeException ex) { // no connection to send it on
 			if (RedisFailures.mayHaveWritten(ex)) {
@@ -118,6 +103,34 @@ final class AcquireCall {
 					(cause instanceof RuntimeException runtime) ? runtime : new IllegalStateException(cause)));
 		});
 		return result;
+	}
+
+	LeaseStore store() {
+		return this.store;
+	}
+
+	/**
+	 * The acquire call of the plain lease ({@link LockScripts}, see {@link ExclusiveKind}): with replica
+	 * acknowledgements when the engine asks for them; Redis's refusal of a new owner is a failure.
+	 */
+	long[] acquirePlain(LockRequest request, Attempt attempt, boolean willWait) {
+		String waiter = willWait ? this.clientId : "";
+		if (this.replicaAcks > 0) {
+			return callAcquireReplicated(request, attempt, waiter);
+		}
+		long[] reply = this.store.acquire(attempt.redisKey, attempt.owner, attempt.ttlMillis, waiter, 0, 0,
+				attempt.label);
+		if (reply[0] < 0) {
+			throw new IllegalStateException("The acquire script refused a new owner of '"
+					+ LogSafe.escape(request.key()) + "'");
+		}
+		return reply;
+	}
+
+	/** {@link #acquirePlain} on Lettuce's asynchronous commands (never with replica acknowledgements, see callAsync). */
+	@Nullable CompletableFuture<long[]> acquirePlainAsync(Attempt attempt, boolean willWait) {
+		return this.store.acquireAsync(attempt.redisKey, attempt.owner, attempt.ttlMillis,
+				willWait ? this.clientId : "", 0, attempt.label);
 	}
 
 	/**
@@ -172,6 +185,12 @@ final class AcquireCall {
 		return new LockUnavailableException(request.key(), last.getMessage().replace("Could not acquire lock '"
 				+ LogSafe.escape(request.key()) + "': ", "Could not acquire lock '" + request.key() + "' within "
 				+ request.waitTime() + ": "), cause);
+	}
+
+	/** {@link #failure} of any exception of a call, {@code ex} itself when it is one already. */
+	static LockUnavailableException failureOf(LockRequest request, String redisKey, Exception ex) {
+		return (ex instanceof LockUnavailableException failed) ? failed : failure(request, redisKey,
+				(ex instanceof RuntimeException runtime) ? runtime : new IllegalStateException(ex));
 	}
 
 	/** Refused, unanswered, or answered with an error: only a refusal is final (see {@link RedisFailures}). */

@@ -9,7 +9,6 @@ import java.util.concurrent.TimeUnit;
 
 import dev.distlock.core.Lease;
 import dev.distlock.core.LockAccessDeniedException;
-import dev.distlock.core.LockMode;
 import dev.distlock.core.LockOwner;
 import dev.distlock.core.LockRequest;
 import dev.distlock.core.LockUnavailableException;
@@ -43,6 +42,8 @@ import org.jspecify.annotations.Nullable;
 final class AsyncAcquisition {
 
 	private final AsyncEngine engine;
+
+	private final LockKind kind;
 
 	private final LockRequest request;
 
@@ -81,8 +82,9 @@ final class AsyncAcquisition {
 	/** Why the last attempt got no answer, or null when it got one. */
 	private @Nullable LockUnavailableException failure;
 
-	AsyncAcquisition(AsyncEngine engine, LockRequest request, String redisKey, LockOwner owner) {
+	AsyncAcquisition(AsyncEngine engine, LockKind kind, LockRequest request, String redisKey, LockOwner owner) {
 		this.engine = engine;
+		this.kind = kind;
 		this.request = request;
 		this.redisKey = redisKey;
 		this.owner = owner;
@@ -118,8 +120,8 @@ final class AsyncAcquisition {
 			}
 			return;
 		}
-		if (this.engine.acquirer().fair().reacquire(this.request, this.redisKey, this.owner, this.result, this::claimEnd)) {
-			return; // the owner's fair lease was gone: a new fair acquisition, queued in Redis, completes it
+		if (this.kind.reacquireAsync(this.engine, this.request, this.redisKey, this.owner, this.result, this::claimEnd)) {
+			return; // the owner's lease was gone: its kind acquires anew its own way (a fair one queued in Redis)
 		}
 		Attempt fresh = this.engine.acquirer().newAttempt(this.request, this.redisKey, this.owner);
 		boolean join;
@@ -158,7 +160,7 @@ final class AsyncAcquisition {
 			if (attemptNow) {
 				long yieldUntil = late ? 0 : this.engine.subscriber().yieldingUntil(current.channel);
 				if (yieldUntil != 0) {
-					schedule(earlier(yieldUntil, this.deadline));
+					schedule(LeaseAcquirer.earlier(yieldUntil, this.deadline));
 					return;
 				}
 				this.attempting = true;
@@ -217,9 +219,7 @@ final class AsyncAcquisition {
 			return;
 		}
 		if (ex != null) {
-			LockUnavailableException unavailable = (ex instanceof LockUnavailableException failed) ? failed
-					: AcquireCall.failure(this.request, current.redisKey,
-							(ex instanceof RuntimeException runtime) ? runtime : new IllegalStateException(ex));
+			LockUnavailableException unavailable = AcquireCall.failureOf(this.request, current.redisKey, ex);
 			if (!this.mayWait || unavailable instanceof LockAccessDeniedException) {
 				if (claimEnd()) {
 					end(current, unavailable);
@@ -255,7 +255,7 @@ final class AsyncAcquisition {
 			if (first || !this.engine.subscriber().isSubscribed(current.channel) || LeaseStore.unannounced(reply)) {
 				// until the subscription is confirmed, a release may go unheard: poll (its confirmation wakes it too);
 				// so may every release of a holder whose user may not publish
-				wakeAt = earlier(wakeAt, now + LeaseAcquirer.pollNanos());
+				wakeAt = LeaseAcquirer.earlier(wakeAt, now + LeaseAcquirer.pollNanos());
 			}
 			next(wakeAt);
 		}
@@ -267,7 +267,7 @@ final class AsyncAcquisition {
 			schedule(System.nanoTime());
 		}
 		else {
-			schedule(earlier(wakeAt, this.deadline));
+			schedule(LeaseAcquirer.earlier(wakeAt, this.deadline));
 		}
 	}
 
@@ -387,16 +387,12 @@ final class AsyncAcquisition {
 			this.waiter = null;
 		}
 		if (registered != null) { // a reader that got in tells the others of this process that they may enter too
-			this.engine.subscriber().unregister(registered, acquired, this.request.mode() == LockMode.READ);
+			this.engine.subscriber().unregister(registered, acquired, this.kind.admitsOthers());
 		}
 	}
 
 	private void discard(Attempt current) {
 		this.engine.reconciler().discard(this.request.key(), current, false);
-	}
-
-	private static long earlier(long a, long b) {
-		return (a - b < 0) ? a : b;
 	}
 
 }

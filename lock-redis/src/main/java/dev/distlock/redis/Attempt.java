@@ -1,14 +1,13 @@
 package dev.distlock.redis;
 
 import dev.distlock.core.HolderLabel;
-import dev.distlock.core.LockMode;
 import dev.distlock.core.LockOwner;
 
 import org.jspecify.annotations.Nullable;
 
 /**
- * One acquisition: its owner id, fresh and never used for another; whether a call of it went unanswered; for a
- * read-write lock its mode and, for a reader whose owner holds the write lock, that write lease (a downgrade).
+ * One acquisition: its owner id, fresh and never used for another; whether a call of it went unanswered; its kind
+ * and, for a reader whose owner holds the write lock, that write lease (a downgrade).
  */
 final class Attempt {
 
@@ -32,8 +31,8 @@ final class Attempt {
 	 */
 	final String label;
 
-	/** EXCLUSIVE, READ or WRITE. */
-	final LockMode mode;
+	/** What its kind of lock does ({@link LockKind}), chosen once for the request. */
+	final LockKind kind;
 
 	/** For a downgrade: the owner id of the write lease the same {@link LockOwner} holds, else empty. */
 	final String downgradeOwner;
@@ -49,7 +48,7 @@ final class Attempt {
 	volatile boolean unanswered;
 
 	Attempt(String redisKey, String owner, long ttlMillis, LockOwner lockOwner, HolderLabel holder, boolean storeLabel,
-			LockMode mode, @Nullable LeaseEntry downgradeFrom) {
+			LockKind kind, @Nullable LeaseEntry downgradeFrom) {
 		this.lockOwner = lockOwner;
 		this.holder = holder;
 		this.label = storeLabel ? holder.toString() : "";
@@ -57,7 +56,7 @@ final class Attempt {
 		this.channel = RedisLockService.channel(redisKey);
 		this.owner = owner;
 		this.ttlMillis = ttlMillis;
-		this.mode = mode;
+		this.kind = kind;
 		this.downgradeOwner = (downgradeFrom != null) ? downgradeFrom.owner : "";
 		this.downgradeToken = (downgradeFrom != null) ? downgradeFrom.token : 0;
 	}

@@ -4,7 +4,6 @@ import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.ScheduledFuture;
-import java.util.concurrent.TimeUnit;
 
 import dev.distlock.core.Lease;
 import dev.distlock.core.LockAccessDeniedException;
@@ -155,8 +154,7 @@ final class FairAcquisition {
 		Runnable call = () -> {
 			long[] reply;
 			try {
-				reply = this.engine.store().acquire(this.attempt.redisKey, this.attempt.owner, this.attempt.ttlMillis,
-						this.engine.entryTtlMillis(), this.mayWait, this.attempt.label);
+				reply = this.engine.acquire(this.attempt, this.mayWait);
 			}
 			catch (RuntimeException ex) {
 				replied(sent, null, ex);
@@ -239,9 +237,7 @@ final class FairAcquisition {
 		}
 		else if (notAcquired) {
 			end(false);
-			if (this.attempt.unanswered) {
-				discardLater();
-			}
+			this.engine.discardIfUnanswered(this.request, this.attempt);
 			this.result.complete(this.engine.acquirer().notAcquired(this.request, this.start));
 		}
 		leaveIfDue();
@@ -272,13 +268,7 @@ final class FairAcquisition {
 	/** After a reply that queued a registered caller: keep alive and watch the holder. Guarded by this. */
 	private void scheduleNext(long holderTtlMillis, boolean subscribed) {
 		long now = System.nanoTime();
-		long delay = TimeUnit.MILLISECONDS.toNanos(this.engine.entryTtlMillis()) / 3;
-		if (holderTtlMillis >= 0) {
-			delay = Math.min(delay, LeaseAcquirer.holderTtlNanos(holderTtlMillis));
-		}
-		if (!subscribed) {
-			delay = Math.min(delay, LeaseAcquirer.pollNanos()); // no message can come: poll
-		}
+		long delay = this.engine.nextAttemptNanos(holderTtlMillis, subscribed);
 		if (now + delay - this.deadline < 0) {
 			this.nextAttempt = this.engine.schedule(this::wake, delay);
 		}
@@ -315,8 +305,7 @@ final class FairAcquisition {
 			fire(false);
 			return;
 		}
-		long grantMillis = Math.min(this.engine.entryTtlMillis(), this.attempt.ttlMillis);
-		deliver(token, queuedAt, queuedAt + TimeUnit.MILLISECONDS.toNanos(grantMillis));
+		deliver(token, queuedAt, this.engine.grantedUntil(queuedAt, this.attempt));
 	}
 
 	/** The lease is this acquisition's (see {@link FairEngine#newLease}). */
@@ -372,15 +361,9 @@ final class FairAcquisition {
 
 	private void leave() {
 		if (this.mayWait || this.attempt.unanswered) {
-			try {
-				this.engine.store().leave(this.attempt.redisKey, this.attempt.owner, this.attempt.channel);
-			}
-			catch (RuntimeException ex) {
-				this.attempt.unanswered = true;
-			}
-			if (this.attempt.unanswered) {
-				discardLater(); // a late call may queue it (or take the lease) again: the reconciler leaves again
-			}
+			this.engine.leave(this.attempt); // an unanswered leave marks the attempt
+			// a late call may queue it (or take the lease) again: the reconciler leaves again
+			this.engine.discardIfUnanswered(this.request, this.attempt);
 		}
 		RuntimeException failed;
 		synchronized (this) {
@@ -394,10 +377,6 @@ final class FairAcquisition {
 		else if (!this.cancelled) {
 			this.result.complete(this.engine.acquirer().notAcquired(this.request, this.start));
 		}
-	}
-
-	private void discardLater() {
-		this.engine.reconciler().discard(this.request.key(), this.attempt, true);
 	}
 
 	/** Stop waiting: timers off, the waiter unregistered. */

@@ -13,7 +13,6 @@ import java.util.function.BooleanSupplier;
 
 import dev.distlock.core.Lease;
 import dev.distlock.core.LockListener;
-import dev.distlock.core.LockMode;
 import dev.distlock.core.LockOwner;
 import dev.distlock.core.LockRequest;
 import dev.distlock.core.LockUnavailableException;
@@ -48,7 +47,7 @@ record FairEngine(LeaseAcquirer acquirer, FairStore store, LeaseStore leaseStore
 	Lease newLease(LockRequest request, Attempt attempt, long token, long sent, long grantedUntil, long start) {
 		LeaseEntry entry = new LeaseEntry(request.key(), attempt.redisKey, attempt.channel, attempt.owner,
 				request.effectiveName(), token, attempt.ttlMillis, request.autoRenew(), sent, 0, attempt.lockOwner,
-				attempt.holder, LockMode.FAIR);
+				attempt.holder, attempt.kind.mode());
 		entry.capHold(request.maxHold());
 		if (grantedUntil != 0) {
 			long now = System.nanoTime();
@@ -62,6 +61,56 @@ record FairEngine(LeaseAcquirer acquirer, FairStore store, LeaseStore leaseStore
 			run(() -> extendFixed(entry));
 		}
 		return this.acquirer.newLease(request, entry, sent, start);
+	}
+
+	/** {@code FAIR_ACQUIRE} for {@code attempt}: takes the lease, or queues its owner when it will wait. */
+	long[] acquire(Attempt attempt, boolean queue) {
+		return this.store.acquire(attempt.redisKey, attempt.owner, attempt.ttlMillis, this.entryTtlMillis, queue,
+				attempt.label);
+	}
+
+	/** {@code FAIR_LEAVE} for {@code attempt}; unanswered, the attempt is marked (it may run yet, or not at all). */
+	void leave(Attempt attempt) {
+		try {
+			this.store.leave(attempt.redisKey, attempt.owner, attempt.channel);
+		}
+		catch (RuntimeException ex) {
+			attempt.unanswered = true;
+		}
+	}
+
+	/**
+	 * An acquisition of {@code attempt} ended without the lease: when a call or leave of it went unanswered, a late one
+	 * may yet queue its owner (or take the lease), so the {@link HoldReconciler}'s fair discard leaves again.
+	 */
+	void discardIfUnanswered(LockRequest request, Attempt attempt) {
+		if (attempt.unanswered) {
+			this.reconciler.discard(request.key(), attempt, true);
+		}
+	}
+
+	/**
+	 * When a queued waiter attempts next: every third of the entry ttl (the keepalive, which also notices a lost
+	 * message and an expired holder), sooner at the holder's pttl ({@code holderTtlMillis}, -1 if none), and at poll
+	 * intervals while no message can come ({@code subscribed} false).
+	 */
+	long nextAttemptNanos(long holderTtlMillis, boolean subscribed) {
+		long delay = TimeUnit.MILLISECONDS.toNanos(this.entryTtlMillis) / 3;
+		if (holderTtlMillis >= 0) {
+			delay = Math.min(delay, LeaseAcquirer.holderTtlNanos(holderTtlMillis));
+		}
+		if (!subscribed) {
+			delay = Math.min(delay, LeaseAcquirer.pollNanos()); // no message can come: poll
+		}
+		return delay;
+	}
+
+	/**
+	 * Until when a lease handed to {@code attempt}'s owner is granted in Redis: at least one entry ttl, capped by the
+	 * lease time, from {@code queuedAtNanos}, the send of the latest call that found it queued.
+	 */
+	long grantedUntil(long queuedAtNanos, Attempt attempt) {
+		return queuedAtNanos + TimeUnit.MILLISECONDS.toNanos(Math.min(this.entryTtlMillis, attempt.ttlMillis));
 	}
 
 	/** A new asynchronous fair acquisition; a failure is reported to the listeners as the blocking path does. */
@@ -81,13 +130,10 @@ record FairEngine(LeaseAcquirer acquirer, FairStore store, LeaseStore leaseStore
 	/**
 	 * An asynchronous re-entry of a fair lock found the owner's lease gone: a new fair acquisition completes
 	 * {@code result}, unless {@code claimEnd} says it ended meanwhile (cancelled), and then a lease it got is released
-	 * again. Returns false, doing nothing, for other modes.
+	 * again (see {@link FairKind#reacquireAsync}).
 	 */
-	boolean reacquire(LockRequest request, String redisKey, LockOwner owner, CompletableFuture<Optional<Lease>> result,
+	void reacquire(LockRequest request, String redisKey, LockOwner owner, CompletableFuture<Optional<Lease>> result,
 			BooleanSupplier claimEnd) {
-		if (!request.isFair()) {
-			return false;
-		}
 		acquireAsync(request, redisKey, owner).whenComplete((lease, failure) -> {
 			if (failure != null) {
 				if (claimEnd.getAsBoolean()) {
@@ -98,7 +144,6 @@ record FairEngine(LeaseAcquirer acquirer, FairStore store, LeaseStore leaseStore
 				lease.ifPresent(Lease::close);
 			}
 		});
-		return true;
 	}
 
 	/** The one-shot extension of a handed fixed lease to its lease time; a lease already released is left alone. */

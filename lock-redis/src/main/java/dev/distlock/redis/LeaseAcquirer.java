@@ -4,19 +4,16 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Executor;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
 
 import dev.distlock.core.HolderLabel;
 import dev.distlock.core.Lease;
 import dev.distlock.core.LockAccessDeniedException;
 import dev.distlock.core.LockInterruptedException;
 import dev.distlock.core.LockListener;
-import dev.distlock.core.LockMode;
 import dev.distlock.core.LockOwner;
 import dev.distlock.core.LockRequest;
 import dev.distlock.core.LockUnavailableException;
@@ -119,12 +116,7 @@ final class LeaseAcquirer {
 					return Optional.of(reentered);
 				}
 			}
-			if (request.isFair()) {
-				FairAcquisition fair = new FairAcquisition(this.fair, request, redisKey, owner, start, true);
-				fair.start(true);
-				return awaitFair(fair, request);
-			}
-			return acquireNew(request, newAttempt(request, redisKey, owner), start, deadline);
+			return LockKind.of(request.mode()).acquireNew(this, request, redisKey, owner, start, deadline);
 		}
 		catch (InterruptedException ex) {
 			Thread.currentThread().interrupt();
@@ -143,10 +135,7 @@ final class LeaseAcquirer {
 	 * (see {@link AsyncAcquisition}).
 	 */
 	CompletableFuture<Optional<Lease>> tryAcquireAsync(LockRequest request, String redisKey, LockOwner owner) {
-		if (request.isFair() && this.registry.heldBy(redisKey, owner, LockMode.FAIR) == null) {
-			return this.fair.acquireAsync(request, redisKey, owner);
-		}
-		return new AsyncAcquisition(this.async, request, redisKey, owner).start();
+		return LockKind.of(request.mode()).acquireAsync(this.async, request, redisKey, owner);
 	}
 
 	/**
@@ -154,7 +143,7 @@ final class LeaseAcquirer {
 	 * call that went unanswered, whatever that call may yet create in Redis is discarded (the owner id is not used
 	 * again).
 	 */
-	private Optional<Lease> acquireNew(LockRequest request, Attempt attempt, long start, long deadline)
+	Optional<Lease> acquireNew(LockRequest request, Attempt attempt, long start, long deadline)
 			throws InterruptedException {
 		Optional<Lease> lease = Optional.empty();
 		try {
@@ -302,7 +291,7 @@ final class LeaseAcquirer {
 				attempt.unanswered = true; // a holder's hand-over to this owner may yet run in Redis
 			}
 			// a reader that got in tells the others of this process that they may enter too
-			this.subscriber.unregister(waiter, acquired, request.mode() == LockMode.READ);
+			this.subscriber.unregister(waiter, acquired, attempt.kind.admitsOthers());
 		}
 	}
 
@@ -310,36 +299,6 @@ final class LeaseAcquirer {
 		LeaseEntry entry = newEntry(request, attempt, waiter.grantedToken(), waiter.grantedAtNanos(),
 				waiter.grantedHandOvers());
 		return newLease(request, entry, waiter.grantedAtNanos(), start);
-	}
-
-	/**
-	 * Wait for a fair acquisition's result on the calling thread; an interrupt cancels the acquisition (a lease granted at that moment
-	 * is released again) and is thrown.
-	 */
-	static Optional<Lease> awaitFair(FairAcquisition acquisition, LockRequest request) throws InterruptedException {
-		try {
-			// the deadline timer ends it; the margin covers its leave, itself bounded by the command timeout
-			return acquisition.result().get(request.waitTime().toMillis() + TimeUnit.MINUTES.toMillis(2),
-					TimeUnit.MILLISECONDS);
-		}
-		catch (InterruptedException ex) {
-			if (!acquisition.giveUp(null, true)) {
-				Optional<Lease> granted = acquisition.result().getNow(Optional.empty());
-				granted.ifPresent(Lease::close);
-			}
-			throw ex;
-		}
-		catch (ExecutionException ex) {
-			if (ex.getCause() instanceof RuntimeException runtime) {
-				throw runtime;
-			}
-			throw new IllegalStateException(ex.getCause());
-		}
-		catch (TimeoutException ex) {
-			acquisition.giveUp(null, true);
-			throw new LockUnavailableException(request.key(), "Could not acquire fair lock '"
-					+ request.key() + "': the acquisition did not end within its wait", ex);
-		}
 	}
 
 	/** When to retry if no release message comes: when the holder's lease runs out, plus jitter against herds. */
@@ -356,7 +315,8 @@ final class LeaseAcquirer {
 		return POLL_NANOS + ThreadLocalRandom.current().nextLong(POLL_NANOS / 2 + 1);
 	}
 
-	private static long earlier(long a, long b) {
+	/** The earlier of two {@link System#nanoTime} instants. */
+	static long earlier(long a, long b) {
 		return (a - b < 0) ? a : b;
 	}
 
@@ -364,7 +324,7 @@ final class LeaseAcquirer {
 	LeaseEntry newEntry(LockRequest request, Attempt attempt, long token, long sent, int handOvers) {
 		LeaseEntry entry = new LeaseEntry(request.key(), attempt.redisKey, attempt.channel, attempt.owner,
 				request.effectiveName(), token, attempt.ttlMillis, request.autoRenew(), sent, handOvers,
-				attempt.lockOwner, attempt.holder, attempt.mode);
+				attempt.lockOwner, attempt.holder, attempt.kind.mode());
 		entry.capHold(request.maxHold());
 		this.registry.add(entry);
 		this.watchdog.register(entry);
@@ -386,12 +346,10 @@ final class LeaseAcquirer {
 
 	/** A new acquisition of {@code redisKey} for {@code owner}, with a fresh owner id. */
 	Attempt newAttempt(LockRequest request, String redisKey, LockOwner owner) {
-		// a reader whose owner holds the write lock reads under it (a downgrade)
-		LeaseEntry writer = (request.mode() == LockMode.READ) ? this.registry.heldBy(redisKey, owner, LockMode.WRITE)
-				: null;
+		LockKind kind = LockKind.of(request.mode());
 		return new Attempt(redisKey, this.ownerIds.next(), request.ttl().toMillis(), owner,
-				HolderLabel.of(this.holderApplication, this.holderInstance, owner), this.storeHolderLabel, request.mode(),
-				writer);
+				HolderLabel.of(this.holderApplication, this.holderInstance, owner), this.storeHolderLabel, kind,
+				kind.downgradeFrom(this.registry, redisKey, owner));
 	}
 
 }

@@ -79,6 +79,9 @@ final class LeaseEntry {
 	/** EXCLUSIVE, FAIR ({@link FairScripts}), or READ / WRITE ({@link ReadWriteScripts}). */
 	final LockMode mode;
 
+	/** What its kind of lock does ({@link LockKind}): every branch on {@link #mode} is one of its hooks. */
+	final LockKind kind;
+
 	final long token;
 
 	final Instant acquiredAt;
@@ -144,6 +147,7 @@ final class LeaseEntry {
 			boolean autoRenew, long sentAtNanos, int handOvers, LockOwner lockOwner, HolderLabel holder,
 			LockMode mode) {
 		this.mode = mode;
+		this.kind = LockKind.of(mode);
 		this.lockOwner = lockOwner;
 		this.holder = holder;
 		this.handOvers = handOvers;
@@ -334,10 +338,6 @@ final class LeaseEntry {
 	synchronized void grantedUntil(long validUntilNanos, long renewAtNanos) {
 		this.validUntilNanos = earlier(this.validUntilNanos, validUntilNanos);
 		this.nextRenewalNanos = renewAtNanos;
-	}
-
-	boolean isFair() { // a fair lease's release hands it to the head of its queue in Redis
-		return this.mode == LockMode.FAIR;
 	}
 
 	/** Whether the holder is releasing its last hold; see the class comment. */

@@ -121,8 +121,7 @@ final class LeaseReentry {
 
 	/** One more hold of the lease in Redis, by the script of its kind. */
 	private long[] reacquire(LeaseEntry entry, long ttlMillis, long target) {
-		return entry.mode.isReadWrite() ? this.store.readWrite().reenter(entry, ttlMillis, target)
-				: this.store.acquire(entry.redisKey, entry.owner, ttlMillis, "", entry.token, target, "");
+		return entry.kind.reenter(this.store, entry, ttlMillis, target);
 	}
 
 }

@@ -6,13 +6,13 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.Executor;
 import java.util.concurrent.RejectedExecutionException;
-import java.util.concurrent.TimeUnit;
+import java.util.function.BiConsumer;
+import java.util.function.Function;
 
 import dev.distlock.core.LockException;
 import dev.distlock.core.LockListener;
 import dev.distlock.core.LockLostEvent;
 import dev.distlock.core.LockLostException;
-import dev.distlock.core.LockUnavailableException;
 
 import org.jspecify.annotations.Nullable;
 
@@ -20,14 +20,14 @@ import org.jspecify.annotations.Nullable;
  * What a holder does with its lease: release a hold, hand the lease straight to a waiting thread of this process, or
  * extend it. One role: the end of a hold, in Redis and in this process's picture, kept in step (see the fault model in
  * docs/architecture.md for each reply that is lost).
+ * <p>
+ * Which script a release, extension or ownership check runs, and who may take the lease after a release (a waiting
+ * thread of this process, the head of a fair queue, every waiter of a read-write lock), is the lease's
+ * {@link LockKind}'s: the kind sends its call and hands its reply to {@link #settle} (or {@link #sendAsync}), which keep
+ * this process's picture the same way for every kind; the failure paths ({@link #unreachable}, {@link #foundGone}) are
+ * shared too.
  */
 final class LeaseReleaser {
-
-	/**
-	 * How long this process's threads hold back after it released a lock that other processes were waiting for: long
-	 * enough for the release message to reach them and their attempt to reach Redis on a loaded machine.
-	 */
-	private static final long YIELD_NANOS = TimeUnit.MILLISECONDS.toNanos(3);
 
 	private final LeaseStore store;
 
@@ -65,125 +65,50 @@ final class LeaseReleaser {
 		this.localHandOvers = localHandOvers;
 	}
 
+	LeaseStore store() {
+		return this.store;
+	}
+
+	ReleaseSubscriber subscriber() {
+		return this.subscriber;
+	}
+
+	HoldReconciler reconciler() {
+		return this.reconciler;
+	}
+
+	String clientId() {
+		return this.clientId;
+	}
+
+	/** How many times in a row a lease may be handed to a waiting thread of this process. */
+	int localHandOvers() {
+		return this.localHandOvers;
+	}
+
+	/** Release one hold of {@code lease}, the way of its kind ({@link LockKind#release}). */
 	void release(RedisLease lease) {
-		LeaseEntry entry = lease.entry;
 		Duration held = Duration.ofNanos(System.nanoTime() - lease.acquiredAtNanos);
-		if (entry.isFair()) {
-			releaseFair(lease, entry, held);
-			return;
-		}
-		if (entry.mode.isReadWrite()) {
-			releaseReadWrite(lease, entry, held);
-			return;
-		}
-		if (entry.handOvers < this.localHandOvers && entry.holds() == 1 && entry.state() == LeaseEntry.State.HELD) {
-			Waiter next = this.subscriber.reserveForHandOver(entry.channel, entry.owner);
-			if (next != null && handOver(lease, entry, next, held)) {
-				return;
-			}
-		}
-		LeaseStore.Released reply;
-		entry.releaseStarting();
-		try {
-			reply = this.store.release(entry.redisKey, entry.owner, entry.token, entry.channel, this.clientId,
-					entry.holdsBeforeRelease(), entry.ttlMillis());
-		}
-		catch (RuntimeException ex) {
-			throw unreachable(lease, entry, held, ex);
-		}
-		applyRelease(lease, entry, held, reply, null);
+		lease.entry.kind.release(this, lease, held);
 	}
 
 	/**
-	 * The release of a fair lease: no local hand-over (it would jump the queue); at its last hold the script hands the
-	 * lease to the head of the queue in Redis, and when that waiter is in this process it is told at once, without
-	 * waiting for the message.
+	 * What Redis answered to the release of a hold, applied to this process's picture (throws as release does): a
+	 * hold Redis no longer has ({@code left} below 0) is a loss; a refused publish is reported; and when it was the
+	 * last hold this process knows, the lease ends here and {@code lastHold}, the kind's part, wakes or hands on to
+	 * whoever may take it next (or discards the holds Redis counted and this process did not).
 	 */
-	private void releaseFair(RedisLease lease, LeaseEntry entry, Duration held) {
-		FairStore.FairReleased reply;
-		entry.releaseStarting();
-		try {
-			reply = this.store.fair().release(entry.redisKey, entry.owner, entry.token, entry.channel,
-					entry.holdsBeforeRelease(), entry.ttlMillis());
-		}
-		catch (RuntimeException ex) {
-			throw unreachable(lease, entry, held, ex);
-		}
-		if (reply.holdsLeft() < 0) {
-			throw foundGone(lease, entry, held);
-		}
-		if (reply.publishRefused() != null) {
-			this.notifications.publishRefused(entry.key, entry.redisKey, entry.channel, reply.publishRefused());
-		}
-		if (entry.releaseHold(reply.holdsLeft() == 0)) {
-			ended(entry);
-			String next = reply.nextOwner();
-			if (reply.holdsLeft() > 0) {
-				// Redis counted holds this process does not: the lease ends with the last hold this process knows
-				this.reconciler.discard(entry, true);
-			}
-			else if (next != null) {
-				this.subscriber.fairHandedOver(FairScripts.handOverChannel(entry.channel, next), next, reply.nextToken());
-			}
-			else {
-				this.subscriber.releasedLocally(entry.channel, entry.token);
-			}
-		}
-		released(lease, entry, held);
-	}
-
-	/**
-	 * The release of a read-write hold: no hand-over (several readers may enter at once), and local waiters woken only
-	 * when the release freed the lock for others, all of them (as its message wakes every waiter of other processes).
-	 */
-	private void releaseReadWrite(RedisLease lease, LeaseEntry entry, Duration held) {
-		ReadWriteStore.Released reply;
-		entry.releaseStarting();
-		try {
-			reply = this.store.readWrite().release(entry);
-		}
-		catch (RuntimeException ex) {
-			throw unreachable(lease, entry, held, ex);
-		}
-		applyRelease(lease, entry, held, reply.asLeaseRelease(), (reply.message() != null) ? reply.message() : "");
-	}
-
-	/**
-	 * What Redis answered to the release of a hold, applied to this process's picture (throws as release does).
-	 * @param readWriteMessage for a read-write hold, the release message it published ('' for none), else null
-	 */
-	private void applyRelease(RedisLease lease, LeaseEntry entry, Duration held, LeaseStore.Released reply,
-			@Nullable String readWriteMessage) {
-		long left = reply.holdsLeft();
+	void settle(RedisLease lease, Duration held, long left, @Nullable String publishRefused, Runnable lastHold) {
+		LeaseEntry entry = lease.entry;
 		if (left < 0) {
 			throw foundGone(lease, entry, held);
 		}
-		if (reply.publishRefused() != null) {
-			this.notifications.publishRefused(entry.key, entry.redisKey, entry.channel, reply.publishRefused());
+		if (publishRefused != null) {
+			this.notifications.publishRefused(entry.key, entry.redisKey, entry.channel, publishRefused);
 		}
 		if (entry.releaseHold(left == 0)) {
 			ended(entry);
-			if (readWriteMessage != null) {
-				if (!readWriteMessage.isEmpty()) {
-					this.subscriber.releasedLocallyToAll(entry.channel, readWriteMessage);
-				}
-				else if (left > 0) {
-					// Redis counted holds this process does not: they go (the discard publishes when that frees the
-					// lock, and the message wakes this process's waiters too)
-					this.reconciler.discardNow(entry);
-				}
-			}
-			else if (left == 0) {
-				if (reply.othersWaiting()) {
-					this.subscriber.yieldUntil(entry.channel, System.nanoTime() + YIELD_NANOS);
-				}
-				this.subscriber.releasedLocally(entry.channel, entry.token);
-			}
-			else if (this.reconciler.discardNow(entry)) {
-				// Redis counted holds this process does not (re-entries whose replies were lost): the lease ends with
-				// the last hold this process knows
-				this.subscriber.releasedLocally(entry.channel, entry.token);
-			}
+			lastHold.run();
 		}
 		released(lease, entry, held);
 	}
@@ -211,43 +136,43 @@ final class LeaseReleaser {
 
 	private CompletableFuture<Void> sendRelease(RedisLease lease) {
 		CompletableFuture<Void> done = new CompletableFuture<>();
-		LeaseEntry entry = lease.entry;
-		boolean readWrite = entry.mode.isReadWrite(); // never handed over
-		// a fair release runs on the pool (blocking): its reply may hand the lease to a waiter of this process
-		if (!entry.isFair() && (readWrite
-				|| !(entry.handOvers < this.localHandOvers && this.subscriber.hasWaitingThread(entry.channel)))) {
-			Duration held = Duration.ofNanos(System.nanoTime() - lease.acquiredAtNanos);
-			entry.releaseStarting();
-			CompletableFuture<?> sent;
-			try {
-				sent = readWrite ? this.store.readWrite().releaseAsync(entry)
-						: this.store.releaseAsync(entry.redisKey, entry.owner, entry.token, entry.channel, this.clientId,
-								entry.holdsBeforeRelease(), entry.ttlMillis());
-			}
-			catch (RuntimeException ex) { // no connection to send it on
-				sent = CompletableFuture.failedFuture(ex);
-			}
-			if (sent != null) {
-				sent.whenComplete((reply, failure) -> onPool(done, () -> {
-					if (failure != null) {
-						Throwable cause = (failure instanceof CompletionException && failure.getCause() != null)
-								? failure.getCause() : failure;
-						throw unreachable(lease, entry, held,
-								(cause instanceof RuntimeException runtime) ? runtime : new IllegalStateException(cause));
-					}
-					if (reply instanceof ReadWriteStore.Released released) {
-						applyRelease(lease, entry, held, released.asLeaseRelease(),
-								(released.message() != null) ? released.message() : "");
-					}
-					else {
-						applyRelease(lease, entry, held, (LeaseStore.Released) reply, null);
-					}
-				}));
-				return done;
-			}
+		if (!lease.entry.kind.releaseAsync(this, lease, done)) {
+			onPool(done, () -> release(lease));
 		}
-		onPool(done, () -> release(lease));
 		return done;
+	}
+
+	/**
+	 * Send a release without blocking ({@code send}, given the entry once its release started), its reply applied by
+	 * {@code settle} on the bounded pool, completing {@code done}; a failure to send, or no reply, ends the hold as
+	 * {@link #release} does. Returns false when {@code send} has no such path (null): the caller then releases on the
+	 * pool.
+	 */
+	<R> boolean sendAsync(RedisLease lease, CompletableFuture<Void> done,
+			Function<LeaseEntry, @Nullable CompletableFuture<R>> send, BiConsumer<Duration, R> settle) {
+		LeaseEntry entry = lease.entry;
+		Duration held = Duration.ofNanos(System.nanoTime() - lease.acquiredAtNanos);
+		entry.releaseStarting();
+		CompletableFuture<R> sent;
+		try {
+			sent = send.apply(entry);
+		}
+		catch (RuntimeException ex) { // no connection to send it on
+			sent = CompletableFuture.failedFuture(ex);
+		}
+		if (sent == null) {
+			return false;
+		}
+		sent.whenComplete((reply, failure) -> onPool(done, () -> {
+			if (failure != null) {
+				Throwable cause = (failure instanceof CompletionException && failure.getCause() != null)
+						? failure.getCause() : failure;
+				throw unreachable(lease, entry, held,
+						(cause instanceof RuntimeException runtime) ? runtime : new IllegalStateException(cause));
+			}
+			settle.accept(held, reply);
+		}));
+		return true;
 	}
 
 	/** Run {@code work} on the bounded pool (the caller's thread once it is shut down), completing {@code done}. */
@@ -269,46 +194,7 @@ final class LeaseReleaser {
 		}
 	}
 
-	/**
-	 * Hand the lease straight to {@code next}, a thread of this process waiting for it: one round trip, no release
-	 * message, no race with other processes' waiters. At most {@code localHandOvers} times in a row, so that other
-	 * processes get their turn. Returns false when the lease has to be released the normal way.
-	 */
-	private boolean handOver(RedisLease lease, LeaseEntry entry, Waiter next, Duration held) {
-		boolean granted = false;
-		try {
-			long sent = System.nanoTime();
-			long token;
-			entry.releaseStarting();
-			try {
-				token = this.store.handOver(entry.redisKey, entry.owner, entry.token, next.owner, next.ttlMillis,
-						next.label);
-			}
-			catch (RuntimeException ex) {
-				next.markHandOverUnanswered(); // the hand-over may yet run: the waiter's owner may get the lease
-				throw unreachable(lease, entry, held, ex);
-			}
-			if (token == -2) {
-				return false;
-			}
-			if (token < 0) {
-				throw foundGone(lease, entry, held);
-			}
-			entry.releaseHold(true);
-			ended(entry);
-			next.grant(token, sent, entry.handOvers + 1);
-			granted = true;
-		}
-		finally {
-			if (!granted) {
-				next.revert();
-			}
-		}
-		released(lease, entry, held);
-		return true;
-	}
-
-	private void released(RedisLease lease, LeaseEntry entry, Duration held) {
+	void released(RedisLease lease, LeaseEntry entry, Duration held) {
 		this.listeners.forEach(listener -> listener.released(lease, held, true));
 		LockLostEvent lost = entry.lostEvent();
 		if (lost != null) {
@@ -321,12 +207,12 @@ final class LeaseReleaser {
 	 * something of this owner under another token (a script of its acquisition that ran late and adopted the hold):
 	 * the owner id is done with, so whatever it holds can go.
 	 */
-	private LockLostException foundGone(RedisLease lease, LeaseEntry entry, Duration held) {
+	LockLostException foundGone(RedisLease lease, LeaseEntry entry, Duration held) {
 		LockLostEvent event = this.registry.lostOnHolderCheck(entry);
 		this.watchdog.unregister(entry);
 		if (entry.releaseHold(false)) {
 			ended(entry);
-			this.reconciler.discard(entry, entry.isFair());
+			this.reconciler.discard(entry, entry.kind.queued());
 		}
 		this.listeners.forEach(listener -> listener.released(lease, held, false));
 		return new LockLostException(event);
@@ -338,10 +224,10 @@ final class LeaseReleaser {
 	 * lost (before the release, or by the watchdog while it went unanswered) fails with its {@link LockLostException},
 	 * as every release of a lost lease does: its holder must hear of the loss whether Redis answers or not.
 	 */
-	private LockException unreachable(RedisLease lease, LeaseEntry entry, Duration held, RuntimeException ex) {
+	LockException unreachable(RedisLease lease, LeaseEntry entry, Duration held, RuntimeException ex) {
 		if (entry.releaseHold(false)) {
 			ended(entry);
-			this.reconciler.discard(entry, entry.isFair());
+			this.reconciler.discard(entry, entry.kind.queued());
 		}
 		this.listeners.forEach(listener -> listener.released(lease, held, false));
 		LockLostEvent lost = entry.lostEvent();
@@ -367,8 +253,7 @@ final class LeaseReleaser {
 		long sent = System.nanoTime();
 		long remaining;
 		try {
-			remaining = entry.mode.isReadWrite() ? this.store.readWrite().extend(entry, millis, add)
-					: this.store.extend(entry.redisKey, entry.owner, entry.token, millis, add);
+			remaining = entry.kind.extend(this.store, entry, millis, add);
 		}
 		catch (RuntimeException ex) {
 			if (replace) {
@@ -403,8 +288,7 @@ final class LeaseReleaser {
 		long sent = System.nanoTime();
 		long remaining;
 		try {
-			remaining = entry.mode.isReadWrite() ? this.store.readWrite().owned(entry)
-					: this.store.owned(entry.redisKey, entry.owner, entry.token);
+			remaining = entry.kind.owned(this.store, entry);
 		}
 		catch (RuntimeException ex) {
 			throw RedisFailures.of(entry.key, entry.redisKey, "check the ownership of", ex, "");
@@ -427,7 +311,7 @@ final class LeaseReleaser {
 		return event;
 	}
 
-	private void ended(LeaseEntry entry) {
+	void ended(LeaseEntry entry) {
 		this.registry.forget(entry);
 		this.watchdog.unregister(entry);
 	}

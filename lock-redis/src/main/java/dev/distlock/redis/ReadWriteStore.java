@@ -3,8 +3,6 @@ package dev.distlock.redis;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 
-import dev.distlock.core.LockMode;
-
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -27,13 +25,13 @@ final class ReadWriteStore {
 	}
 
 	/**
-	 * A new acquisition of {@code attempt} (its mode READ or WRITE): {holds, token, 0} when acquired, {0, ms after
-	 * which to try again, unannounced} when refused (see {@link LeaseStore#unannounced}). A writer that will wait is
+	 * A new acquisition of {@code attempt} (a {@code writer}'s or a reader's): {holds, token, 0} when acquired, {0, ms
+	 * after which to try again, unannounced} when refused (see {@link LeaseStore#unannounced}). A writer that will wait is
 	 * noted in the lease; the attempt is then marked so that its owner id is discarded (the note with it) should the
 	 * acquisition end without the lock.
 	 */
-	long[] acquire(Attempt attempt, boolean willWait) {
-		return pair(this.store.run(ReadWriteScripts.ACQUIRE, attempt.redisKey, acquireArgs(attempt, willWait)),
+	long[] acquire(Attempt attempt, boolean writer, boolean willWait) {
+		return pair(this.store.run(ReadWriteScripts.ACQUIRE, attempt.redisKey, acquireArgs(attempt, writer, willWait)),
 				"acquire");
 	}
 
@@ -41,15 +39,14 @@ final class ReadWriteStore {
 	 * {@link #acquire} without waiting for Redis (Lettuce's asynchronous commands), {holds, token} or {0, ms}: null
 	 * when that path is not available (the caller then calls {@link #acquire} on a thread of its own).
 	 */
-	@Nullable CompletableFuture<long[]> acquireAsync(Attempt attempt, boolean willWait) {
+	@Nullable CompletableFuture<long[]> acquireAsync(Attempt attempt, boolean writer, boolean willWait) {
 		CompletableFuture<Object> reply = this.store.runNativeAsync(ReadWriteScripts.ACQUIRE, attempt.redisKey,
-				NativeScriptArgs.encode(acquireArgs(attempt, willWait)));
+				NativeScriptArgs.encode(acquireArgs(attempt, writer, willWait)));
 		return (reply != null) ? reply.thenApply(value -> pair(value, "acquire")) : null;
 	}
 
 	/** The arguments of a new acquisition; marks the attempt when a waiting writer's note goes with it. */
-	private String[] acquireArgs(Attempt attempt, boolean willWait) {
-		boolean writer = attempt.mode == LockMode.WRITE;
+	private String[] acquireArgs(Attempt attempt, boolean writer, boolean willWait) {
 		String note = (writer && willWait) ? Long.toString(Math.max(1, Math.min(attempt.ttlMillis, MAX_NOTE_MILLIS)))
 				: "";
 		if (!note.isEmpty()) {
@@ -61,12 +58,12 @@ final class ReadWriteStore {
 	}
 
 	/**
-	 * One more hold of {@code entry}'s lease, raising the count in Redis to {@code target} (see
-	 * {@link LeaseEntry#reentryTarget}): {holds, token}, or {-1, 0} when the hold is gone.
+	 * One more hold of {@code entry}'s lease (a {@code writer}'s or a reader's), raising the count in Redis to
+	 * {@code target} (see {@link LeaseEntry#reentryTarget}): {holds, token}, or {-1, 0} when the hold is gone.
 	 */
-	long[] reenter(LeaseEntry entry, long ttlMillis, long target) {
+	long[] reenter(LeaseEntry entry, boolean writer, long ttlMillis, long target) {
 		return pair(this.store.run(ReadWriteScripts.ACQUIRE, entry.redisKey, entry.owner, Long.toString(ttlMillis),
-				(entry.mode == LockMode.WRITE) ? "w" : "r", Long.toString(entry.token), "", "", "",
+				writer ? "w" : "r", Long.toString(entry.token), "", "", "",
 				Long.toString(target)), "acquire");
 	}
 
@@ -135,12 +132,6 @@ final class ReadWriteStore {
 	 * @param publishRefused Redis's error when it refused to publish (the release stands), else null
 	 */
 	record Released(long holdsLeft, @Nullable String message, @Nullable String publishRefused) {
-
-		/** {@return the form of an exclusive release, for what both kinds share} */
-		LeaseStore.Released asLeaseRelease() {
-			return new LeaseStore.Released(this.holdsLeft, false, this.publishRefused);
-		}
-
 	}
 
 }

@@ -399,7 +399,7 @@ public class RedisLockService
 				// client on a new connection. Each keeps the lease in Redis for one more lease time, a hold that this
 				// process calls lost. Its owner id is not used again (re-entries take a new one; the holder's release
 				// finds the lease gone either way), and renewals never create a lease, so once Redis answers it can go.
-				this.reconciler.discard(entry, entry.isFair());
+				this.reconciler.discard(entry, entry.kind.queued());
 			}
 		}
 

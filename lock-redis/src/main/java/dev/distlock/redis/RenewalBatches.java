@@ -349,23 +349,24 @@ final class RenewalBatches {
 	}
 
 	/**
-	 * The renewal script of a batch: {@link LockScripts#RENEW_ALL}, or {@link ReadWriteScripts#RENEW_ALL} for the
-	 * holds of read-write locks (each holder's own deadline), which are batched apart.
+	 * The renewal script of a batch, its kind's ({@link LockKind#renewAllScript}): {@link LockScripts#RENEW_ALL}, or
+	 * {@link ReadWriteScripts#RENEW_ALL} for the holds of read-write locks (each holder's own deadline), which are
+	 * batched apart.
 	 */
 	@SuppressWarnings("rawtypes")
 	static RedisScript<List> script(List<LeaseEntry> entries, int[] batch) {
-		return entries.get(batch[0]).mode.isReadWrite() ? ReadWriteScripts.RENEW_ALL : LockScripts.RENEW_ALL;
+		return entries.get(batch[0]).kind.renewAllScript();
 	}
 
 	/**
 	 * Indexes into {@code entries}, at most {@link #BATCH_SIZE} a batch, and one slot a batch when {@code bySlot};
-	 * read-write holds in batches of their own.
+	 * the holds of each renewal script (read-write holds, say) in batches of their own.
 	 */
 	private static List<int[]> batches(List<LeaseEntry> entries, boolean bySlot) {
-		Map<Integer, List<Integer>> groups = new LinkedHashMap<>();
+		Map<BatchGroup, List<Integer>> groups = new LinkedHashMap<>();
 		for (int i = 0; i < entries.size(); i++) {
 			int slot = bySlot ? ClusterSlotHashUtil.calculateSlot(entries.get(i).redisKey) : 0;
-			int group = entries.get(i).mode.isReadWrite() ? -1 - slot : slot;
+			BatchGroup group = new BatchGroup(entries.get(i).kind.renewAllScript(), slot);
 			groups.computeIfAbsent(group, g -> new ArrayList<>()).add(i);
 		}
 		List<int[]> batches = new ArrayList<>();
@@ -376,6 +377,10 @@ final class RenewalBatches {
 			}
 		}
 		return batches;
+	}
+
+	/** The holds one batch may take: of one renewal script, on one slot. */
+	private record BatchGroup(RedisScript<?> script, int slot) {
 	}
 
 	private static byte[] bytes(String value) {

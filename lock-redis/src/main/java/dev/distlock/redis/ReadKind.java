@@ -1,0 +1,42 @@
+package dev.distlock.redis;
+
+import dev.distlock.core.LockMode;
+import dev.distlock.core.LockOwner;
+
+import org.jspecify.annotations.Nullable;
+
+/**
+ * The read lock of a read-write lock ({@link LockMode#READ}): several readers at once; a reader whose owner holds the
+ * write lock reads under it (a downgrade), and a reader that got in lets the other waiting readers of this process in
+ * too.
+ */
+final class ReadKind extends ReadWriteKind {
+
+	static final ReadKind INSTANCE = new ReadKind();
+
+	private ReadKind() {
+	}
+
+	@Override
+	LockMode mode() {
+		return LockMode.READ;
+	}
+
+	@Override
+	boolean writer() {
+		return false;
+	}
+
+	/** A reader whose owner holds the write lock reads under it (a downgrade). */
+	@Override
+	@Nullable LeaseEntry downgradeFrom(LeaseRegistry registry, String redisKey, LockOwner owner) {
+		return registry.heldBy(redisKey, owner, LockMode.WRITE);
+	}
+
+	/** A reader that got in tells the others of this process that they may enter too. */
+	@Override
+	boolean admitsOthers() {
+		return true;
+	}
+
+}
