@@ -43,7 +43,9 @@ abstract class DirectoryTests extends ReadWriteTests {
 
 		Map<String, StoredLock> listed = ours(pages, leases);
 		assertThat(listed.keySet()).isEqualTo(leases.keySet());
-		assertThat(pages).hasSizeGreaterThanOrEqualTo(5);
+		// a SCAN step may give more than it was asked for (at most twice the page size, the bound below), so 23 locks
+		// take at least 3 pages, not 5: how many more is up to how Redis walks its table (4 pages seen once)
+		assertThat(pages).hasSizeGreaterThanOrEqualTo(3);
 		assertThat(pages).allSatisfy((page) -> assertThat(page.locks()).hasSizeLessThanOrEqualTo(10));
 		leases.forEach((key, lease) -> assertThat(listed.get(key)).satisfies((lock) -> {
 			assertThat(lock.mode()).isEqualTo(LockMode.EXCLUSIVE);
