@@ -20,6 +20,7 @@ import dev.distlock.core.LockMode;
 import dev.distlock.core.LockOwner;
 import dev.distlock.core.LockRequest;
 import dev.distlock.core.LockUnavailableException;
+import dev.distlock.redis.internal.script.LockScripts;
 
 import org.jspecify.annotations.Nullable;
 

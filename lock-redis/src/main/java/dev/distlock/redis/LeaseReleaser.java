@@ -13,6 +13,7 @@ import dev.distlock.core.LockListener;
 import dev.distlock.core.LockLostEvent;
 import dev.distlock.core.LockLostException;
 import dev.distlock.core.LockUnavailableException;
+import dev.distlock.redis.internal.script.FairScripts;
 
 import org.jspecify.annotations.Nullable;
 

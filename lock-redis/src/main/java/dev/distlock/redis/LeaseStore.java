@@ -5,6 +5,9 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 
+import dev.distlock.redis.internal.script.LockScripts;
+import dev.distlock.redis.internal.script.NativeScriptArgs;
+import dev.distlock.redis.internal.script.ReadWriteScripts;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.data.redis.connection.RedisClusterConnection;

@@ -4,6 +4,8 @@ import java.util.List;
 import java.util.concurrent.CompletableFuture;
 
 import dev.distlock.core.LockMode;
+import dev.distlock.redis.internal.script.NativeScriptArgs;
+import dev.distlock.redis.internal.script.ReadWriteScripts;
 
 import org.jspecify.annotations.Nullable;
 

@@ -1,4 +1,4 @@
-package dev.distlock.redis;
+package dev.distlock.redis.internal.script;
 
 import java.util.List;
 
@@ -27,13 +27,13 @@ import org.springframework.data.redis.core.script.RedisScript;
  * its lease time and what is left of its entry's deadline: a waiter that died after its last keepalive holds the lease
  * for at most one entry ttl; a live one raises it to its lease time with its first renewal.
  */
-final class FairScripts {
+public final class FairScripts {
 
 	/**
 	 * The prefix of a hand-over message: {@code ~h:<token>:<new owner>}, published on the new owner's process's
 	 * hand-over channel ({@link #handOverChannel}), so only the process of that waiter hears it.
 	 */
-	static final String HAND_OVER_PREFIX = "~h:";
+	public static final String HAND_OVER_PREFIX = "~h:";
 
 	/** Lua: prune queue entries whose deadline passed; defines {@code now} (server ms). */
 	private static final String PRUNE = LockScripts.PRELUDE + """
@@ -118,7 +118,7 @@ final class FairScripts {
 	 * queued).
 	 */
 	@SuppressWarnings("rawtypes")
-	static final RedisScript<List> FAIR_ACQUIRE = RedisScript.of(PRUNE + """
+	public static final RedisScript<List> FAIR_ACQUIRE = RedisScript.of(PRUNE + """
 			if redis.call('hexists', KEYS[1], ARGV[1]) == 1 then
 			  unqueue(ARGV[1])
 			  if redis.call('pttl', KEYS[1]) < tonumber(ARGV[2]) then
@@ -180,7 +180,7 @@ final class FairScripts {
 	 * release leaves the receipt {@code <lease>:r:<owner>} = {@code <token>:<new token>:<new owner>}.
 	 */
 	@SuppressWarnings("rawtypes")
-	static final RedisScript<List> FAIR_RELEASE = RedisScript.of(PRUNE + HAND_ON + """
+	public static final RedisScript<List> FAIR_RELEASE = RedisScript.of(PRUNE + HAND_ON + """
 			local held = redis.call('hmget', KEYS[1], ARGV[1], '~t')
 			local receipt = KEYS[1] .. ':r:' .. ARGV[1]
 			if (not held[1]) or held[2] ~= ARGV[2] then
@@ -219,7 +219,7 @@ final class FairScripts {
 	 * its queue entry, and if the lease was handed to it meanwhile (or a lost reply left it a hold), passes the lease on
 	 * to the next live entry in the same script. Returns 1 when it passed a lease on, else 0.
 	 */
-	static final RedisScript<Long> FAIR_LEAVE = RedisScript.of(PRUNE + HAND_ON + """
+	public static final RedisScript<Long> FAIR_LEAVE = RedisScript.of(PRUNE + HAND_ON + """
 			unqueue(ARGV[1])
 			if redis.call('hexists', KEYS[1], ARGV[1]) == 0 then
 			  return 0
@@ -231,8 +231,11 @@ final class FairScripts {
 	private FairScripts() {
 	}
 
-	/** {@return the four keys of a fair lock's scripts: lease, queue, deadlines, ttls} */
-	static List<String> keys(String redisKey) {
+	/**
+	 * {@return the four keys of a fair lock's scripts: lease, queue, deadlines, ttls}
+	 * @param redisKey the lease's key
+	 */
+	public static List<String> keys(String redisKey) {
 		return List.of(redisKey, queueKey(redisKey), redisKey + ":d", redisKey + ":t");
 	}
 
@@ -243,13 +246,16 @@ final class FairScripts {
 	 * @param releaseChannel the key's release channel
 	 * @param owner an owner id of the process
 	 */
-	static String handOverChannel(String releaseChannel, String owner) {
+	public static String handOverChannel(String releaseChannel, String owner) {
 		int end = owner.indexOf(':');
 		return releaseChannel + ':' + ((end < 0) ? owner : owner.substring(0, end));
 	}
 
-	/** {@return the queue key of a fair lock (same hash slot as its lease)} */
-	static String queueKey(String redisKey) {
+	/**
+	 * {@return the queue key of a fair lock (same hash slot as its lease)}
+	 * @param redisKey the lease's key
+	 */
+	public static String queueKey(String redisKey) {
 		return redisKey + ":q";
 	}
 

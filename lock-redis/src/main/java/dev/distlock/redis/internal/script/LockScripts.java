@@ -1,4 +1,4 @@
-package dev.distlock.redis;
+package dev.distlock.redis.internal.script;
 
 import java.util.List;
 
@@ -14,10 +14,10 @@ import org.springframework.data.redis.core.script.RedisScript;
  * every token issued before, so tokens grow per key without a counter key that would never expire. Scripts that act on
  * a held lease check owner <em>and</em> token, so a stale handle can never touch a newer lease of the same owner.
  */
-final class LockScripts {
+public final class LockScripts {
 
 	/** The hash field that holds the fencing token; owner ids never start with '~'. */
-	static final String TOKEN_FIELD = "~t";
+	public static final String TOKEN_FIELD = "~t";
 
 	/**
 	 * The argument that makes a script announce a release with {@code SPUBLISH}, on the lease's shard of a Redis
@@ -25,13 +25,13 @@ final class LockScripts {
 	 * {@code SPUBLISH}, the script falls back to {@code PUBLISH}, as the subscriber falls back to {@code SUBSCRIBE} on
 	 * the key's master.
 	 */
-	static final String SHARDED = "s";
+	public static final String SHARDED = "s";
 
 	/** The field FORCE_RELEASE adds to its reply, followed by Redis's error text, when the publish was refused. */
-	static final String PUBLISH_REFUSED_FIELD = "~!";
+	public static final String PUBLISH_REFUSED_FIELD = "~!";
 
 	/** The prefix of the hash fields that note a process waiting for the lease: {@code ~w:<client id>}. */
-	static final String WAITER_PREFIX = "~w:";
+	public static final String WAITER_PREFIX = "~w:";
 
 	/**
 	 * The infix of a release receipt's key: {@code <lease>:r:<owner>}, in the lease's hash slot. When a script ends an
@@ -39,10 +39,10 @@ final class LockScripts {
 	 * released and what its reply said, so that the same call run a second time (a client that re-sends an unanswered
 	 * command after a reconnect, a retrying proxy) answers as the first run did instead of finding the lease gone.
 	 */
-	static final String RECEIPT_INFIX = ":r:";
+	public static final String RECEIPT_INFIX = ":r:";
 
 	/** The hash field of an exclusive lease that names the last {@code add} extension applied (its call id). */
-	static final String EXTENDED_FIELD = "~a";
+	public static final String EXTENDED_FIELD = "~a";
 
 	/**
 	 * The prefix of the hash fields that say who holds the lease: {@code ~l:<owner>} = that owner's holder label (the
@@ -53,7 +53,7 @@ final class LockScripts {
 	 * label per live reader). A lease written without one (an older version, an acquisition with an empty label) simply
 	 * has none.
 	 */
-	static final String LABEL_PREFIX = "~l:";
+	public static final String LABEL_PREFIX = "~l:";
 
 	/**
 	 * Lua shared by the scripts that read labels: {@code labels(fields)}, from a lease's HGETALL, the labels of its
@@ -62,7 +62,7 @@ final class LockScripts {
 	 * {@code "and <n> more"}; '' when no holder has one. Sorted, so that the same holders read the same whichever
 	 * order the hash keeps.
 	 */
-	static final String LABELS = """
+	public static final String LABELS = """
 			local function labels(fields)
 			  local owners, named, writer = {}, {}, nil
 			  for i = 1, #fields, 2 do
@@ -92,7 +92,7 @@ final class LockScripts {
 			""";
 
 	/** How many holders' labels {@link #LABELS} names before it counts the rest. */
-	static final int LISTED_LABELS = 5;
+	public static final int LISTED_LABELS = 5;
 
 	/**
 	 * Lua shared by the scripts that write: {@code n(x)} formats a number as an integer string, for every number a
@@ -104,7 +104,7 @@ final class LockScripts {
 	 * {@code redis.call}, so that the error names this line, which names the command (see {@link ScriptCommands}). It
 	 * returns nil, or Redis's error should the second call pass.
 	 */
-	static final String PRELUDE = """
+	public static final String PRELUDE = """
 			local function n(x)
 			  return string.format('%d', x)
 			end
@@ -128,7 +128,7 @@ final class LockScripts {
 	 * The hash field that notes that the lease's holder may not announce its release: Redis (7.0 or later) told the
 	 * acquiring script that the holder's user may not publish on the release channel.
 	 */
-	static final String UNANNOUNCED_FIELD = "~u";
+	public static final String UNANNOUNCED_FIELD = "~u";
 
 	/**
 	 * Lua shared by the scripts that take a lease for a holder whose release other processes wait for:
@@ -137,7 +137,7 @@ final class LockScripts {
 	 * {@value #SHARDED}), asking Redis's ACL without sending anything ({@code redis.acl_check_cmd}); false on Redis
 	 * before 7.0, which cannot tell a script.
 	 */
-	static final String UNANNOUNCED = """
+	public static final String UNANNOUNCED = """
 			local function unannounced(key, sharded)
 			  if not redis.acl_check_cmd then
 			    return false
@@ -179,7 +179,7 @@ final class LockScripts {
 	 * writes the same label again, and a run that finds another holder writes none.
 	 */
 	@SuppressWarnings("rawtypes")
-	static final RedisScript<List> ACQUIRE = RedisScript.of(PRELUDE + UNANNOUNCED + """
+	public static final RedisScript<List> ACQUIRE = RedisScript.of(PRELUDE + UNANNOUNCED + """
 			local function hold(token)
 			  if ARGV[7] and ARGV[7] ~= '' then
 			    redis.call('hset', KEYS[1], ARGV[1], 1, '~t', token, '~l:' .. ARGV[1], ARGV[7])
@@ -272,7 +272,7 @@ final class LockScripts {
 	 * model). A release that publishes nothing has nothing to be refused.
 	 */
 	@SuppressWarnings("rawtypes")
-	static final RedisScript<List> RELEASE = RedisScript.of("""
+	public static final RedisScript<List> RELEASE = RedisScript.of("""
 			local fields = redis.call('hgetall', KEYS[1])
 			local token, count, noted, others = nil, 0, false, 0
 			for i = 1, #fields, 2 do
@@ -330,7 +330,7 @@ final class LockScripts {
 	 * finds the lease the next owner's (its owner id is fresh, so only this hand-over or that waiter's own attempt gave
 	 * it the lease) and answers its token.
 	 */
-	static final RedisScript<Long> HAND_OVER = RedisScript.of(PRELUDE + """
+	public static final RedisScript<Long> HAND_OVER = RedisScript.of(PRELUDE + """
 			local held = redis.call('hmget', KEYS[1], '~t', ARGV[1], ARGV[3])
 			if held[1] ~= ARGV[2] then
 			  if held[1] and held[3] and not held[2] then
@@ -367,7 +367,7 @@ final class LockScripts {
 	 * nothing and answers the remaining ttl; a 'set' run twice sets the same time again. Repeated adds never take the
 	 * lease past 365 days from now ({@code LockSettings.MAX_TTL}).
 	 */
-	static final RedisScript<Long> EXTEND = RedisScript.of(PRELUDE + """
+	public static final RedisScript<Long> EXTEND = RedisScript.of(PRELUDE + """
 			local held = redis.call('hmget', KEYS[1], ARGV[1], '~t', '~a')
 			if (not held[1]) or held[2] ~= ARGV[2] then
 			  return -1
@@ -397,7 +397,7 @@ final class LockScripts {
 	 * again; the ttl goes to {@code PEXPIRE} as the client's string, never as a Lua number (see {@link #PRELUDE}).
 	 */
 	@SuppressWarnings("rawtypes")
-	static final RedisScript<List> RENEW_ALL = RedisScript.of("""
+	public static final RedisScript<List> RENEW_ALL = RedisScript.of("""
 			local result = {}
 			for i = 1, #KEYS do
 			  local k = KEYS[i]
@@ -426,7 +426,7 @@ final class LockScripts {
 	 * {@value ReadWriteScripts#WAKE_ALL}, so that it wakes every waiter of a process, as its own releases do.
 	 */
 	@SuppressWarnings("rawtypes")
-	static final RedisScript<List> FORCE_RELEASE = RedisScript.of("""
+	public static final RedisScript<List> FORCE_RELEASE = RedisScript.of("""
 			local receipt = KEYS[1] .. ':f:' .. (ARGV[3] or '')
 			if ARGV[3] and ARGV[3] ~= '' and redis.call('exists', receipt) == 1 then
 			  return redis.call('hgetall', receipt)
@@ -467,7 +467,7 @@ final class LockScripts {
 	 * as {@link #LABELS} joins them ('' when none), or empty when the key is free. Reads only.
 	 */
 	@SuppressWarnings("rawtypes")
-	static final RedisScript<List> HOLDER = RedisScript.of(LABELS + """
+	public static final RedisScript<List> HOLDER = RedisScript.of(LABELS + """
 			local fields = redis.call('hgetall', KEYS[1])
 			if #fields == 0 then
 			  return {}
@@ -488,7 +488,7 @@ final class LockScripts {
 	 * KEYS[1] lease; ARGV[1] owner, ARGV[2] token. For {@code Lease.isOwned}: the remaining ttl in ms when the lease is
 	 * still this owner's with this token, else -1. Reads only.
 	 */
-	static final RedisScript<Long> OWNED = RedisScript.of("""
+	public static final RedisScript<Long> OWNED = RedisScript.of("""
 			local held = redis.call('hmget', KEYS[1], ARGV[1], '~t')
 			if held[1] and held[2] == ARGV[2] then
 			  return redis.call('pttl', KEYS[1])

@@ -1,4 +1,4 @@
-package dev.distlock.redis;
+package dev.distlock.redis.internal.script;
 
 import java.util.List;
 
@@ -41,10 +41,10 @@ import org.springframework.data.redis.core.script.RedisScript;
  * Release messages on the lock's channel start with {@code *}: the lock may admit several waiters at once (all the
  * waiting readers), so they wake every waiter of a process, not one.
  */
-final class ReadWriteScripts {
+public final class ReadWriteScripts {
 
 	/** The first character of a read-write release message: wake every waiter of the channel. */
-	static final String WAKE_ALL = "*";
+	public static final String WAKE_ALL = "*";
 
 	/**
 	 * Shared Lua: the clock, the parse of the hash, the removal of holders and notes whose deadline passed, the expiry
@@ -160,7 +160,7 @@ final class ReadWriteScripts {
 	 * nor shortens one, nor writes a label.
 	 */
 	@SuppressWarnings("rawtypes")
-	static final RedisScript<List> ACQUIRE = RedisScript.of(COMMON + LockScripts.UNANNOUNCED + """
+	public static final RedisScript<List> ACQUIRE = RedisScript.of(COMMON + LockScripts.UNANNOUNCED + """
 			local s = load()
 			if s.exists and s.m == nil then
 			  if ARGV[4] ~= '' then return {-1, 0} end
@@ -256,7 +256,7 @@ final class ReadWriteScripts {
 	 * {@code <token>:<message>}).
 	 */
 	@SuppressWarnings("rawtypes")
-	static final RedisScript<List> RELEASE = RedisScript.of(COMMON + """
+	public static final RedisScript<List> RELEASE = RedisScript.of(COMMON + """
 			local s = load()
 			local o = ARGV[1]
 			local receipt = k .. ':r:' .. o
@@ -298,7 +298,7 @@ final class ReadWriteScripts {
 	 * deadline) or 0 when it is gone or its deadline passed. One HMGET a lease: no scan of the other holders.
 	 */
 	@SuppressWarnings("rawtypes")
-	static final RedisScript<List> RENEW_ALL = RedisScript.of("""
+	public static final RedisScript<List> RENEW_ALL = RedisScript.of("""
 			local clock = redis.call('time')
 			local now = tonumber(clock[1]) * 1000 + math.floor(tonumber(clock[2]) / 1000)
 			local result = {}
@@ -328,7 +328,7 @@ final class ReadWriteScripts {
 	 * {@code ~a:<owner>}, so that a second run adds nothing). Returns the new remaining ms of the hold, -1 when it is not
 	 * ours.
 	 */
-	static final RedisScript<Long> EXTEND = RedisScript.of(COMMON + """
+	public static final RedisScript<Long> EXTEND = RedisScript.of(COMMON + """
 			local s = load()
 			if s.m == nil then return -1 end
 			prune(s)
@@ -353,7 +353,7 @@ final class ReadWriteScripts {
 			""", Long.class);
 
 	/** KEYS[1] lease; ARGV[1] owner, ARGV[2] token. The remaining ms of the hold when it is still ours, else -1. */
-	static final RedisScript<Long> OWNED = RedisScript.of("""
+	public static final RedisScript<Long> OWNED = RedisScript.of("""
 			local clock = redis.call('time')
 			local now = tonumber(clock[1]) * 1000 + math.floor(tonumber(clock[2]) / 1000)
 			local held = redis.call('hmget', KEYS[1], ARGV[1], '~t', '~e:' .. ARGV[1])
@@ -372,7 +372,7 @@ final class ReadWriteScripts {
 	 * publishes when that frees the lock for others (as RELEASE) or removes a note that held readers back. Returns 1
 	 * when a hold was deleted, else 0.
 	 */
-	static final RedisScript<Long> DISCARD = RedisScript.of(COMMON + """
+	public static final RedisScript<Long> DISCARD = RedisScript.of(COMMON + """
 			local o = ARGV[1]
 			local v = redis.call('hmget', k, '~m', o, '~t', '~q:' .. o)
 			if not v[1] then
