@@ -25,30 +25,8 @@ public final class ListingScripts {
 	 * length through {@code pcall}, so that an ACL without {@code +zcard} costs only that figure.
 	 */
 	@SuppressWarnings("rawtypes")
-	public static final RedisScript<List> DESCRIBE = RedisScript.of(LockScripts.LABELS + """
-			local fields = redis.call('hgetall', KEYS[1])
-			local holds, token, mode, waiting = 0, 0, '', 0
-			for i = 1, #fields, 2 do
-			  local field = fields[i]
-			  if field == '~t' then
-			    token = tonumber(fields[i + 1]) or 0
-			  elseif field == '~m' then
-			    mode = fields[i + 1]
-			  elseif string.sub(field, 1, 3) == '~w:' then
-			    waiting = waiting + 1
-			  elseif string.sub(field, 1, 1) ~= '~' then
-			    holds = holds + (tonumber(fields[i + 1]) or 0)
-			  end
-			end
-			if holds < 1 then
-			  return {}
-			end
-			local queue = redis.pcall('zcard', KEYS[2])
-			if type(queue) ~= 'number' then
-			  queue = -1
-			end
-			return {holds, token, redis.call('pttl', KEYS[1]), mode, queue, waiting, labels(fields)}
-			""", List.class);
+	public static final RedisScript<List> DESCRIBE = RedisScript.of(
+			LockScripts.LABELS + LuaSource.load("listing-describe.lua"), List.class);
 
 	private ListingScripts() {
 	}

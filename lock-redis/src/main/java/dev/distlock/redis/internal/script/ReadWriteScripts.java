@@ -40,6 +40,8 @@ import org.springframework.data.redis.core.script.RedisScript;
  * <p>
  * Release messages on the lock's channel start with {@code *}: the lock may admit several waiters at once (all the
  * waiting readers), so they wake every waiter of a process, not one.
+ * <p>
+ * The Lua is in {@code read-write-*.lua} files ({@link LuaSource}); each constant documents its script.
  */
 public final class ReadWriteScripts {
 
@@ -50,94 +52,7 @@ public final class ReadWriteScripts {
 	 * Shared Lua: the clock, the parse of the hash, the removal of holders and notes whose deadline passed, the expiry
 	 * at the latest deadline (or the delete when nothing live is left), and the publish of a release.
 	 */
-	private static final String COMMON = LockScripts.PRELUDE + """
-			local k = KEYS[1]
-			local clock = redis.call('time')
-			local nowus = tonumber(clock[1]) * 1000000 + tonumber(clock[2])
-			local now = math.floor(nowus / 1000)
-			local function load()
-			  local f = redis.call('hgetall', k)
-			  local s = {exists = #f > 0, existed = #f > 0, holds = {}, dl = {}, q = {}, lb = {}}
-			  for i = 1, #f, 2 do
-			    local name, v = f[i], f[i + 1]
-			    if string.sub(name, 1, 1) ~= '~' then s.holds[name] = tonumber(v)
-			    elseif name == '~m' then s.m = v
-			    elseif name == '~x' then s.x = v
-			    elseif name == '~t' then s.t = tonumber(v)
-			    elseif name == '~u' then s.u = true
-			    else
-			      local p = string.sub(name, 1, 3)
-			      if p == '~e:' then s.dl[string.sub(name, 4)] = tonumber(v)
-			      elseif p == '~l:' then s.lb[string.sub(name, 4)] = true
-			      elseif p == '~q:' then s.q[string.sub(name, 4)] = tonumber(v)
-			      elseif p == '~w:' then s.noted = true end
-			    end
-			  end
-			  return s
-			end
-			local function prune(s)
-			  local gone = {}
-			  for o in pairs(s.holds) do
-			    local d = s.dl[o]
-			    if d == nil or d < now then
-			      s.holds[o] = nil
-			      gone[#gone + 1] = o
-			    end
-			  end
-			  for o in pairs(s.dl) do
-			    if s.holds[o] == nil then
-			      s.dl[o] = nil
-			      gone[#gone + 1] = '~e:' .. o
-			    end
-			  end
-			  for o in pairs(s.lb) do
-			    if s.holds[o] == nil then
-			      s.lb[o] = nil
-			      gone[#gone + 1] = '~l:' .. o
-			    end
-			  end
-			  for o, d in pairs(s.q) do
-			    if d < now then
-			      s.q[o] = nil
-			      gone[#gone + 1] = '~q:' .. o
-			    end
-			  end
-			  if s.x and s.holds[s.x] == nil then
-			    s.x = nil
-			    gone[#gone + 1] = '~x'
-			    if next(s.holds) ~= nil then redis.call('hset', k, '~m', 'r') end
-			  end
-			  if #gone > 0 then redis.call('hdel', k, unpack(gone)) end
-			end
-			local function settle(s)
-			  local last, count = 0, 0
-			  for o in pairs(s.holds) do
-			    count = count + 1
-			    if s.dl[o] > last then last = s.dl[o] end
-			  end
-			  for _, d in pairs(s.q) do
-			    if d > last then last = d end
-			  end
-			  if last <= now then
-			    if s.exists then redis.call('del', k) end
-			    return 0
-			  end
-			  local failed = expire(k, last - now, not s.existed)
-			  if failed then
-			    error(failed.err)
-			  end
-			  return count
-			end
-			local function announce(channel, sharded, body)
-			  local sent
-			  if sharded == 's' then sent = redis.pcall('spublish', channel, body) end
-			  if sharded ~= 's' or (type(sent) == 'table' and sent.err and string.find(sent.err, 'nknown')) then
-			    sent = redis.pcall('publish', channel, body)
-			  end
-			  if type(sent) == 'table' and sent.err then return sent.err end
-			  return nil
-			end
-			""";
+	private static final String COMMON = LockScripts.PRELUDE + LuaSource.load("read-write-common.lua");
 
 	/**
 	 * KEYS[1] lease; ARGV[1] owner, ARGV[2] ttl ms, ARGV[3] {@code r} or {@code w}, ARGV[4] the token of the hold the
@@ -160,88 +75,8 @@ public final class ReadWriteScripts {
 	 * nor shortens one, nor writes a label.
 	 */
 	@SuppressWarnings("rawtypes")
-	public static final RedisScript<List> ACQUIRE = RedisScript.of(COMMON + LockScripts.UNANNOUNCED + """
-			local s = load()
-			if s.exists and s.m == nil then
-			  if ARGV[4] ~= '' then return {-1, 0} end
-			  return {0, redis.call('pttl', k)}
-			end
-			prune(s)
-			local o, ttl = ARGV[1], tonumber(ARGV[2])
-			if ARGV[4] ~= '' then
-			  if s.holds[o] and s.t == tonumber(ARGV[4]) then
-			    local c = s.holds[o]
-			    local target = tonumber(ARGV[8] or '') or (c + 1)
-			    if c < target then
-			      c = target
-			      redis.call('hset', k, o, n(c))
-			    end
-			    if s.dl[o] < now + ttl then
-			      s.dl[o] = now + ttl
-			      redis.call('hset', k, '~e:' .. o, n(now + ttl))
-			    end
-			    settle(s)
-			    return {c, s.t}
-			  end
-			  settle(s)
-			  return {-1, 0}
-			end
-			if ARGV[3] == 'w' then
-			  for h in pairs(s.holds) do
-			    if h ~= o then
-			      local wait = 1000
-			      if ARGV[9] == '1' then redis.call('hsetnx', k, '~w:' .. string.match(o, '^[^:]*'), 1) end
-			      if ARGV[7] ~= '' then
-			        local note = tonumber(ARGV[7])
-			        s.q[o] = now + note
-			        redis.call('hset', k, '~q:' .. o, n(now + note))
-			        wait = math.max(1, math.floor(note / 3))
-			      end
-			      settle(s)
-			      return {0, math.max(1, math.min(wait, redis.call('pttl', k)))}
-			    end
-			  end
-			  local token = math.max((s.t or 0) + 1, nowus)
-			  s.holds[o], s.dl[o], s.x, s.t, s.q[o] = 1, now + ttl, o, token, nil
-			  redis.call('hdel', k, '~q:' .. o)
-			  redis.call('hset', k, o, 1, '~e:' .. o, n(now + ttl), '~x', o, '~m', 'w', '~t', n(token))
-			  if ARGV[11] and ARGV[11] ~= '' then redis.call('hset', k, '~l:' .. o, ARGV[11]) end
-			  if unannounced(k, ARGV[10]) then
-			    redis.call('hset', k, '~u', 1)
-			  elseif s.u then
-			    redis.call('hdel', k, '~u')
-			  end
-			  s.exists = true
-			  settle(s)
-			  return {1, token}
-			end
-			local blocked
-			if s.holds[o] == nil then
-			  if s.x and not (s.x == ARGV[5] and s.t == tonumber(ARGV[6])) then
-			    blocked = s.dl[s.x]
-			  elseif ARGV[5] == '' then
-			    for _, d in pairs(s.q) do blocked = math.max(blocked or 0, d) end
-			  end
-			end
-			if blocked then
-			  if ARGV[9] == '1' then redis.call('hsetnx', k, '~w:' .. string.match(o, '^[^:]*'), 1) end
-			  settle(s)
-			  if s.x and s.u then
-			    return {0, math.max(1, blocked - now), 1}
-			  end
-			  return {0, math.max(1, blocked - now)}
-			end
-			local token = s.t
-			if next(s.holds) == nil then token = math.max((s.t or 0) + 1, nowus) end
-			s.holds[o], s.dl[o], s.t = 1, now + ttl, token
-			local mode = 'r'
-			if s.x then mode = 'w' end
-			redis.call('hset', k, o, 1, '~e:' .. o, n(now + ttl), '~m', mode, '~t', n(token))
-			if ARGV[11] and ARGV[11] ~= '' then redis.call('hset', k, '~l:' .. o, ARGV[11]) end
-			s.exists = true
-			settle(s)
-			return {1, token}
-			""", List.class);
+	public static final RedisScript<List> ACQUIRE = RedisScript.of(
+			COMMON + LockScripts.UNANNOUNCED + LuaSource.load("read-write-acquire.lua"), List.class);
 
 	/**
 	 * KEYS[1] lease; ARGV[1] owner, ARGV[2] token, ARGV[3] release channel, ARGV[4] {@value LockScripts#SHARDED} or ''
@@ -256,41 +91,8 @@ public final class ReadWriteScripts {
 	 * {@code <token>:<message>}).
 	 */
 	@SuppressWarnings("rawtypes")
-	public static final RedisScript<List> RELEASE = RedisScript.of(COMMON + """
-			local s = load()
-			local o = ARGV[1]
-			local receipt = k .. ':r:' .. o
-			if s.m ~= nil then prune(s) end
-			if s.m == nil or s.holds[o] == nil or s.t ~= tonumber(ARGV[2]) then
-			  if s.m ~= nil then settle(s) end
-			  local done = redis.call('get', receipt)
-			  if done and string.sub(done, 1, #ARGV[2] + 1) == ARGV[2] .. ':' then
-			    return {0, string.sub(done, #ARGV[2] + 2)}
-			  end
-			  return {-1, ''}
-			end
-			if s.holds[o] < tonumber(ARGV[5] or '1') then return {s.holds[o], ''} end
-			if s.holds[o] > 1 then return {redis.call('hincrby', k, o, -1), ''} end
-			local ms = ARGV[6] or '1000'
-			redis.call('set', receipt, ARGV[2] .. ':', 'px', ms)
-			s.holds[o], s.dl[o], s.lb[o] = nil, nil, nil
-			local writer = s.x == o
-			if writer then
-			  s.x = nil
-			  redis.call('hdel', k, o, '~e:' .. o, '~a:' .. o, '~l:' .. o, '~x')
-			else
-			  redis.call('hdel', k, o, '~e:' .. o, '~a:' .. o, '~l:' .. o)
-			end
-			local left = settle(s)
-			if writer and left > 0 then redis.call('hset', k, '~m', 'r') end
-			if left > 0 and not writer then return {0, ''} end
-			local body = '*' .. string.format('%d', nowus)
-			redis.call('set', receipt, ARGV[2] .. ':' .. body, 'px', ms)
-			if not s.noted and next(s.q) == nil then return {0, body} end
-			local err = announce(ARGV[3], ARGV[4], body)
-			if err then return {0, body, err} end
-			return {0, body}
-			""", List.class);
+	public static final RedisScript<List> RELEASE = RedisScript.of(
+			COMMON + LuaSource.load("read-write-release.lua"), List.class);
 
 	/**
 	 * KEYS[1..n] leases; ARGV[3i-2..3i] owner, token, ttl ms of KEYS[i], as {@link LockScripts#RENEW_ALL}. For each
@@ -298,29 +100,8 @@ public final class ReadWriteScripts {
 	 * deadline) or 0 when it is gone or its deadline passed. One HMGET a lease: no scan of the other holders.
 	 */
 	@SuppressWarnings("rawtypes")
-	public static final RedisScript<List> RENEW_ALL = RedisScript.of("""
-			local clock = redis.call('time')
-			local now = tonumber(clock[1]) * 1000 + math.floor(tonumber(clock[2]) / 1000)
-			local result = {}
-			for i = 1, #KEYS do
-			  local k = KEYS[i]
-			  local a = 3 * i - 2
-			  local held = redis.call('hmget', k, ARGV[a], '~t', '~e:' .. ARGV[a])
-			  if held[1] and tonumber(held[2]) == tonumber(ARGV[a + 1]) and tonumber(held[3] or '0') >= now then
-			    local ttl = tonumber(ARGV[a + 2])
-			    if tonumber(held[3]) < now + ttl then
-			      redis.call('hset', k, '~e:' .. ARGV[a], string.format('%d', now + ttl))
-			    end
-			    if redis.call('pttl', k) < ttl then
-			      redis.call('pexpire', k, ARGV[a + 2])
-			    end
-			    result[i] = 1
-			  else
-			    result[i] = 0
-			  end
-			end
-			return result
-			""", List.class);
+	public static final RedisScript<List> RENEW_ALL = RedisScript.of(
+			LuaSource.load("read-write-renew-all.lua"), List.class);
 
 	/**
 	 * KEYS[1] lease; ARGV[1] owner, ARGV[2] token, ARGV[3] ms, ARGV[4] {@code set} or {@code add}, ARGV[5] for
@@ -328,40 +109,11 @@ public final class ReadWriteScripts {
 	 * {@code ~a:<owner>}, so that a second run adds nothing). Returns the new remaining ms of the hold, -1 when it is not
 	 * ours.
 	 */
-	public static final RedisScript<Long> EXTEND = RedisScript.of(COMMON + """
-			local s = load()
-			if s.m == nil then return -1 end
-			prune(s)
-			local o = ARGV[1]
-			if s.holds[o] == nil or s.t ~= tonumber(ARGV[2]) then
-			  settle(s)
-			  return -1
-			end
-			local d = now + tonumber(ARGV[3])
-			if ARGV[4] == 'add' then
-			  local call = ARGV[5] or ''
-			  if call ~= '' and redis.call('hget', k, '~a:' .. o) == call then
-			    return s.dl[o] - now
-			  end
-			  d = math.min(s.dl[o] + tonumber(ARGV[3]), now + 31536000000)
-			  if call ~= '' then redis.call('hset', k, '~a:' .. o, call) end
-			end
-			s.dl[o] = d
-			redis.call('hset', k, '~e:' .. o, n(d))
-			settle(s)
-			return d - now
-			""", Long.class);
+	public static final RedisScript<Long> EXTEND = RedisScript.of(
+			COMMON + LuaSource.load("read-write-extend.lua"), Long.class);
 
 	/** KEYS[1] lease; ARGV[1] owner, ARGV[2] token. The remaining ms of the hold when it is still ours, else -1. */
-	public static final RedisScript<Long> OWNED = RedisScript.of("""
-			local clock = redis.call('time')
-			local now = tonumber(clock[1]) * 1000 + math.floor(tonumber(clock[2]) / 1000)
-			local held = redis.call('hmget', KEYS[1], ARGV[1], '~t', '~e:' .. ARGV[1])
-			if held[1] and tonumber(held[2]) == tonumber(ARGV[2]) and tonumber(held[3] or '0') >= now then
-			  return tonumber(held[3]) - now
-			end
-			return -1
-			""", Long.class);
+	public static final RedisScript<Long> OWNED = RedisScript.of(LuaSource.load("read-write-owned.lua"), Long.class);
 
 	/**
 	 * KEYS[1] lease; ARGV[1] owner, ARGV[2] release channel, ARGV[3] {@value LockScripts#SHARDED} or ''. The discard
@@ -372,31 +124,8 @@ public final class ReadWriteScripts {
 	 * publishes when that frees the lock for others (as RELEASE) or removes a note that held readers back. Returns 1
 	 * when a hold was deleted, else 0.
 	 */
-	public static final RedisScript<Long> DISCARD = RedisScript.of(COMMON + """
-			local o = ARGV[1]
-			local v = redis.call('hmget', k, '~m', o, '~t', '~q:' .. o)
-			if not v[1] then
-			  if not v[2] then return 0 end
-			  redis.call('del', k)
-			  announce(ARGV[2], ARGV[3], v[3])
-			  return 1
-			end
-			if not v[2] and not v[4] then return 0 end
-			local s = load()
-			prune(s)
-			local writer = s.x == o
-			s.holds[o], s.dl[o], s.q[o], s.lb[o] = nil, nil, nil, nil
-			redis.call('hdel', k, o, '~e:' .. o, '~q:' .. o, '~a:' .. o, '~l:' .. o)
-			if writer then
-			  s.x = nil
-			  redis.call('hdel', k, '~x')
-			end
-			local left = settle(s)
-			if writer and left > 0 then redis.call('hset', k, '~m', 'r') end
-			if left == 0 or writer or v[4] then announce(ARGV[2], ARGV[3], '*' .. n(nowus)) end
-			if v[2] then return 1 end
-			return 0
-			""", Long.class);
+	public static final RedisScript<Long> DISCARD = RedisScript.of(
+			COMMON + LuaSource.load("read-write-discard.lua"), Long.class);
 
 	private ReadWriteScripts() {
 	}

@@ -19,6 +19,9 @@ import org.springframework.data.redis.core.script.RedisScript;
  * refused call, and each line of the engine's scripts calls at most one command. A command found that way counts only
  * if the minimal ACL grants it to the scripts ({@link LockPreflight#SCRIPT_COMMANDS},
  * {@link LockPreflight#CLUSTER_COMMANDS}): anything else is left unnamed.
+ * <p>
+ * SHA1s and lines are taken from the text each script was built with (read from its {@code .lua} files, see
+ * {@link LuaSource}), never written down, so that an edit of a script moves them along.
  */
 public final class ScriptCommands {
 
