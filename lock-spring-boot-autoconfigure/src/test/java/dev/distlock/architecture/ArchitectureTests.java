@@ -39,6 +39,9 @@ class ArchitectureTests {
 	/** The packages of lock-redis: the Redis engines and the startup checks of the Redis they run on. */
 	private static final String[] LOCK_REDIS = { "dev.distlock.redis..", "dev.distlock.preflight.." };
 
+	/** The engine's bottom layer: the Lua scripts and the key and message protocol they speak. */
+	private static final String SCRIPTS = "dev.distlock.redis.internal.script..";
+
 	/** The packages of lock-spring-boot-autoconfigure: the Boot wiring and the actuator endpoint and health. */
 	private static final String[] BOOT_WIRING = { "dev.distlock.autoconfigure..", "dev.distlock.actuate.." };
 
@@ -46,8 +49,9 @@ class ArchitectureTests {
 	void everyPackageOfTheMainCodeIsImported() {
 		assertThat(CLASSES.stream().map(JavaClass::getPackageName).distinct()).contains("dev.distlock.core",
 				"dev.distlock.annotation", "dev.distlock.interceptor", "dev.distlock.observability",
-				"dev.distlock.reactive", "dev.distlock.integration", "dev.distlock.redis", "dev.distlock.preflight",
-				"dev.distlock.autoconfigure", "dev.distlock.actuate");
+				"dev.distlock.reactive", "dev.distlock.integration", "dev.distlock.redis",
+				"dev.distlock.redis.internal.script", "dev.distlock.preflight", "dev.distlock.autoconfigure",
+				"dev.distlock.actuate");
 		assertThat(CLASSES.stream().map(JavaClass::getPackageName))
 			.noneMatch((name) -> name.startsWith("dev.distlock.test.") || name.equals("dev.distlock.architecture"));
 	}
@@ -140,6 +144,26 @@ class ArchitectureTests {
 					+ "(annotation, reactive, observability, integration) above it, the interceptor above those; the "
 					+ "engine (redis, with its preflight checks) beside them on core alone; the Boot wiring on top, "
 					+ "used by nothing")
+			.check(CLASSES);
+	}
+
+	/**
+	 * The bottom layer of the engine (issue 27): its Lua scripts and their protocol,
+	 * {@code dev.distlock.redis.internal.script}, use nothing else of the engine, and no Redis client's own type
+	 * (Spring Data Redis's {@code RedisScript} only).
+	 */
+	@Test
+	void theScriptsAndTheirProtocolUseNothingAboveThem() {
+		noClasses().that()
+			.resideInAPackage(SCRIPTS)
+			.should()
+			.dependOnClassesThat(resideInAPackage("dev.distlock.redis..").and(not(resideInAPackage(SCRIPTS))))
+			.orShould()
+			.dependOnClassesThat()
+			.resideInAnyPackage("io.lettuce..", "redis.clients..")
+			.because("the scripts, their keys, fields and messages are the engine's bottom layer: each layer above "
+					+ "uses the ones below it, never the other way round, so the scripts can be read and tested "
+					+ "knowing only their own package, on any Redis client")
 			.check(CLASSES);
 	}
 
