@@ -6,6 +6,7 @@ import java.util.concurrent.CompletionException;
 import dev.distlock.core.LockRequest;
 import dev.distlock.core.LockUnavailableException;
 import dev.distlock.core.LogSafe;
+import dev.distlock.redis.internal.script.LockScripts;
 
 import org.jspecify.annotations.Nullable;
 

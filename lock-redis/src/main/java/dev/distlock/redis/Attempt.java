@@ -2,6 +2,7 @@ package dev.distlock.redis;
 
 import dev.distlock.core.HolderLabel;
 import dev.distlock.core.LockOwner;
+import dev.distlock.redis.internal.script.LockScripts;
 
 import org.jspecify.annotations.Nullable;
 

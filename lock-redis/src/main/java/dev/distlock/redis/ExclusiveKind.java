@@ -7,6 +7,7 @@ import java.util.concurrent.TimeUnit;
 
 import dev.distlock.core.LockMode;
 import dev.distlock.core.LockRequest;
+import dev.distlock.redis.internal.script.LockScripts;
 
 import org.jspecify.annotations.Nullable;
 import org.springframework.data.redis.core.script.RedisScript;

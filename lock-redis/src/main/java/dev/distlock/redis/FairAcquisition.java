@@ -11,6 +11,7 @@ import dev.distlock.core.LockOwner;
 import dev.distlock.core.LockRequest;
 import dev.distlock.core.LockUnavailableException;
 import dev.distlock.core.LogSafe;
+import dev.distlock.redis.internal.script.FairScripts;
 
 import org.jspecify.annotations.Nullable;
 

@@ -3,6 +3,8 @@ package dev.distlock.redis;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
 
+import dev.distlock.redis.internal.script.FairScripts;
+import dev.distlock.redis.internal.script.LockScripts;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.data.redis.connection.ReturnType;

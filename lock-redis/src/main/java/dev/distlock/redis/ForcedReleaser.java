@@ -8,6 +8,9 @@ import java.util.Map;
 import java.util.Optional;
 
 import dev.distlock.core.ForcedRelease;
+import dev.distlock.redis.internal.script.FairScripts;
+import dev.distlock.redis.internal.script.LockScripts;
+import dev.distlock.redis.internal.script.ReadWriteScripts;
 
 import org.jspecify.annotations.Nullable;
 

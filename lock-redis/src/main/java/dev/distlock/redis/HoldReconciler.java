@@ -13,6 +13,8 @@ import dev.distlock.core.HolderLabel;
 import dev.distlock.core.LockListener;
 import dev.distlock.core.LockListener.Abandonment;
 import dev.distlock.core.LogSafe;
+import dev.distlock.redis.internal.script.FairScripts;
+import dev.distlock.redis.internal.script.ReadWriteScripts;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 

@@ -17,6 +17,7 @@ import dev.distlock.core.LockListener;
 import dev.distlock.core.LockOwner;
 import dev.distlock.core.LockRequest;
 import dev.distlock.core.LockUnavailableException;
+import dev.distlock.redis.internal.script.LockScripts;
 
 import org.jspecify.annotations.Nullable;
 

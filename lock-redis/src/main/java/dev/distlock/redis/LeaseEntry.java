@@ -9,6 +9,8 @@ import dev.distlock.core.LockLostEvent;
 import dev.distlock.core.LockMode;
 import dev.distlock.core.LockOwner;
 import dev.distlock.core.LogSafe;
+import dev.distlock.redis.internal.script.FairScripts;
+import dev.distlock.redis.internal.script.ReadWriteScripts;
 
 import org.jspecify.annotations.Nullable;
 

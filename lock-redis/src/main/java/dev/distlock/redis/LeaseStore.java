@@ -6,6 +6,9 @@ import java.util.List;
 import java.util.concurrent.CompletableFuture;
 
 import dev.distlock.redis.internal.pubsub.ShardedSubscriptions;
+import dev.distlock.redis.internal.script.LockScripts;
+import dev.distlock.redis.internal.script.NativeScriptArgs;
+import dev.distlock.redis.internal.script.ReadWriteScripts;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.data.redis.connection.RedisClusterConnection;
@@ -22,7 +25,8 @@ import org.springframework.util.ClassUtils;
  * {@link RenewalBatches}' (given by {@link #renewals()}), on the same connection factory and template.
  * <p>
  * Every failure reaches the caller as Spring's {@code DataAccessException}: the template translates its own, and the
- * Lettuce-native shortcut translates Lettuce's the same way.
+ * Lettuce-native shortcut ({@link NativeScripts}, where a script runs when it can skip the template) translates
+ * Lettuce's the same way.
  */
 final class LeaseStore {
 
@@ -51,11 +55,8 @@ final class LeaseStore {
 	/** The read-write locks' calls, on this store. */
 	private final ReadWriteStore readWrite = new ReadWriteStore(this);
 
-	/** False once a connection turned out not to be Lettuce's: from then on, scripts go through the template. */
-	private volatile boolean lettuceNative;
-
-	/** The shared native connection's commands, kept between calls (null without Lettuce or on the template path). */
-	private final @Nullable LettuceSharedCommands sharedCommands;
+	/** The Lettuce-native shortcut of the lease scripts; each of its calls answers null where it does not apply. */
+	private final NativeScripts nativeScripts;
 
 	/** The arguments of ACQUIRE and RELEASE, encoded for the native path. */
 	private final NativeScriptArgs nativeArgs;
@@ -73,11 +74,10 @@ final class LeaseStore {
 		this.template = new StringRedisTemplate(connectionFactory);
 		this.template.afterPropertiesSet();
 		this.timeoutMillis = LETTUCE_PRESENT ? LettuceScripts.timeoutMillis(connectionFactory) : 0;
-		this.lettuceNative = LETTUCE_PRESENT && nativeScripts;
+		this.nativeScripts = new NativeScripts(connectionFactory, this.timeoutMillis, LETTUCE_PRESENT && nativeScripts);
 		this.renewals = new RenewalBatches(connectionFactory, this.template, LETTUCE_PRESENT && nativeScripts);
 		this.publishMode = isSharded(connectionFactory) ? LockScripts.SHARDED : "";
 		this.nativeArgs = new NativeScriptArgs(this.publishMode);
-		this.sharedCommands = this.lettuceNative ? new LettuceSharedCommands(connectionFactory) : null;
 		this.fair = new FairStore(this, this.template, this.publishMode);
 	}
 
@@ -108,7 +108,8 @@ final class LeaseStore {
 
 	/** As {@link #run(RedisScript, String, String...)}, on several keys of one hash slot (the fair scripts'). */
 	@Nullable Object run(RedisScript<?> script, List<String> redisKeys, String... args) {
-		Object nativeReply = this.lettuceNative ? runNative(script, redisKeys, NativeScriptArgs.encode(args)) : null;
+		Object nativeReply = this.nativeScripts.enabled()
+				? this.nativeScripts.run(script, redisKeys, NativeScriptArgs.encode(args)) : null;
 		return (nativeReply != null) ? nativeReply : this.template.execute(script, redisKeys, (Object[]) args);
 	}
 
@@ -137,8 +138,10 @@ final class LeaseStore {
 	 */
 	long[] acquire(String redisKey, String owner, long ttlMillis, String waiter, long reenteredToken,
 			long reentryTarget, String label) {
-		Object nativeReply = this.lettuceNative ? runNative(LockScripts.ACQUIRE, redisKey,
-				this.nativeArgs.acquire(owner, ttlMillis, waiter, reenteredToken, reentryTarget, label)) : null;
+		Object nativeReply = this.nativeScripts.enabled()
+				? this.nativeScripts.run(LockScripts.ACQUIRE, List.of(redisKey),
+						this.nativeArgs.acquire(owner, ttlMillis, waiter, reenteredToken, reentryTarget, label))
+				: null;
 		List<?> reply = (nativeReply != null) ? (List<?>) nativeReply
 				: this.template.execute(LockScripts.ACQUIRE, List.of(redisKey), owner, Long.toString(ttlMillis), waiter,
 						(reenteredToken != 0) ? Long.toString(reenteredToken) : "",
@@ -185,27 +188,7 @@ final class LeaseStore {
 
 	/** A lease script on Lettuce's asynchronous commands (see {@link #acquireAsync}); null when not available. */
 	@Nullable CompletableFuture<Object> runNativeAsync(RedisScript<?> script, String redisKey, byte[][] argv) {
-		if (!this.lettuceNative || !LettuceScripts.sharesNativeConnection(this.connectionFactory)) {
-			return null;
-		}
-		byte[][] keys = { bytes(redisKey) };
-		long timeout = (this.timeoutMillis > 0) ? this.timeoutMillis : 60_000;
-		Object kept = (this.sharedCommands != null) ? this.sharedCommands.current() : null;
-		if (kept != null) {
-			return LettuceScripts.runAsync(kept, script, keys, argv, timeout);
-		}
-		CompletableFuture<Object> reply;
-		try (RedisConnection connection = this.connectionFactory.getConnection()) {
-			Object nativeConnection = connection.getNativeConnection();
-			reply = LettuceScripts.runAsync(nativeConnection, script, keys, argv, timeout);
-			if (reply != null && this.sharedCommands != null) {
-				this.sharedCommands.remember(nativeConnection);
-			}
-		}
-		if (reply == null) {
-			this.lettuceNative = false;
-		}
-		return reply;
+		return this.nativeScripts.runAsync(script, redisKey, argv);
 	}
 
 	/**
@@ -284,8 +267,10 @@ final class LeaseStore {
 	Released release(String redisKey, String owner, long token, String channel, String clientId, long holdsBefore,
 			long ttlMillis) {
 		long receipt = receiptMillis(ttlMillis);
-		Object nativeReply = this.lettuceNative ? runNative(LockScripts.RELEASE, redisKey,
-				this.nativeArgs.release(owner, token, channel, clientId, holdsBefore, receipt)) : null;
+		Object nativeReply = this.nativeScripts.enabled()
+				? this.nativeScripts.run(LockScripts.RELEASE, List.of(redisKey),
+						this.nativeArgs.release(owner, token, channel, clientId, holdsBefore, receipt))
+				: null;
 		List<?> reply = (nativeReply != null) ? (List<?>) nativeReply
 				: this.template.execute(LockScripts.RELEASE, List.of(redisKey), owner, Long.toString(token), channel,
 						clientId, this.publishMode, Long.toString(holdsBefore), Long.toString(receipt));
@@ -315,54 +300,13 @@ final class LeaseStore {
 	 * then names the next holder by {@code nextLabel}.
 	 */
 	long handOver(String redisKey, String owner, long token, String nextOwner, long nextTtlMillis, String nextLabel) {
-		Object nativeReply = runNative(LockScripts.HAND_OVER, redisKey, owner, Long.toString(token), nextOwner,
-				Long.toString(nextTtlMillis), nextLabel);
+		Object nativeReply = this.nativeScripts.run(LockScripts.HAND_OVER, redisKey, owner, Long.toString(token),
+				nextOwner, Long.toString(nextTtlMillis), nextLabel);
 		if (nativeReply != null) {
 			return (Long) nativeReply;
 		}
 		return nonNull(this.template.execute(LockScripts.HAND_OVER, List.of(redisKey), owner, Long.toString(token),
 				nextOwner, Long.toString(nextTtlMillis), nextLabel));
-	}
-
-	/**
-	 * Run a lease script on Lettuce's own commands (one key, string arguments); null when the connection is not
-	 * Lettuce's, and the caller uses the template. Failures propagate as Lettuce's runtime exceptions.
-	 */
-	private @Nullable Object runNative(RedisScript<?> script, String redisKey, String... args) {
-		if (!this.lettuceNative) {
-			return null;
-		}
-		return runNative(script, List.of(redisKey), NativeScriptArgs.encode(args));
-	}
-
-	/**
-	 * {@link #runNative(RedisScript, String, String...)} with encoded arguments: on the kept commands of the shared
-	 * native connection when there are any (see {@link LettuceSharedCommands}), else on a connection of the factory.
-	 */
-	private @Nullable Object runNative(RedisScript<?> script, String redisKey, byte[][] argv) {
-		return runNative(script, List.of(redisKey), argv);
-	}
-
-	private @Nullable Object runNative(RedisScript<?> script, List<String> redisKeys, byte[][] argv) {
-		byte[][] keys = new byte[redisKeys.size()][];
-		for (int i = 0; i < keys.length; i++) {
-			keys[i] = bytes(redisKeys.get(i));
-		}
-		Object kept = (this.sharedCommands != null) ? this.sharedCommands.current() : null;
-		if (kept != null) {
-			return LettuceScripts.run(kept, script, keys, argv, this.timeoutMillis);
-		}
-		try (RedisConnection connection = this.connectionFactory.getConnection()) {
-			Object nativeConnection = connection.getNativeConnection();
-			Object reply = LettuceScripts.run(nativeConnection, script, keys, argv, this.timeoutMillis);
-			if (reply == null) {
-				this.lettuceNative = false;
-			}
-			else if (this.sharedCommands != null) {
-				this.sharedCommands.remember(nativeConnection);
-			}
-			return reply;
-		}
 	}
 
 	private static byte[] bytes(String value) {
@@ -371,7 +315,7 @@ final class LeaseStore {
 
 	/** The kept commands of the shared native connection the next native call would use, or null (for tests). */
 	@Nullable Object keptCommands() {
-		return (this.sharedCommands != null) ? this.sharedCommands.current() : null;
+		return this.nativeScripts.keptCommands();
 	}
 
 	/** The connection factory's command timeout in ms where known (Lettuce), else 0. */
@@ -421,7 +365,8 @@ final class LeaseStore {
 	/** Delete the lease if {@code owner} holds it (a hold the client does not know); true if there was one. */
 	boolean discard(String redisKey, String owner, String channel) {
 		// ReadWriteScripts.DISCARD: the whole lease of an exclusive owner, only this owner's hold on a read-write one
-		Object nativeReply = runNative(ReadWriteScripts.DISCARD, redisKey, owner, channel, this.publishMode);
+		Object nativeReply = this.nativeScripts.run(ReadWriteScripts.DISCARD, redisKey, owner, channel,
+				this.publishMode);
 		long deleted = (nativeReply != null) ? (Long) nativeReply
 				: nonNull(this.template.execute(ReadWriteScripts.DISCARD, List.of(redisKey), owner, channel,
 						this.publishMode));

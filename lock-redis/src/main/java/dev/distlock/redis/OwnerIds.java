@@ -4,6 +4,8 @@ import java.security.SecureRandom;
 import java.util.Base64;
 import java.util.function.Supplier;
 
+import dev.distlock.redis.internal.script.FairScripts;
+
 /**
  * Fresh owner ids of one service: {@code <client id>:<22 characters>}, the client id and 128 bits from a
  * {@link SecureRandom}, URL-safe Base64, drawn anew for every acquisition.

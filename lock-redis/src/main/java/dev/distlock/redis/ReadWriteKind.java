@@ -6,6 +6,7 @@ import java.util.concurrent.CompletableFuture;
 
 import dev.distlock.core.LockOwner;
 import dev.distlock.core.LockRequest;
+import dev.distlock.redis.internal.script.ReadWriteScripts;
 
 import org.jspecify.annotations.Nullable;
 import org.springframework.data.redis.core.script.RedisScript;

@@ -3,6 +3,9 @@ package dev.distlock.redis;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 
+import dev.distlock.redis.internal.script.NativeScriptArgs;
+import dev.distlock.redis.internal.script.ReadWriteScripts;
+
 import org.jspecify.annotations.Nullable;
 
 /**

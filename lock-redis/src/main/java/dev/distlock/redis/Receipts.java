@@ -2,6 +2,8 @@ package dev.distlock.redis;
 
 import java.util.concurrent.ThreadLocalRandom;
 
+import dev.distlock.redis.internal.script.LockScripts;
+
 /**
  * What lets a lease script that runs twice answer as it did the first time (see "At least once" in the fault model of
  * docs/architecture.md): how long a last release's receipt lasts in Redis, and the ids of calls whose second run must be

@@ -3,6 +3,7 @@ package dev.distlock.redis;
 import java.util.List;
 
 import dev.distlock.redis.internal.pubsub.ClientNames;
+import dev.distlock.redis.internal.script.LuaSource;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.aot.hint.ExecutableMode;
@@ -11,9 +12,11 @@ import org.springframework.aot.hint.RuntimeHintsRegistrar;
 import org.springframework.aot.hint.TypeReference;
 
 /**
- * What the Redis engine reads reflectively at run time, for an application built ahead of time into a GraalVM native
- * image (on the JVM, Spring AOT needs none of it). The engine loads no resources: its Lua scripts are string constants.
+ * What the Redis engine reads reflectively or from the class path at run time, for an application built ahead of time
+ * into a GraalVM native image (on the JVM, Spring AOT needs none of it).
  * <ul>
+ * <li>The Lua scripts are resources ({@link LuaSource#PATTERN}), read when the classes that declare them initialize:
+ * a native image holds only the resources registered for it, and without them the engine would fail to start.</li>
  * <li>Which Redis client the application has, Lettuce or Jedis, is looked up by name ({@code ClassUtils.isPresent})
  * when the engine's classes initialize, at run time: a native image finds by name only the types registered for it,
  * and without these the engine would take Lettuce for absent and leave its native shortcuts and its own pub/sub
@@ -43,6 +46,7 @@ final class RedisEngineRuntimeHints implements RuntimeHintsRegistrar {
 
 	@Override
 	public void registerHints(RuntimeHints hints, @Nullable ClassLoader classLoader) {
+		hints.resources().registerPattern(LuaSource.PATTERN);
 		hints.reflection().registerType(TypeReference.of(LETTUCE_TYPE));
 		hints.reflection().registerType(TypeReference.of(JEDIS_TYPE));
 		hints.reflection().registerType(TypeReference.of(NonBlockingThreads.REACTOR_NON_BLOCKING));

@@ -8,6 +8,7 @@ import dev.distlock.preflight.RedisError;
 import dev.distlock.preflight.RedisErrorClassifier;
 import dev.distlock.preflight.RedisErrorKind;
 import dev.distlock.preflight.Refusal;
+import dev.distlock.redis.internal.script.ScriptCommands;
 import org.jspecify.annotations.Nullable;
 
 /**

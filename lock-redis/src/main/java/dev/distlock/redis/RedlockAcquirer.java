@@ -14,6 +14,8 @@ import dev.distlock.core.LockLostEvent;
 import dev.distlock.core.LockOwner;
 import dev.distlock.core.LockRequest;
 import dev.distlock.core.LockUnavailableException;
+import dev.distlock.redis.internal.script.LockScripts;
+import dev.distlock.redis.internal.script.ReadWriteScripts;
 import org.jspecify.annotations.Nullable;
 
 /**

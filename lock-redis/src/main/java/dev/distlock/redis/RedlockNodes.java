@@ -15,6 +15,7 @@ import java.util.function.BiFunction;
 import java.util.function.IntConsumer;
 import java.util.function.Predicate;
 
+import dev.distlock.redis.internal.script.LockScripts;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.data.redis.connection.RedisConnection;

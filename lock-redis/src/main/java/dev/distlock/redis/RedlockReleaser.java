@@ -11,6 +11,7 @@ import dev.distlock.core.LockLostEvent;
 import dev.distlock.core.LockLostException;
 import dev.distlock.core.LockNotOwnedException;
 import dev.distlock.core.LockUnavailableException;
+import dev.distlock.redis.internal.script.ReadWriteScripts;
 import org.jspecify.annotations.Nullable;
 
 /**

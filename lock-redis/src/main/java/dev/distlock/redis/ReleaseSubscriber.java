@@ -9,6 +9,8 @@ import java.util.function.LongConsumer;
 
 import dev.distlock.redis.ReleaseChannel.ChannelState;
 import dev.distlock.redis.internal.pubsub.SubscriptionConnection;
+import dev.distlock.redis.internal.script.FairScripts;
+import dev.distlock.redis.internal.script.ReadWriteScripts;
 
 import org.jspecify.annotations.Nullable;
 

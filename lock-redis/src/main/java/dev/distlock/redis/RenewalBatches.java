@@ -12,6 +12,8 @@ import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 
+import dev.distlock.redis.internal.script.LockScripts;
+import dev.distlock.redis.internal.script.ReadWriteScripts;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.dao.QueryTimeoutException;

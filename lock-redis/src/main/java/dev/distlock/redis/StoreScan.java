@@ -10,6 +10,8 @@ import java.util.stream.StreamSupport;
 
 import dev.distlock.core.LockMode;
 import dev.distlock.core.StoredLock;
+import dev.distlock.redis.internal.script.FairScripts;
+import dev.distlock.redis.internal.script.ListingScripts;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.data.redis.connection.ClusterSlotHashUtil;
@@ -17,7 +19,6 @@ import org.springframework.data.redis.connection.RedisClusterConnection;
 import org.springframework.data.redis.connection.RedisClusterNode;
 import org.springframework.data.redis.connection.RedisConnectionFactory;
 import org.springframework.data.redis.core.StringRedisTemplate;
-import org.springframework.data.redis.core.script.RedisScript;
 
 /**
  * The lease keys of one store, read with {@code SCAN} a step at a time: one Redis (or a Sentinel's master), or every
@@ -30,46 +31,6 @@ import org.springframework.data.redis.core.script.RedisScript;
  * on its own key.
  */
 final class StoreScan implements LockListing.Source {
-
-	/**
-	 * KEYS[1] only routes the call; ARGV[1] scan cursor, ARGV[2] pattern, ARGV[3] count. One {@code SCAN} step over the
-	 * node's hashes: {next cursor, keys}. Reads only.
-	 */
-	@SuppressWarnings("rawtypes")
-	static final RedisScript<List> SCAN = RedisScript.of(
-			"return redis.call('scan', ARGV[1], 'match', ARGV[2], 'count', ARGV[3], 'type', 'hash')", List.class);
-
-	/**
-	 * KEYS[1] lease, KEYS[2] its fair queue. {holds, token, remaining ttl ms, mode ('' exclusive, 'r', 'w'), fair queue
-	 * length (-1 when it could not be read), processes noted as waiting, the holders' labels as
-	 * {@link LockScripts#LABELS} joins them ('' when none)}; empty when the key is not a lease. Reads only; the queue
-	 * length through {@code pcall}, so that an ACL without {@code +zcard} costs only that figure.
-	 */
-	@SuppressWarnings("rawtypes")
-	static final RedisScript<List> DESCRIBE = RedisScript.of(LockScripts.LABELS + """
-			local fields = redis.call('hgetall', KEYS[1])
-			local holds, token, mode, waiting = 0, 0, '', 0
-			for i = 1, #fields, 2 do
-			  local field = fields[i]
-			  if field == '~t' then
-			    token = tonumber(fields[i + 1]) or 0
-			  elseif field == '~m' then
-			    mode = fields[i + 1]
-			  elseif string.sub(field, 1, 3) == '~w:' then
-			    waiting = waiting + 1
-			  elseif string.sub(field, 1, 1) ~= '~' then
-			    holds = holds + (tonumber(fields[i + 1]) or 0)
-			  end
-			end
-			if holds < 1 then
-			  return {}
-			end
-			local queue = redis.pcall('zcard', KEYS[2])
-			if type(queue) ~= 'number' then
-			  queue = -1
-			end
-			return {holds, token, redis.call('pttl', KEYS[1]), mode, queue, waiting, labels(fields)}
-			""", List.class);
 
 	/** Per hash slot, a hash tag whose slot it is: found once, by trying short tags in turn. */
 	private static final Map<Integer, String> SLOT_TAGS = new ConcurrentHashMap<>();
@@ -123,7 +84,7 @@ final class StoreScan implements LockListing.Source {
 	 */
 	@Override
 	public Step scan(int part, String cursor, int count) {
-		List<?> reply = this.template.execute(SCAN, List.of(routingKey(part)), cursor, this.pattern,
+		List<?> reply = this.template.execute(ListingScripts.SCAN, List.of(routingKey(part)), cursor, this.pattern,
 				Integer.toString(count));
 		if (reply == null || reply.size() != 2 || !(reply.get(1) instanceof List<?> keys)) {
 			throw new IllegalStateException("Unexpected reply from SCAN: " + reply);
@@ -163,7 +124,8 @@ final class StoreScan implements LockListing.Source {
 	 * @param redisKey its lease key
 	 */
 	Optional<StoredLock> describe(String key, String redisKey) {
-		List<?> reply = this.template.execute(DESCRIBE, List.of(redisKey, FairScripts.queueKey(redisKey)));
+		List<?> reply = this.template.execute(ListingScripts.DESCRIBE,
+				List.of(redisKey, FairScripts.queueKey(redisKey)));
 		if (reply == null || reply.isEmpty()) {
 			return Optional.empty();
 		}

@@ -6,6 +6,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.LockSupport;
 import java.util.function.LongConsumer;
 
+import dev.distlock.redis.internal.script.LockScripts;
 import org.jspecify.annotations.Nullable;
 
 /**

@@ -39,6 +39,9 @@ class ArchitectureTests {
 	/** The packages of lock-redis: the Redis engines and the startup checks of the Redis they run on. */
 	private static final String[] LOCK_REDIS = { "dev.distlock.redis..", "dev.distlock.preflight.." };
 
+	/** The engine's bottom layer: the Lua scripts and the key and message protocol they speak. */
+	private static final String SCRIPTS = "dev.distlock.redis.internal.script..";
+
 	/** The packages of lock-spring-boot-autoconfigure: the Boot wiring and the actuator endpoint and health. */
 	private static final String[] BOOT_WIRING = { "dev.distlock.autoconfigure..", "dev.distlock.actuate.." };
 
@@ -46,8 +49,10 @@ class ArchitectureTests {
 	void everyPackageOfTheMainCodeIsImported() {
 		assertThat(CLASSES.stream().map(JavaClass::getPackageName).distinct()).contains("dev.distlock.core",
 				"dev.distlock.annotation", "dev.distlock.interceptor", "dev.distlock.observability",
-				"dev.distlock.reactive", "dev.distlock.integration", "dev.distlock.redis", "dev.distlock.preflight",
-				"dev.distlock.autoconfigure", "dev.distlock.actuate");
+				"dev.distlock.reactive", "dev.distlock.integration", "dev.distlock.redis",
+				"dev.distlock.redis.internal.script", "dev.distlock.redis.internal.pubsub",
+				"dev.distlock.preflight", "dev.distlock.autoconfigure",
+				"dev.distlock.actuate");
 		assertThat(CLASSES.stream().map(JavaClass::getPackageName))
 			.noneMatch((name) -> name.startsWith("dev.distlock.test.") || name.equals("dev.distlock.architecture"));
 	}
@@ -157,6 +162,26 @@ class ArchitectureTests {
 				.and(not(resideInAPackage("dev.distlock.redis.internal.pubsub.."))))
 			.because("the pub/sub connections sit below the waiters that use them (issue 27's layers): what they need "
 					+ "of the engine (its thread maker) is passed in, so they never reach up into it")
+			.check(CLASSES);
+	}
+
+	/**
+	 * The bottom layer of the engine (issue 27): its Lua scripts and their protocol,
+	 * {@code dev.distlock.redis.internal.script}, use nothing else of the engine, and no Redis client's own type
+	 * (Spring Data Redis's {@code RedisScript} only).
+	 */
+	@Test
+	void theScriptsAndTheirProtocolUseNothingAboveThem() {
+		noClasses().that()
+			.resideInAPackage(SCRIPTS)
+			.should()
+			.dependOnClassesThat(resideInAPackage("dev.distlock.redis..").and(not(resideInAPackage(SCRIPTS))))
+			.orShould()
+			.dependOnClassesThat()
+			.resideInAnyPackage("io.lettuce..", "redis.clients..")
+			.because("the scripts, their keys, fields and messages are the engine's bottom layer: each layer above "
+					+ "uses the ones below it, never the other way round, so the scripts can be read and tested "
+					+ "knowing only their own package, on any Redis client")
 			.check(CLASSES);
 	}
 

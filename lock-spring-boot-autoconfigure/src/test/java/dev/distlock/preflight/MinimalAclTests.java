@@ -35,8 +35,9 @@ class MinimalAclTests {
 	private static Map<String, Set<String>> engineScripts() throws ReflectiveOperationException {
 		Map<String, Set<String>> commands = new LinkedHashMap<>();
 		// the read-write scripts share their names with LockScripts': RW_ in front of theirs
-		for (String name : List.of("dev.distlock.redis.LockScripts", "dev.distlock.redis.FairScripts",
-				"dev.distlock.redis.ReadWriteScripts", "dev.distlock.redis.StoreScan")) {
+		for (String name : List.of("dev.distlock.redis.internal.script.LockScripts",
+				"dev.distlock.redis.internal.script.FairScripts", "dev.distlock.redis.internal.script.ReadWriteScripts",
+				"dev.distlock.redis.internal.script.ListingScripts")) {
 			Class<?> scripts = Class.forName(name);
 			String prefix = name.endsWith("ReadWriteScripts") ? "RW_" : "";
 			for (Field field : scripts.getDeclaredFields()) {

@@ -11,6 +11,8 @@ import dev.distlock.core.LockListener;
 import dev.distlock.core.LockLostEvent;
 import dev.distlock.core.LockLostException;
 import dev.distlock.core.LockUnavailableException;
+import dev.distlock.redis.internal.script.LockScripts;
+import dev.distlock.redis.internal.script.ReadWriteScripts;
 import dev.distlock.test.redis.FaultProxy;
 import dev.distlock.test.redis.RedisServer;
 import org.junit.jupiter.api.AfterEach;

@@ -15,6 +15,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 
 import dev.distlock.core.Lease;
 import dev.distlock.core.LockRequest;
+import dev.distlock.redis.internal.script.FairScripts;
 import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;

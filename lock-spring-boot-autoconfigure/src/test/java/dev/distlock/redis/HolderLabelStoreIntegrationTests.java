@@ -14,6 +14,8 @@ import dev.distlock.core.LockHolder;
 import dev.distlock.core.LockOwner;
 import dev.distlock.core.LockRequest;
 import dev.distlock.core.StoredLock;
+import dev.distlock.redis.internal.script.LockScripts;
+import dev.distlock.redis.internal.script.ReadWriteScripts;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 

@@ -8,6 +8,7 @@ import java.util.Map;
 import java.util.function.Supplier;
 
 import dev.distlock.core.LeaseSnapshot;
+import dev.distlock.redis.internal.script.LockScripts;
 import dev.distlock.test.redis.RedisServer;
 
 /**

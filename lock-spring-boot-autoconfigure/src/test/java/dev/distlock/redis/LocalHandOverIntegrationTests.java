@@ -15,6 +15,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 import dev.distlock.core.Lease;
 import dev.distlock.core.LockListener;
 import dev.distlock.core.LockLostEvent;
+import dev.distlock.redis.internal.script.LockScripts;
 import dev.distlock.test.redis.ConcurrentCalls;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;

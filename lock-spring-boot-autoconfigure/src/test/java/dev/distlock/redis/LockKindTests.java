@@ -3,6 +3,8 @@ package dev.distlock.redis;
 import java.util.EnumSet;
 
 import dev.distlock.core.LockMode;
+import dev.distlock.redis.internal.script.LockScripts;
+import dev.distlock.redis.internal.script.ReadWriteScripts;
 import org.junit.jupiter.api.Test;
 
 import static org.assertj.core.api.Assertions.assertThat;

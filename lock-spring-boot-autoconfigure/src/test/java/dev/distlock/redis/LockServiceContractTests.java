@@ -26,6 +26,7 @@ import dev.distlock.core.LockNotOwnedException;
 import dev.distlock.core.LockOwner;
 import dev.distlock.core.LockRequest;
 import dev.distlock.core.LockService;
+import dev.distlock.redis.internal.script.LockScripts;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;

@@ -8,6 +8,7 @@ import java.util.List;
 import dev.distlock.core.Lease;
 import dev.distlock.core.LeaseSnapshot;
 
+import dev.distlock.redis.internal.script.LockScripts;
 import dev.distlock.test.redis.RedisCluster;
 import dev.distlock.test.redis.RedisSentinelSet;
 import dev.distlock.test.redis.RedisServer;

@@ -4,6 +4,7 @@ import java.util.Base64;
 import java.util.HashSet;
 import java.util.Set;
 
+import dev.distlock.redis.internal.script.FairScripts;
 import org.junit.jupiter.api.Test;
 
 import static org.assertj.core.api.Assertions.assertThat;

@@ -1,7 +1,14 @@
 package dev.distlock.redis;
 
 import java.lang.reflect.Method;
+import java.net.URL;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.stream.Stream;
 
+import dev.distlock.redis.internal.script.LuaSource;
+import dev.distlock.redis.internal.script.ScriptCommands;
 import org.junit.jupiter.api.Test;
 import redis.clients.jedis.JedisCluster;
 
@@ -45,6 +52,31 @@ class RedisEngineRuntimeHintsTests {
 			assertThat(this.hints).as(client.getName())
 				.matches(RuntimeHintsPredicates.reflection().onMethodInvocation(method));
 		}
+	}
+
+	/**
+	 * Every {@code .lua} file of the scripts' folder, which the scripts' classes read when they initialize (here:
+	 * before the folder is listed), is a registered resource.
+	 */
+	@Test
+	void theLuaScriptsAreRegisteredResources() throws Exception {
+		assertThat(ScriptCommands.SCRIPTS).isNotEmpty();
+		URL folder = getClass().getClassLoader().getResource(LuaSource.LOCATION);
+		assertThat(folder).isNotNull();
+		List<String> scripts;
+		try (Stream<Path> files = Files.list(Path.of(folder.toURI()))) {
+			scripts = files.map((file) -> file.getFileName().toString())
+				.filter((name) -> name.endsWith(".lua"))
+				.toList();
+		}
+		assertThat(scripts).contains("prelude.lua", "lock-acquire.lua", "fair-release.lua", "read-write-acquire.lua",
+				"listing-describe.lua");
+		for (String script : scripts) {
+			assertThat(this.hints).as(script)
+				.matches(RuntimeHintsPredicates.resource().forResource(LuaSource.LOCATION + script));
+		}
+		assertThat(this.hints).as("not a script")
+			.doesNotMatch(RuntimeHintsPredicates.resource().forResource(LuaSource.LOCATION + "LuaSource.class"));
 	}
 
 	@Test

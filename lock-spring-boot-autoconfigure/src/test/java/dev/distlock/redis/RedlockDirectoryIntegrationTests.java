@@ -10,6 +10,7 @@ import java.util.stream.Collectors;
 import dev.distlock.core.Lease;
 import dev.distlock.core.LockPage;
 import dev.distlock.core.StoredLock;
+import dev.distlock.redis.internal.script.LockScripts;
 import dev.distlock.test.redis.RedisServer;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;

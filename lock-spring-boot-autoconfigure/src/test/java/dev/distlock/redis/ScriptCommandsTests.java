@@ -9,6 +9,11 @@ import java.util.Set;
 import dev.distlock.core.LockAccessDeniedException;
 import dev.distlock.core.LockUnavailableException;
 import dev.distlock.preflight.LockPreflight;
+import dev.distlock.redis.internal.script.FairScripts;
+import dev.distlock.redis.internal.script.ListingScripts;
+import dev.distlock.redis.internal.script.LockScripts;
+import dev.distlock.redis.internal.script.ReadWriteScripts;
+import dev.distlock.redis.internal.script.ScriptCommands;
 import org.junit.jupiter.api.Test;
 
 import org.springframework.data.redis.core.script.RedisScript;
@@ -24,7 +29,8 @@ class ScriptCommandsTests {
 	@Test
 	void everyScriptOfTheEngineIsKnown() throws ReflectiveOperationException {
 		Set<RedisScript<?>> declared = new HashSet<>();
-		for (Class<?> scripts : List.of(LockScripts.class, FairScripts.class, ReadWriteScripts.class, StoreScan.class)) {
+		for (Class<?> scripts : List.of(LockScripts.class, FairScripts.class, ReadWriteScripts.class,
+				ListingScripts.class)) {
 			for (Field field : scripts.getDeclaredFields()) {
 				if (Modifier.isStatic(field.getModifiers()) && RedisScript.class.isAssignableFrom(field.getType())) {
 					field.setAccessible(true);

@@ -7,6 +7,9 @@ import java.util.concurrent.TimeUnit;
 
 import dev.distlock.core.Lease;
 import dev.distlock.core.LockRequest;
+import dev.distlock.redis.internal.script.FairScripts;
+import dev.distlock.redis.internal.script.LockScripts;
+import dev.distlock.redis.internal.script.ReadWriteScripts;
 import dev.distlock.test.redis.RedisServer;
 import dev.distlock.test.redis.RedisServerExtension;
 import io.lettuce.core.RedisClient;

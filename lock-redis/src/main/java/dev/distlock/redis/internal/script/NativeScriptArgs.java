@@ -1,14 +1,14 @@
-package dev.distlock.redis;
+package dev.distlock.redis.internal.script;
 
 import java.nio.charset.StandardCharsets;
 
 /**
  * The arguments of the acquire and release scripts, encoded for the Lettuce-native path. Why a class: of the ten
  * arguments of an acquisition and its release, five are the same on nearly every call (the lease time, the client id
- * as waiter and releaser, the publish mode, an empty re-entry token, the label of a thread that acquires again), and encoding them once instead of per call saves
- * the client an array copy each. Racy but safe: the last encoded value is an immutable pair, replaced when it differs.
+ * as waiter and releaser, the publish mode, an empty re-entry token, the label of a thread that acquires again), and
+ * encoding them once instead of per call saves the client an array copy each. Racy but safe: the last encoded value is an immutable pair, replaced when it differs.
  */
-final class NativeScriptArgs {
+public final class NativeScriptArgs {
 
 	private static final byte[] EMPTY = new byte[0];
 
@@ -23,7 +23,11 @@ final class NativeScriptArgs {
 	/** The holder label encoded last: the same for one thread's acquisitions one after the other. */
 	private volatile Encoded lastLabel = new Encoded("", EMPTY);
 
-	NativeScriptArgs(String publishMode) {
+	/**
+	 * Encoder of one store's calls.
+	 * @param publishMode {@link LockScripts#SHARDED} when releases are announced with {@code SPUBLISH}, else empty
+	 */
+	public NativeScriptArgs(String publishMode) {
 		this.publishMode = bytes(publishMode);
 	}
 
@@ -31,8 +35,15 @@ final class NativeScriptArgs {
 	 * ACQUIRE's ARGV, in the template path's order: owner, lease time, waiter (a client id or empty), the re-entered
 	 * token (or empty), the hold count a re-entry is to reach (or empty), the publish mode, the holder's label (or
 	 * empty).
+	 * @param owner the owner id
+	 * @param ttlMillis the lease time in ms
+	 * @param waiter the client id of a caller that will wait, else empty
+	 * @param reenteredToken the token of the lease a re-entry re-enters, 0 for a new acquisition
+	 * @param reentryTarget the hold count a re-entry is to reach, 0 for a new acquisition
+	 * @param label the holder's label of a new hold, else empty
+	 * @return the encoded ARGV
 	 */
-	byte[][] acquire(String owner, long ttlMillis, String waiter, long reenteredToken, long reentryTarget,
+	public byte[][] acquire(String owner, long ttlMillis, String waiter, long reenteredToken, long reentryTarget,
 			String label) {
 		return new byte[][] { bytes(owner), ttl(ttlMillis), waiter.isEmpty() ? EMPTY : clientId(waiter),
 				(reenteredToken != 0) ? bytes(Long.toString(reenteredToken)) : EMPTY,
@@ -40,8 +51,18 @@ final class NativeScriptArgs {
 				label.isEmpty() ? EMPTY : label(label) };
 	}
 
-	/** RELEASE's ARGV: owner, token, channel, client id, publish mode, holds before, receipt time. */
-	byte[][] release(String owner, long token, String channel, String clientId, long holdsBefore, long receiptMillis) {
+	/**
+	 * RELEASE's ARGV: owner, token, channel, client id, publish mode, holds before, receipt time.
+	 * @param owner the owner id
+	 * @param token the lease's fencing token
+	 * @param channel the release channel
+	 * @param clientId the releasing process's client id
+	 * @param holdsBefore the holds the owner counts before this release
+	 * @param receiptMillis how long the receipt of a last release lasts, in ms
+	 * @return the encoded ARGV
+	 */
+	public byte[][] release(String owner, long token, String channel, String clientId, long holdsBefore,
+			long receiptMillis) {
 		return new byte[][] { bytes(owner), bytes(Long.toString(token)), bytes(channel), clientId(clientId),
 				this.publishMode, bytes(Long.toString(holdsBefore)), ttl(receiptMillis) };
 	}
@@ -73,12 +94,19 @@ final class NativeScriptArgs {
 		return last.bytes();
 	}
 
-	static byte[] bytes(String value) {
+	/**
+	 * {@return the UTF-8 bytes of {@code value}}
+	 * @param value a key or an argument
+	 */
+	public static byte[] bytes(String value) {
 		return value.getBytes(StandardCharsets.UTF_8);
 	}
 
-	/** {@return the UTF-8 bytes of each argument} */
-	static byte[][] encode(String... args) {
+	/**
+	 * {@return the UTF-8 bytes of each argument}
+	 * @param args the arguments, in order
+	 */
+	public static byte[][] encode(String... args) {
 		byte[][] argv = new byte[args.length][];
 		for (int i = 0; i < args.length; i++) {
 			argv[i] = bytes(args[i]);

@@ -1,4 +1,4 @@
-package dev.distlock.redis;
+package dev.distlock.redis.internal.script;
 
 import java.util.HashMap;
 import java.util.List;
@@ -19,19 +19,22 @@ import org.springframework.data.redis.core.script.RedisScript;
  * refused call, and each line of the engine's scripts calls at most one command. A command found that way counts only
  * if the minimal ACL grants it to the scripts ({@link LockPreflight#SCRIPT_COMMANDS},
  * {@link LockPreflight#CLUSTER_COMMANDS}): anything else is left unnamed.
+ * <p>
+ * SHA1s and lines are taken from the text each script was built with (read from its {@code .lua} files, see
+ * {@link LuaSource}), never written down, so that an edit of a script moves them along.
  */
-final class ScriptCommands {
+public final class ScriptCommands {
 
 	/** Every script of the engine: the scripts Redis may name in an error. */
-	static final List<RedisScript<?>> SCRIPTS = List.of(LockScripts.ACQUIRE, LockScripts.RELEASE,
+	public static final List<RedisScript<?>> SCRIPTS = List.of(LockScripts.ACQUIRE, LockScripts.RELEASE,
 			LockScripts.HAND_OVER, LockScripts.EXTEND, LockScripts.RENEW_ALL, LockScripts.FORCE_RELEASE,
 			LockScripts.HOLDER, LockScripts.OWNED, FairScripts.FAIR_ACQUIRE, FairScripts.FAIR_RELEASE,
 			FairScripts.FAIR_LEAVE, ReadWriteScripts.ACQUIRE, ReadWriteScripts.RELEASE, ReadWriteScripts.RENEW_ALL,
-			ReadWriteScripts.EXTEND, ReadWriteScripts.OWNED, ReadWriteScripts.DISCARD, StoreScan.SCAN,
-			StoreScan.DESCRIBE);
+			ReadWriteScripts.EXTEND, ReadWriteScripts.OWNED, ReadWriteScripts.DISCARD, ListingScripts.SCAN,
+			ListingScripts.DESCRIBE);
 
 	/** A command a script calls: {@code redis.call('hset', ...)} or {@code redis.pcall('publish', ...)}. */
-	static final Pattern CALL = Pattern.compile("redis\\.p?call\\('([a-z]+)'");
+	public static final Pattern CALL = Pattern.compile("redis\\.p?call\\('([a-z]+)'");
 
 	/** The script and line of an error raised inside a script: Redis 7.0 and later, then 6.2. */
 	private static final Pattern SCRIPT_LINE = Pattern
@@ -46,8 +49,10 @@ final class ScriptCommands {
 	/**
 	 * The command that the line of an engine script named in {@code errorReply} calls, if it is one the minimal ACL
 	 * grants to the scripts; null when the error names no line of the engine's scripts.
+	 * @param errorReply the error Redis replied with
+	 * @return the refused command, or null
 	 */
-	static @Nullable String refusedCommand(String errorReply) {
+	public static @Nullable String refusedCommand(String errorReply) {
 		Matcher matcher = SCRIPT_LINE.matcher(errorReply);
 		if (!matcher.find()) {
 			return null;
@@ -62,8 +67,11 @@ final class ScriptCommands {
 				|| LockPreflight.CLUSTER_COMMANDS.contains(command))) ? command : null;
 	}
 
-	/** The commands a line of a script's text calls, in order. */
-	static List<String> calls(String line) {
+	/**
+	 * {@return the commands a line of a script's text calls, in order}
+	 * @param line one line of a script's text
+	 */
+	public static List<String> calls(String line) {
 		return CALL.matcher(line).results().map(call -> call.group(1)).toList();
 	}
 

@@ -1,4 +1,4 @@
-package dev.distlock.redis;
+package dev.distlock.redis.internal.script;
 
 import java.util.List;
 
@@ -26,35 +26,19 @@ import org.springframework.data.redis.core.script.RedisScript;
  * KEYS are always {lease, queue, deadlines, ttls}. A hand-over grants the head the shorter of
  * its lease time and what is left of its entry's deadline: a waiter that died after its last keepalive holds the lease
  * for at most one entry ttl; a live one raises it to its lease time with its first renewal.
+ * <p>
+ * The Lua is in {@code fair-*.lua} files ({@link LuaSource}); each constant documents its script.
  */
-final class FairScripts {
+public final class FairScripts {
 
 	/**
 	 * The prefix of a hand-over message: {@code ~h:<token>:<new owner>}, published on the new owner's process's
 	 * hand-over channel ({@link #handOverChannel}), so only the process of that waiter hears it.
 	 */
-	static final String HAND_OVER_PREFIX = "~h:";
+	public static final String HAND_OVER_PREFIX = "~h:";
 
 	/** Lua: prune queue entries whose deadline passed; defines {@code now} (server ms). */
-	private static final String PRUNE = LockScripts.PRELUDE + """
-			local t = redis.call('time')
-			local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-			local function unqueue(m)
-			  redis.call('zrem', KEYS[2], m)
-			  redis.call('zrem', KEYS[3], m)
-			  redis.call('hdel', KEYS[4], m, '~l:' .. m)
-			end
-			local function hold(owner, token, label)
-			  if label and label ~= '' then
-			    redis.call('hset', KEYS[1], owner, 1, '~t', token, '~l:' .. owner, label)
-			  else
-			    redis.call('hset', KEYS[1], owner, 1, '~t', token)
-			  end
-			end
-			for _, m in ipairs(redis.call('zrangebyscore', KEYS[3], '-inf', now)) do
-			  unqueue(m)
-			end
-			""";
+	private static final String PRUNE = LockScripts.PRELUDE + LuaSource.load("fair-prune.lua");
 
 	/**
 	 * Lua: {@code handOn(previousToken, channel, sharded)}: give the free lease to the first live entry (deleting the
@@ -63,49 +47,7 @@ final class FairScripts {
 	 * nobody to wake and publishes nothing. Returns the new owner, its token and Redis's error when it refused the
 	 * publish, or nil; a refused expiry of the new lease fails the script (see {@link LockScripts#PRELUDE}).
 	 */
-	private static final String HAND_ON = """
-			local function publish(channel, sharded, body)
-			  local sent
-			  if sharded == 's' then
-			    sent = redis.pcall('spublish', channel, body)
-			  end
-			  if sharded ~= 's' or (type(sent) == 'table' and sent.err and string.find(sent.err, 'nknown')) then
-			    sent = redis.pcall('publish', channel, body)
-			  end
-			  if type(sent) == 'table' and sent.err then
-			    return sent.err
-			  end
-			  return nil
-			end
-			local function handOn(previous, channel, sharded)
-			  redis.call('del', KEYS[1])
-			  local head, grant
-			  repeat
-			    head = redis.call('zrange', KEYS[2], 0, 0)[1]
-			    if not head then
-			      return nil, nil, nil
-			    end
-			    grant = tonumber(redis.call('zscore', KEYS[3], head) or '0') - now
-			    if grant < 1 then
-			      unqueue(head)
-			    end
-			  until grant >= 1
-			  local ttl = tonumber(redis.call('hget', KEYS[4], head) or grant)
-			  if ttl < grant then
-			    grant = ttl
-			  end
-			  local token = n(math.max(previous + 1, tonumber(t[1]) * 1000000 + tonumber(t[2])))
-			  local label = redis.call('hget', KEYS[4], '~l:' .. head)
-			  unqueue(head)
-			  hold(head, token, label)
-			  local failed = expire(KEYS[1], grant, true)
-			  if failed then
-			    error(failed.err)
-			  end
-			  return head, token, publish(channel .. ':' .. string.match(head, '^[^:]*'), sharded,
-			    '~h:' .. token .. ':' .. head)
-			end
-			""";
+	private static final String HAND_ON = LuaSource.load("fair-hand-on.lua");
 
 	/**
 	 * KEYS lease, queue, deadlines, ttls; ARGV[1] owner (fresh per acquisition), ARGV[2] ttl ms, ARGV[3] entry ttl ms,
@@ -118,55 +60,8 @@ final class FairScripts {
 	 * queued).
 	 */
 	@SuppressWarnings("rawtypes")
-	static final RedisScript<List> FAIR_ACQUIRE = RedisScript.of(PRUNE + """
-			if redis.call('hexists', KEYS[1], ARGV[1]) == 1 then
-			  unqueue(ARGV[1])
-			  if redis.call('pttl', KEYS[1]) < tonumber(ARGV[2]) then
-			    redis.call('pexpire', KEYS[1], ARGV[2])
-			  end
-			  return {1, tonumber(redis.call('hget', KEYS[1], '~t'))}
-			end
-			if redis.call('exists', KEYS[1]) == 0 then
-			  local head = redis.call('zrange', KEYS[2], 0, 0)[1]
-			  if (not head) or head == ARGV[1] then
-			    local token = n(tonumber(t[1]) * 1000000 + tonumber(t[2]))
-			    unqueue(ARGV[1])
-			    hold(ARGV[1], token, ARGV[5])
-			    local failed = expire(KEYS[1], ARGV[2], true)
-			    if failed then
-			      return failed
-			    end
-			    return {1, tonumber(token)}
-			  end
-			end
-			local pttl = redis.call('pttl', KEYS[1])
-			if ARGV[4] ~= '1' then
-			  return {0, pttl, 0}
-			end
-			if not redis.call('zscore', KEYS[2], ARGV[1]) then
-			  local last = redis.call('zrange', KEYS[2], -1, -1, 'withscores')
-			  local ticket = 0
-			  if #last > 0 then
-			    ticket = tonumber(last[2]) + 1
-			  end
-			  redis.call('zadd', KEYS[2], n(ticket), ARGV[1])
-			  if ARGV[5] and ARGV[5] ~= '' then
-			    redis.call('hset', KEYS[4], ARGV[1], ARGV[2], '~l:' .. ARGV[1], ARGV[5])
-			  else
-			    redis.call('hset', KEYS[4], ARGV[1], ARGV[2])
-			  end
-			end
-			redis.call('zadd', KEYS[3], n(now + tonumber(ARGV[3])), ARGV[1])
-			for i = 2, 4 do
-			  if redis.call('pttl', KEYS[i]) < tonumber(ARGV[3]) then
-			    local failed = expire(KEYS[i], ARGV[3], false, function() unqueue(ARGV[1]) end)
-			    if failed then
-			      return failed
-			    end
-			  end
-			end
-			return {0, pttl, redis.call('zrank', KEYS[2], ARGV[1]) + 1}
-			""", List.class);
+	public static final RedisScript<List> FAIR_ACQUIRE = RedisScript.of(
+			PRUNE + LuaSource.load("fair-acquire.lua"), List.class);
 
 	/**
 	 * KEYS lease, queue, deadlines, ttls; ARGV[1] owner, ARGV[2] token, ARGV[3] release channel, ARGV[4]
@@ -180,38 +75,8 @@ final class FairScripts {
 	 * release leaves the receipt {@code <lease>:r:<owner>} = {@code <token>:<new token>:<new owner>}.
 	 */
 	@SuppressWarnings("rawtypes")
-	static final RedisScript<List> FAIR_RELEASE = RedisScript.of(PRUNE + HAND_ON + """
-			local held = redis.call('hmget', KEYS[1], ARGV[1], '~t')
-			local receipt = KEYS[1] .. ':r:' .. ARGV[1]
-			if (not held[1]) or held[2] ~= ARGV[2] then
-			  local done = redis.call('get', receipt)
-			  local prefix = ARGV[2] .. ':'
-			  if done and string.sub(done, 1, #prefix) == prefix then
-			    local rest = string.sub(done, #prefix + 1)
-			    local colon = string.find(rest, ':', 1, true)
-			    return {0, tonumber(string.sub(rest, 1, colon - 1)), string.sub(rest, colon + 1)}
-			  end
-			  return {-1}
-			end
-			local count = tonumber(held[1])
-			if count < tonumber(ARGV[5] or '1') then
-			  return {count}
-			end
-			if count > 1 then
-			  return {redis.call('hincrby', KEYS[1], ARGV[1], -1)}
-			end
-			local ms = ARGV[6] or '1000'
-			redis.call('set', receipt, ARGV[2] .. ':0:', 'px', ms)
-			local head, token, err = handOn(tonumber(ARGV[2]), ARGV[3], ARGV[4])
-			if head then
-			  redis.call('set', receipt, ARGV[2] .. ':' .. token .. ':' .. head, 'px', ms)
-			end
-			local reply = {0, tonumber(token or '0'), head or ''}
-			if err then
-			  reply[4] = err
-			end
-			return reply
-			""", List.class);
+	public static final RedisScript<List> FAIR_RELEASE = RedisScript.of(
+			PRUNE + HAND_ON + LuaSource.load("fair-release.lua"), List.class);
 
 	/**
 	 * KEYS lease, queue, deadlines, ttls; ARGV[1] owner, ARGV[2] release channel, ARGV[3] {@link LockScripts#SHARDED}
@@ -219,20 +84,17 @@ final class FairScripts {
 	 * its queue entry, and if the lease was handed to it meanwhile (or a lost reply left it a hold), passes the lease on
 	 * to the next live entry in the same script. Returns 1 when it passed a lease on, else 0.
 	 */
-	static final RedisScript<Long> FAIR_LEAVE = RedisScript.of(PRUNE + HAND_ON + """
-			unqueue(ARGV[1])
-			if redis.call('hexists', KEYS[1], ARGV[1]) == 0 then
-			  return 0
-			end
-			handOn(tonumber(redis.call('hget', KEYS[1], '~t') or '0'), ARGV[2], ARGV[3])
-			return 1
-			""", Long.class);
+	public static final RedisScript<Long> FAIR_LEAVE = RedisScript.of(
+			PRUNE + HAND_ON + LuaSource.load("fair-leave.lua"), Long.class);
 
 	private FairScripts() {
 	}
 
-	/** {@return the four keys of a fair lock's scripts: lease, queue, deadlines, ttls} */
-	static List<String> keys(String redisKey) {
+	/**
+	 * {@return the four keys of a fair lock's scripts: lease, queue, deadlines, ttls}
+	 * @param redisKey the lease's key
+	 */
+	public static List<String> keys(String redisKey) {
 		return List.of(redisKey, queueKey(redisKey), redisKey + ":d", redisKey + ":t");
 	}
 
@@ -243,13 +105,16 @@ final class FairScripts {
 	 * @param releaseChannel the key's release channel
 	 * @param owner an owner id of the process
 	 */
-	static String handOverChannel(String releaseChannel, String owner) {
+	public static String handOverChannel(String releaseChannel, String owner) {
 		int end = owner.indexOf(':');
 		return releaseChannel + ':' + ((end < 0) ? owner : owner.substring(0, end));
 	}
 
-	/** {@return the queue key of a fair lock (same hash slot as its lease)} */
-	static String queueKey(String redisKey) {
+	/**
+	 * {@return the queue key of a fair lock (same hash slot as its lease)}
+	 * @param redisKey the lease's key
+	 */
+	public static String queueKey(String redisKey) {
 		return redisKey + ":q";
 	}
 

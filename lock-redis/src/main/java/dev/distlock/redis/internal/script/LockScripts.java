@@ -1,4 +1,4 @@
-package dev.distlock.redis;
+package dev.distlock.redis.internal.script;
 
 import java.util.List;
 
@@ -13,11 +13,14 @@ import org.springframework.data.redis.core.script.RedisScript;
  * A new lease's token is the server's clock in microseconds: after a release or an expiry the clock has moved past
  * every token issued before, so tokens grow per key without a counter key that would never expire. Scripts that act on
  * a held lease check owner <em>and</em> token, so a stale handle can never touch a newer lease of the same owner.
+ * <p>
+ * The Lua of each script and shared part is a file of its own ({@link LuaSource}, named where the constant is
+ * built); what it does, its keys, arguments and reply are documented here, on the constant.
  */
-final class LockScripts {
+public final class LockScripts {
 
 	/** The hash field that holds the fencing token; owner ids never start with '~'. */
-	static final String TOKEN_FIELD = "~t";
+	public static final String TOKEN_FIELD = "~t";
 
 	/**
 	 * The argument that makes a script announce a release with {@code SPUBLISH}, on the lease's shard of a Redis
@@ -25,13 +28,13 @@ final class LockScripts {
 	 * {@code SPUBLISH}, the script falls back to {@code PUBLISH}, as the subscriber falls back to {@code SUBSCRIBE} on
 	 * the key's master.
 	 */
-	static final String SHARDED = "s";
+	public static final String SHARDED = "s";
 
 	/** The field FORCE_RELEASE adds to its reply, followed by Redis's error text, when the publish was refused. */
-	static final String PUBLISH_REFUSED_FIELD = "~!";
+	public static final String PUBLISH_REFUSED_FIELD = "~!";
 
 	/** The prefix of the hash fields that note a process waiting for the lease: {@code ~w:<client id>}. */
-	static final String WAITER_PREFIX = "~w:";
+	public static final String WAITER_PREFIX = "~w:";
 
 	/**
 	 * The infix of a release receipt's key: {@code <lease>:r:<owner>}, in the lease's hash slot. When a script ends an
@@ -39,10 +42,10 @@ final class LockScripts {
 	 * released and what its reply said, so that the same call run a second time (a client that re-sends an unanswered
 	 * command after a reconnect, a retrying proxy) answers as the first run did instead of finding the lease gone.
 	 */
-	static final String RECEIPT_INFIX = ":r:";
+	public static final String RECEIPT_INFIX = ":r:";
 
 	/** The hash field of an exclusive lease that names the last {@code add} extension applied (its call id). */
-	static final String EXTENDED_FIELD = "~a";
+	public static final String EXTENDED_FIELD = "~a";
 
 	/**
 	 * The prefix of the hash fields that say who holds the lease: {@code ~l:<owner>} = that owner's holder label (the
@@ -53,7 +56,7 @@ final class LockScripts {
 	 * label per live reader). A lease written without one (an older version, an acquisition with an empty label) simply
 	 * has none.
 	 */
-	static final String LABEL_PREFIX = "~l:";
+	public static final String LABEL_PREFIX = "~l:";
 
 	/**
 	 * Lua shared by the scripts that read labels: {@code labels(fields)}, from a lease's HGETALL, the labels of its
@@ -62,37 +65,10 @@ final class LockScripts {
 	 * {@code "and <n> more"}; '' when no holder has one. Sorted, so that the same holders read the same whichever
 	 * order the hash keeps.
 	 */
-	static final String LABELS = """
-			local function labels(fields)
-			  local owners, named, writer = {}, {}, nil
-			  for i = 1, #fields, 2 do
-			    local field = fields[i]
-			    if string.sub(field, 1, 3) == '~l:' then
-			      named[string.sub(field, 4)] = fields[i + 1]
-			    elseif field == '~x' then
-			      writer = fields[i + 1]
-			    elseif string.sub(field, 1, 1) ~= '~' then
-			      owners[#owners + 1] = field
-			    end
-			  end
-			  local first, list = nil, {}
-			  for _, o in ipairs(owners) do
-			    local label = named[o]
-			    if label then
-			      if o == writer then first = label else list[#list + 1] = label end
-			    end
-			  end
-			  table.sort(list)
-			  if first then table.insert(list, 1, first) end
-			  if #list > 5 then
-			    return table.concat(list, '; ', 1, 5) .. '; and ' .. (#list - 5) .. ' more'
-			  end
-			  return table.concat(list, '; ')
-			end
-			""";
+	public static final String LABELS = LuaSource.load("labels.lua");
 
 	/** How many holders' labels {@link #LABELS} names before it counts the rest. */
-	static final int LISTED_LABELS = 5;
+	public static final int LISTED_LABELS = 5;
 
 	/**
 	 * Lua shared by the scripts that write: {@code n(x)} formats a number as an integer string, for every number a
@@ -104,31 +80,13 @@ final class LockScripts {
 	 * {@code redis.call}, so that the error names this line, which names the command (see {@link ScriptCommands}). It
 	 * returns nil, or Redis's error should the second call pass.
 	 */
-	static final String PRELUDE = """
-			local function n(x)
-			  return string.format('%d', x)
-			end
-			local function expire(key, ms, created, undo)
-			  local r = redis.pcall('pexpire', key, n(ms))
-			  if type(r) == 'table' and r.err then
-			    if created then
-			      redis.pcall('del', key)
-			    end
-			    if undo then
-			      undo()
-			    end
-			    redis.call('pexpire', key, n(ms))
-			    return r
-			  end
-			  return nil
-			end
-			""";
+	public static final String PRELUDE = LuaSource.load("prelude.lua");
 
 	/**
 	 * The hash field that notes that the lease's holder may not announce its release: Redis (7.0 or later) told the
 	 * acquiring script that the holder's user may not publish on the release channel.
 	 */
-	static final String UNANNOUNCED_FIELD = "~u";
+	public static final String UNANNOUNCED_FIELD = "~u";
 
 	/**
 	 * Lua shared by the scripts that take a lease for a holder whose release other processes wait for:
@@ -137,18 +95,7 @@ final class LockScripts {
 	 * {@value #SHARDED}), asking Redis's ACL without sending anything ({@code redis.acl_check_cmd}); false on Redis
 	 * before 7.0, which cannot tell a script.
 	 */
-	static final String UNANNOUNCED = """
-			local function unannounced(key, sharded)
-			  if not redis.acl_check_cmd then
-			    return false
-			  end
-			  local command = 'publish'
-			  if sharded == 's' then
-			    command = 'spublish'
-			  end
-			  return not redis.acl_check_cmd(command, key .. ':released', '')
-			end
-			""";
+	public static final String UNANNOUNCED = LuaSource.load("unannounced.lua");
 
 	/**
 	 * KEYS[1] lease; ARGV[1] owner, ARGV[2] ttl ms, ARGV[3] the caller's client id if it will wait, else '', ARGV[4]
@@ -179,67 +126,8 @@ final class LockScripts {
 	 * writes the same label again, and a run that finds another holder writes none.
 	 */
 	@SuppressWarnings("rawtypes")
-	static final RedisScript<List> ACQUIRE = RedisScript.of(PRELUDE + UNANNOUNCED + """
-			local function hold(token)
-			  if ARGV[7] and ARGV[7] ~= '' then
-			    redis.call('hset', KEYS[1], ARGV[1], 1, '~t', token, '~l:' .. ARGV[1], ARGV[7])
-			  else
-			    redis.call('hset', KEYS[1], ARGV[1], 1, '~t', token)
-			  end
-			  if unannounced(KEYS[1], ARGV[6]) then
-			    redis.call('hset', KEYS[1], '~u', 1)
-			  end
-			end
-			if redis.call('exists', KEYS[1]) == 0 then
-			  if ARGV[4] ~= '' then
-			    return {-1, 0}
-			  end
-			  local t = redis.call('time')
-			  local token = n(tonumber(t[1]) * 1000000 + tonumber(t[2]))
-			  hold(token)
-			  local failed = expire(KEYS[1], ARGV[2], true)
-			  if failed then
-			    return failed
-			  end
-			  return {1, tonumber(token)}
-			end
-			local held = redis.call('hmget', KEYS[1], ARGV[1], '~t', '~u')
-			if held[1] then
-			  if ARGV[4] == '' then
-			    local t = redis.call('time')
-			    local token = n(math.max(tonumber(held[2] or '0') + 1, tonumber(t[1]) * 1000000 + tonumber(t[2])))
-			    hold(token)
-			    local failed = expire(KEYS[1], ARGV[2], false)
-			    if failed then
-			      return failed
-			    end
-			    return {1, tonumber(token)}
-			  end
-			  if held[2] ~= ARGV[4] then
-			    return {-1, 0}
-			  end
-			  local count = tonumber(held[1])
-			  local target = tonumber(ARGV[5] or '') or (count + 1)
-			  if count < target then
-			    count = target
-			    redis.call('hset', KEYS[1], ARGV[1], n(count))
-			  end
-			  if redis.call('pttl', KEYS[1]) < tonumber(ARGV[2]) then
-			    redis.call('pexpire', KEYS[1], ARGV[2])
-			  end
-			  return {count, tonumber(held[2])}
-			end
-			if ARGV[4] ~= '' then
-			  return {-1, 0}
-			end
-			if ARGV[3] ~= '' then
-			  redis.call('hsetnx', KEYS[1], '~w:' .. ARGV[3], 1)
-			end
-			if held[3] then
-			  return {0, redis.call('pttl', KEYS[1]), 1}
-			end
-			return {0, redis.call('pttl', KEYS[1])}
-			""", List.class);
+	public static final RedisScript<List> ACQUIRE = RedisScript.of(
+			PRELUDE + UNANNOUNCED + LuaSource.load("lock-acquire.lua"), List.class);
 
 	/**
 	 * KEYS[1] lease; ARGV[1] owner, ARGV[2] token, ARGV[3] release channel, ARGV[4] the owner's client id, ARGV[5]
@@ -272,53 +160,7 @@ final class LockScripts {
 	 * model). A release that publishes nothing has nothing to be refused.
 	 */
 	@SuppressWarnings("rawtypes")
-	static final RedisScript<List> RELEASE = RedisScript.of("""
-			local fields = redis.call('hgetall', KEYS[1])
-			local token, count, noted, others = nil, 0, false, 0
-			for i = 1, #fields, 2 do
-			  local field = fields[i]
-			  if field == '~t' then
-			    token = fields[i + 1]
-			  elseif field == ARGV[1] then
-			    count = tonumber(fields[i + 1])
-			  elseif string.sub(field, 1, 3) == '~w:' then
-			    noted = true
-			    if string.sub(field, 4) ~= ARGV[4] then
-			      others = 1
-			    end
-			  end
-			end
-			local receipt = KEYS[1] .. ':r:' .. ARGV[1]
-			if token ~= ARGV[2] or count < 1 then
-			  local done = redis.call('get', receipt)
-			  if done and string.sub(done, 1, #ARGV[2] + 1) == ARGV[2] .. ':' then
-			    return {0, tonumber(string.sub(done, #ARGV[2] + 2))}
-			  end
-			  return {-1, 0}
-			end
-			if count < tonumber(ARGV[6] or '1') then
-			  return {count, 0}
-			end
-			if count > 1 then
-			  return {redis.call('hincrby', KEYS[1], ARGV[1], -1), 0}
-			end
-			redis.call('set', receipt, ARGV[2] .. ':' .. others, 'px', ARGV[7] or '1000')
-			redis.call('del', KEYS[1])
-			if not noted then
-			  return {0, 0}
-			end
-			local sent
-			if ARGV[5] == 's' then
-			  sent = redis.pcall('spublish', ARGV[3], ARGV[2])
-			end
-			if ARGV[5] ~= 's' or (type(sent) == 'table' and sent.err and string.find(sent.err, 'nknown')) then
-			  sent = redis.pcall('publish', ARGV[3], ARGV[2])
-			end
-			if type(sent) == 'table' and sent.err then
-			  return {0, others, sent.err}
-			end
-			return {0, others}
-			""", List.class);
+	public static final RedisScript<List> RELEASE = RedisScript.of(LuaSource.load("lock-release.lua"), List.class);
 
 	/**
 	 * KEYS[1] lease; ARGV[1] owner, ARGV[2] token, ARGV[3] next owner, ARGV[4] next owner's ttl ms, ARGV[5] the next
@@ -330,35 +172,8 @@ final class LockScripts {
 	 * finds the lease the next owner's (its owner id is fresh, so only this hand-over or that waiter's own attempt gave
 	 * it the lease) and answers its token.
 	 */
-	static final RedisScript<Long> HAND_OVER = RedisScript.of(PRELUDE + """
-			local held = redis.call('hmget', KEYS[1], '~t', ARGV[1], ARGV[3])
-			if held[1] ~= ARGV[2] then
-			  if held[1] and held[3] and not held[2] then
-			    return tonumber(held[1])
-			  end
-			  return -1
-			end
-			local count = tonumber(held[2] or '0')
-			if count < 1 then
-			  return -1
-			end
-			if count > 1 then
-			  return -2
-			end
-			local t = redis.call('time')
-			local token = n(math.max(tonumber(ARGV[2]) + 1, tonumber(t[1]) * 1000000 + tonumber(t[2])))
-			redis.call('hdel', KEYS[1], ARGV[1], '~l:' .. ARGV[1])
-			if ARGV[5] and ARGV[5] ~= '' then
-			  redis.call('hset', KEYS[1], ARGV[3], 1, '~t', token, '~l:' .. ARGV[3], ARGV[5])
-			else
-			  redis.call('hset', KEYS[1], ARGV[3], 1, '~t', token)
-			end
-			local failed = expire(KEYS[1], ARGV[4], false)
-			if failed then
-			  return failed
-			end
-			return tonumber(token)
-			""", Long.class);
+	public static final RedisScript<Long> HAND_OVER = RedisScript.of(
+			PRELUDE + LuaSource.load("lock-hand-over.lua"), Long.class);
 
 	/**
 	 * KEYS[1] lease; ARGV[1] owner, ARGV[2] token, ARGV[3] ms, ARGV[4] 'set' (expire in ms) or 'add' (add ms), ARGV[5]
@@ -367,27 +182,8 @@ final class LockScripts {
 	 * nothing and answers the remaining ttl; a 'set' run twice sets the same time again. Repeated adds never take the
 	 * lease past 365 days from now ({@code LockSettings.MAX_TTL}).
 	 */
-	static final RedisScript<Long> EXTEND = RedisScript.of(PRELUDE + """
-			local held = redis.call('hmget', KEYS[1], ARGV[1], '~t', '~a')
-			if (not held[1]) or held[2] ~= ARGV[2] then
-			  return -1
-			end
-			local ms = tonumber(ARGV[3])
-			if ARGV[4] == 'add' then
-			  if ARGV[5] and ARGV[5] ~= '' and held[3] == ARGV[5] then
-			    return math.max(redis.call('pttl', KEYS[1]), 0)
-			  end
-			  ms = math.min(ms + math.max(redis.call('pttl', KEYS[1]), 0), 31536000000)
-			  if ARGV[5] and ARGV[5] ~= '' then
-			    redis.call('hset', KEYS[1], '~a', ARGV[5])
-			  end
-			end
-			local failed = expire(KEYS[1], ms, false)
-			if failed then
-			  return failed
-			end
-			return ms
-			""", Long.class);
+	public static final RedisScript<Long> EXTEND = RedisScript.of(
+			PRELUDE + LuaSource.load("lock-extend.lua"), Long.class);
 
 	/**
 	 * KEYS[1..n] leases; ARGV[3i-2..3i] owner, token, ttl ms of KEYS[i]. For each lease returns 1 when it is still
@@ -397,23 +193,7 @@ final class LockScripts {
 	 * again; the ttl goes to {@code PEXPIRE} as the client's string, never as a Lua number (see {@link #PRELUDE}).
 	 */
 	@SuppressWarnings("rawtypes")
-	static final RedisScript<List> RENEW_ALL = RedisScript.of("""
-			local result = {}
-			for i = 1, #KEYS do
-			  local k = KEYS[i]
-			  local a = 3 * i - 2
-			  local held = redis.call('hmget', k, ARGV[a], '~t')
-			  if held[1] and held[2] == ARGV[a + 1] then
-			    if redis.call('pttl', k) < tonumber(ARGV[a + 2]) then
-			      redis.call('pexpire', k, ARGV[a + 2])
-			    end
-			    result[i] = 1
-			  else
-			    result[i] = 0
-			  end
-			end
-			return result
-			""", List.class);
+	public static final RedisScript<List> RENEW_ALL = RedisScript.of(LuaSource.load("lock-renew-all.lua"), List.class);
 
 	/**
 	 * KEYS[1] lease; ARGV[1] release channel, ARGV[2] {@value #SHARDED} or absent (as for RELEASE), ARGV[3] a call id,
@@ -426,40 +206,8 @@ final class LockScripts {
 	 * {@value ReadWriteScripts#WAKE_ALL}, so that it wakes every waiter of a process, as its own releases do.
 	 */
 	@SuppressWarnings("rawtypes")
-	static final RedisScript<List> FORCE_RELEASE = RedisScript.of("""
-			local receipt = KEYS[1] .. ':f:' .. (ARGV[3] or '')
-			if ARGV[3] and ARGV[3] ~= '' and redis.call('exists', receipt) == 1 then
-			  return redis.call('hgetall', receipt)
-			end
-			local fields = redis.call('hgetall', KEYS[1])
-			if #fields == 0 then
-			  return {}
-			end
-			if ARGV[3] and ARGV[3] ~= '' then
-			  redis.call('hset', receipt, unpack(fields))
-			  redis.call('pexpire', receipt, ARGV[4])
-			end
-			redis.call('del', KEYS[1])
-			local stamp = redis.call('time')[1]
-			for i = 1, #fields, 2 do
-			  if fields[i] == '~m' then
-			    stamp = '*' .. stamp
-			    break
-			  end
-			end
-			local sent
-			if ARGV[2] == 's' then
-			  sent = redis.pcall('spublish', ARGV[1], stamp)
-			end
-			if ARGV[2] ~= 's' or (type(sent) == 'table' and sent.err and string.find(sent.err, 'nknown')) then
-			  sent = redis.pcall('publish', ARGV[1], stamp)
-			end
-			if type(sent) == 'table' and sent.err then
-			  fields[#fields + 1] = '~!'
-			  fields[#fields + 1] = sent.err
-			end
-			return fields
-			""", List.class);
+	public static final RedisScript<List> FORCE_RELEASE = RedisScript.of(
+			LuaSource.load("lock-force-release.lua"), List.class);
 
 	/**
 	 * KEYS[1] lease. Reads who holds it, for {@code LockService.holder}: {holds, fencing token, remaining ttl ms,
@@ -467,34 +215,14 @@ final class LockScripts {
 	 * as {@link #LABELS} joins them ('' when none), or empty when the key is free. Reads only.
 	 */
 	@SuppressWarnings("rawtypes")
-	static final RedisScript<List> HOLDER = RedisScript.of(LABELS + """
-			local fields = redis.call('hgetall', KEYS[1])
-			if #fields == 0 then
-			  return {}
-			end
-			local holds, token = 0, 0
-			for i = 1, #fields, 2 do
-			  local field = fields[i]
-			  if field == '~t' then
-			    token = tonumber(fields[i + 1])
-			  elseif string.sub(field, 1, 1) ~= '~' then
-			    holds = holds + tonumber(fields[i + 1])
-			  end
-			end
-			return {holds, token, redis.call('pttl', KEYS[1]), labels(fields)}
-			""", List.class);
+	public static final RedisScript<List> HOLDER = RedisScript.of(
+			LABELS + LuaSource.load("lock-holder.lua"), List.class);
 
 	/**
 	 * KEYS[1] lease; ARGV[1] owner, ARGV[2] token. For {@code Lease.isOwned}: the remaining ttl in ms when the lease is
 	 * still this owner's with this token, else -1. Reads only.
 	 */
-	static final RedisScript<Long> OWNED = RedisScript.of("""
-			local held = redis.call('hmget', KEYS[1], ARGV[1], '~t')
-			if held[1] and held[2] == ARGV[2] then
-			  return redis.call('pttl', KEYS[1])
-			end
-			return -1
-			""", Long.class);
+	public static final RedisScript<Long> OWNED = RedisScript.of(LuaSource.load("lock-owned.lua"), Long.class);
 
 	private LockScripts() {
 	}

@@ -1,0 +1,49 @@
+-- LockScripts.RELEASE: releases one hold of an exclusive lease, the last one with a receipt and, if anyone waits, a
+-- message. Its keys, arguments and reply: the Javadoc of LockScripts.RELEASE. The comment lines at the top of this
+-- file, and the empty line after them, are not part of the script (LuaSource drops them).
+
+local fields = redis.call('hgetall', KEYS[1])
+local token, count, noted, others = nil, 0, false, 0
+for i = 1, #fields, 2 do
+  local field = fields[i]
+  if field == '~t' then
+    token = fields[i + 1]
+  elseif field == ARGV[1] then
+    count = tonumber(fields[i + 1])
+  elseif string.sub(field, 1, 3) == '~w:' then
+    noted = true
+    if string.sub(field, 4) ~= ARGV[4] then
+      others = 1
+    end
+  end
+end
+local receipt = KEYS[1] .. ':r:' .. ARGV[1]
+if token ~= ARGV[2] or count < 1 then
+  local done = redis.call('get', receipt)
+  if done and string.sub(done, 1, #ARGV[2] + 1) == ARGV[2] .. ':' then
+    return {0, tonumber(string.sub(done, #ARGV[2] + 2))}
+  end
+  return {-1, 0}
+end
+if count < tonumber(ARGV[6] or '1') then
+  return {count, 0}
+end
+if count > 1 then
+  return {redis.call('hincrby', KEYS[1], ARGV[1], -1), 0}
+end
+redis.call('set', receipt, ARGV[2] .. ':' .. others, 'px', ARGV[7] or '1000')
+redis.call('del', KEYS[1])
+if not noted then
+  return {0, 0}
+end
+local sent
+if ARGV[5] == 's' then
+  sent = redis.pcall('spublish', ARGV[3], ARGV[2])
+end
+if ARGV[5] ~= 's' or (type(sent) == 'table' and sent.err and string.find(sent.err, 'nknown')) then
+  sent = redis.pcall('publish', ARGV[3], ARGV[2])
+end
+if type(sent) == 'table' and sent.err then
+  return {0, others, sent.err}
+end
+return {0, others}
