@@ -272,7 +272,9 @@ public final class RedisServer implements AutoCloseable {
 		for (int attempt = 0; attempt < PORT_ATTEMPTS; attempt++) {
 			RedisServer server = new RedisServer(builder, binary, ports.getAsInt(), directory, sharedInstance);
 			try {
-				server.process.launch();
+				synchronized (server) { // ServerProcess launches and signals only under its server's monitor
+					server.process.launch();
+				}
 				return server;
 			} catch (ServerProcess.PortInUseException e) {
 				lastBindFailure = e; // another process took the port between our probe and redis' bind
@@ -287,6 +289,7 @@ public final class RedisServer implements AutoCloseable {
 		ServerSupport.deleteRecursively(directory);
 		throw new IllegalStateException("No free port after " + PORT_ATTEMPTS + " attempts", lastBindFailure);
 	}
+
 	private void ensureOpen() {
 		if (closed) {
 			throw new IllegalStateException("Closed: redis-server on " + uri());
