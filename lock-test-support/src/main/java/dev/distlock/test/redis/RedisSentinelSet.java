@@ -4,9 +4,7 @@ import dev.distlock.test.redis.Await.Probe;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
-import java.util.HashMap;
 import java.util.List;
-import java.util.Map;
 import java.util.Objects;
 import java.util.stream.Stream;
 import org.jspecify.annotations.Nullable;
@@ -25,6 +23,9 @@ import org.jspecify.annotations.Nullable;
  * <p>A node is <em>live</em> when its process runs and is not paused. Data nodes keep no data
  * across a restart: a restarted master comes back empty, and the sentinels turn it into a replica
  * of the new master about 10 s later (Sentinel waits 8 s, and asks replicas for INFO every 10 s).
+ *
+ * <p>What the processes say about the set (the master the sentinels name, the health and
+ * promotion probes) is {@link SentinelProbes}'s.
  */
 public final class RedisSentinelSet implements AutoCloseable {
 
@@ -33,7 +34,6 @@ public final class RedisSentinelSet implements AutoCloseable {
 
 	private static final int SENTINELS = 3;
 	private static final int QUORUM = 2;
-	private static final Duration PROBE_TIMEOUT = Duration.ofSeconds(2);
 	private static final Duration DEFAULT_DOWN_AFTER = Duration.ofMillis(2000);
 	private static final Duration DEFAULT_FAILOVER_TIMEOUT = Duration.ofMillis(5000);
 	private static final Duration DEFAULT_START_TIMEOUT = Duration.ofSeconds(60);
@@ -42,12 +42,14 @@ public final class RedisSentinelSet implements AutoCloseable {
 	private final String masterName;
 	private final List<RedisServer> dataNodes;
 	private final List<RedisServer> sentinels;
+	private final SentinelProbes probes;
 	private volatile boolean closed;
 
 	private RedisSentinelSet(String masterName, List<RedisServer> dataNodes, List<RedisServer> sentinels) {
 		this.masterName = masterName;
 		this.dataNodes = List.copyOf(dataNodes);
 		this.sentinels = List.copyOf(sentinels);
+		this.probes = new SentinelProbes(this, masterName, QUORUM, dataNodes, sentinels);
 	}
 
 	/** Starts a master, a replica and three sentinels with {@link RedisBinary#detect()}. */
@@ -67,8 +69,8 @@ public final class RedisSentinelSet implements AutoCloseable {
 	/** The master, as the first live sentinel names it now. */
 	public RedisServer master() {
 		for (RedisServer sentinel : sentinels) {
-			if (isLive(sentinel)) {
-				return dataNode(masterPort(sentinel));
+			if (SentinelProbes.isLive(sentinel)) {
+				return probes.dataNode(probes.masterPort(sentinel));
 			}
 		}
 		throw new IllegalStateException("No live sentinel in " + this);
@@ -91,7 +93,7 @@ public final class RedisSentinelSet implements AutoCloseable {
 
 	/** {@code 127.0.0.1:<port>} of every sentinel, e.g. for {@code spring.data.redis.sentinel.nodes}. */
 	public List<String> sentinelNodes() {
-		return sentinels.stream().map(RedisSentinelSet::address).toList();
+		return sentinels.stream().map(SentinelProbes::address).toList();
 	}
 
 	/** How many sentinels must agree that the master is down before a failover: 2 of 3. */
@@ -123,7 +125,7 @@ public final class RedisSentinelSet implements AutoCloseable {
 	 */
 	public RedisServer awaitPromotion(RedisServer oldMaster, Duration timeout) {
 		requireMember(oldMaster);
-		return Await.until(timeout, "promoted a successor of " + address(oldMaster), () -> promotionProbe(oldMaster));
+		return Await.until(timeout, "promoted a successor of " + SentinelProbes.address(oldMaster), () -> probes.promotionProbe(oldMaster));
 	}
 
 	/**
@@ -133,7 +135,7 @@ public final class RedisSentinelSet implements AutoCloseable {
 	 * replicate it with their link up. Nodes that are down are ignored.
 	 */
 	public void awaitHealthy(Duration timeout) {
-		Await.until(timeout, "healthy", this::healthProbe);
+		Await.until(timeout, "healthy", probes::healthProbe);
 	}
 
 	/** Stops all processes and deletes their directories. Idempotent. */
@@ -178,176 +180,6 @@ public final class RedisSentinelSet implements AutoCloseable {
 		awaitHealthy(DEFAULT_HEALTH_TIMEOUT);
 	}
 
-	private Probe<RedisServer> promotionProbe(RedisServer oldMaster) {
-		Map<RedisServer, Integer> votes = new HashMap<>();
-		List<String> named = new ArrayList<>();
-		for (RedisServer sentinel : sentinels) {
-			if (isLive(sentinel)) {
-				int port = masterPort(sentinel);
-				named.add(address(sentinel) + " names " + port);
-				if (port != oldMaster.port()) {
-					votes.merge(dataNode(port), 1, Integer::sum);
-				}
-			}
-		}
-		for (Map.Entry<RedisServer, Integer> vote : votes.entrySet()) {
-			RedisServer candidate = vote.getKey();
-			if (vote.getValue() >= QUORUM && isLive(candidate)) {
-				String role = role(candidate);
-				if (!"master".equals(role)) {
-					return Probe.notYet(address(candidate) + " is named by " + vote.getValue() + " sentinels but reports role:" + role);
-				}
-				return Probe.done(candidate);
-			}
-		}
-		return Probe.notYet(String.join(", ", named));
-	}
-
-	private Probe<Boolean> healthProbe() {
-		RedisServer master = null;
-		for (RedisServer sentinel : sentinels) {
-			if (!isLive(sentinel)) {
-				continue;
-			}
-			RedisServer named = dataNode(masterPort(sentinel));
-			if (master == null) {
-				master = named;
-			} else if (master != named) {
-				return Probe.notYet("sentinels disagree on the master: " + address(master) + " or " + address(named));
-			}
-			Map<String, String> state = fields(sentinel.execute(PROBE_TIMEOUT, "SENTINEL", "MASTER", masterName));
-			if (!"master".equals(state.get("flags"))) {
-				return Probe.notYet(address(sentinel) + " flags the master " + state.get("flags"));
-			}
-			String problem = replicasProblem(sentinel, named);
-			if (problem == null) {
-				problem = sentinelsProblem(sentinel);
-			}
-			if (problem != null) {
-				return Probe.notYet(problem);
-			}
-		}
-		if (master == null) {
-			return Probe.notYet("no sentinel is live");
-		}
-		if (!isLive(master) || !"master".equals(role(master))) {
-			return Probe.notYet("the sentinels' master " + address(master) + " is " + (isLive(master) ? "role:" + role(master) : "down"));
-		}
-		String masterReplication = info(master);
-		for (RedisServer node : dataNodes) {
-			if (node != master && isLive(node)) {
-				if (!RedisCluster.listsOnlineReplica(masterReplication, node.port())) {
-					return Probe.notYet(address(master) + " does not list its replica " + address(node) + " as online yet");
-				}
-				String replication = info(node);
-				if (!"slave".equals(RedisCluster.field(replication, "role"))
-						|| !Integer.toString(master.port()).equals(RedisCluster.field(replication, "master_port"))
-						|| !"up".equals(RedisCluster.field(replication, "master_link_status"))) {
-					return Probe.notYet(address(node) + " reports role:" + RedisCluster.field(replication, "role") + ", master_port:"
-							+ RedisCluster.field(replication, "master_port") + ", link " + RedisCluster.field(replication, "master_link_status"));
-				}
-			}
-		}
-		return Probe.done(Boolean.TRUE);
-	}
-
-	/**
-	 * Why {@code sentinel} does not (yet) know every other live data node as a replica that is up,
-	 * or null. Its {@code master-link-status} is not asked: a sentinel refreshes it only every 10 s
-	 * (every second while the master is down), and the replica's own INFO is the truth.
-	 */
-	private @Nullable String replicasProblem(RedisServer sentinel, RedisServer master) {
-		List<Map<String, String>> replicas = fieldsList(sentinel.execute(PROBE_TIMEOUT, "SENTINEL", "REPLICAS", masterName));
-		for (RedisServer node : dataNodes) {
-			if (node == master || !isLive(node)) {
-				continue;
-			}
-			Map<String, String> replica = byPort(replicas, node);
-			if (replica == null) {
-				return address(sentinel) + " does not know the replica " + address(node);
-			}
-			String flags = Objects.requireNonNullElse(replica.get("flags"), "");
-			if (flags.contains("down") || flags.contains("disconnected")) {
-				return address(sentinel) + " sees the replica " + address(node) + " as " + flags;
-			}
-		}
-		return null;
-	}
-
-	/** Why {@code sentinel} does not (yet) see every other live sentinel, or null. */
-	private @Nullable String sentinelsProblem(RedisServer sentinel) {
-		List<Map<String, String>> others = fieldsList(sentinel.execute(PROBE_TIMEOUT, "SENTINEL", "SENTINELS", masterName));
-		for (RedisServer other : sentinels) {
-			if (other == sentinel || !isLive(other)) {
-				continue;
-			}
-			Map<String, String> seen = byPort(others, other);
-			if (seen == null) {
-				return address(sentinel) + " does not know the sentinel " + address(other);
-			}
-			String flags = Objects.requireNonNullElse(seen.get("flags"), "");
-			if (flags.contains("down") || flags.contains("disconnected")) {
-				return address(sentinel) + " sees the sentinel " + address(other) + " as " + flags;
-			}
-		}
-		return null;
-	}
-
-	private int masterPort(RedisServer sentinel) {
-		Object reply = sentinel.execute(PROBE_TIMEOUT, "SENTINEL", "GET-MASTER-ADDR-BY-NAME", masterName);
-		if (!(reply instanceof List<?> address) || address.size() != 2) {
-			throw new IllegalStateException(address(sentinel) + " does not know the master " + masterName + ": " + reply);
-		}
-		return Integer.parseInt(String.valueOf(address.get(1)));
-	}
-
-	private RedisServer dataNode(int port) {
-		for (RedisServer node : dataNodes) {
-			if (node.port() == port) {
-				return node;
-			}
-		}
-		throw new IllegalStateException("A sentinel names port " + port + ", which is no data node of " + this);
-	}
-
-	private static String role(RedisServer node) {
-		return Objects.requireNonNullElse(RedisCluster.field(info(node), "role"), "?");
-	}
-
-	private static String info(RedisServer node) {
-		return (String) Objects.requireNonNull(node.execute(PROBE_TIMEOUT, "INFO", "replication"));
-	}
-
-	private static @Nullable Map<String, String> byPort(List<Map<String, String>> instances, RedisServer node) {
-		for (Map<String, String> instance : instances) {
-			if (Integer.toString(node.port()).equals(instance.get("port"))) {
-				return instance;
-			}
-		}
-		return null;
-	}
-
-	/** A flat {@code [name, value, name, value, ...]} reply as a map. */
-	private static Map<String, String> fields(@Nullable Object reply) {
-		Map<String, String> map = new HashMap<>();
-		if (reply instanceof List<?> list) {
-			for (int i = 0; i + 1 < list.size(); i += 2) {
-				map.put(String.valueOf(list.get(i)), String.valueOf(list.get(i + 1)));
-			}
-		}
-		return map;
-	}
-
-	private static List<Map<String, String>> fieldsList(@Nullable Object reply) {
-		List<Map<String, String>> maps = new ArrayList<>();
-		if (reply instanceof List<?> list) {
-			for (Object item : list) {
-				maps.add(fields(item));
-			}
-		}
-		return maps;
-	}
-
 	private List<RedisServer> all() {
 		return Stream.concat(dataNodes.stream(), sentinels.stream()).toList();
 	}
@@ -358,16 +190,8 @@ public final class RedisSentinelSet implements AutoCloseable {
 		}
 	}
 
-	private static boolean isLive(RedisServer node) {
-		return node.isRunning() && !node.isPaused();
-	}
-
-	private static String address(RedisServer node) {
-		return RedisServer.HOST + ":" + node.port();
-	}
-
 	private static String describe(List<RedisServer> nodes) {
-		return nodes.stream().map(n -> address(n) + (n.isPaused() ? " paused" : n.isRunning() ? "" : " down")).toList().toString();
+		return nodes.stream().map(n -> SentinelProbes.address(n) + (n.isPaused() ? " paused" : n.isRunning() ? "" : " down")).toList().toString();
 	}
 
 	/** Configures a sentinel set before starting it. */
@@ -438,9 +262,9 @@ public final class RedisSentinelSet implements AutoCloseable {
 				started.add(replica);
 				// a sentinel learns replicas from the master's INFO, at start and then every 10 s only
 				Await.until(remaining(deadline), "the replica connected to the master", () -> {
-					String replication = info(master);
+					String replication = SentinelProbes.info(master);
 					return "0".equals(RedisCluster.field(replication, "connected_slaves"))
-							? Probe.notYet(address(master) + " has no replica yet") : Probe.done(Boolean.TRUE);
+							? Probe.notYet(SentinelProbes.address(master) + " has no replica yet") : Probe.done(Boolean.TRUE);
 				});
 				String config = String.join("\n",
 						"sentinel monitor " + masterName + " " + RedisServer.HOST + " " + master.port() + " " + QUORUM,

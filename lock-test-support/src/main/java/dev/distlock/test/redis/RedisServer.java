@@ -2,32 +2,15 @@ package dev.distlock.test.redis;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
-import java.lang.ProcessBuilder.Redirect;
-import java.net.InetAddress;
-import java.net.InetSocketAddress;
-import java.net.ServerSocket;
-import java.nio.channels.Channels;
-import java.nio.channels.FileChannel;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
-import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
-import java.nio.file.StandardOpenOption;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Arrays;
-import java.util.Comparator;
 import java.util.List;
 import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ExecutionException;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
-import java.util.concurrent.TimeUnit;
 import java.util.function.IntSupplier;
-import java.util.stream.Stream;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -40,6 +23,10 @@ import org.jspecify.annotations.Nullable;
  *
  * <p>Process control ({@link #pause()}, {@link #resume()}) uses the POSIX {@code kill} command, so
  * this class targets Linux and macOS.
+ *
+ * <p>The process itself (command line, launch, signals) is {@link ServerProcess}'s; ports, exits
+ * and temp files are {@link ServerSupport}'s. This class holds the server's identity, the registry
+ * the shutdown hook works from, and the public API.
  */
 public final class RedisServer implements AutoCloseable {
 
@@ -48,12 +35,7 @@ public final class RedisServer implements AutoCloseable {
 
 	private static final Duration DEFAULT_START_TIMEOUT = Duration.ofSeconds(10);
 	private static final Duration DEFAULT_COMMAND_TIMEOUT = Duration.ofSeconds(5);
-	private static final Duration STOP_TIMEOUT = Duration.ofSeconds(5);
-	private static final Duration KILL_TIMEOUT = Duration.ofSeconds(2);
 	private static final int PORT_ATTEMPTS = 5;
-	private static final int LOG_TAIL_LINES = 40;
-	private static final String SENTINEL_CONFIG_FILE = "sentinel.conf";
-	private static final int CLUSTER_BUS_OFFSET = 10000;
 
 	/** Servers not yet closed: the shutdown hook kills their processes and deletes their dirs. */
 	private static final Set<RedisServer> LIVE = ConcurrentHashMap.newKeySet();
@@ -67,13 +49,10 @@ public final class RedisServer implements AutoCloseable {
 	private final int port;
 	private final Path directory;
 	private final Path logFile;
-	private final List<String> extraArgs;
-	private final @Nullable String sentinelConfig;
-	private final Duration startTimeout;
 	private final Duration commandTimeout;
 	private final boolean sharedInstance;
-	private volatile @Nullable Process process;
-	private volatile boolean paused;
+	/** Launched and signalled only under this server's monitor. */
+	private final ServerProcess process;
 	private boolean closed;
 
 	private RedisServer(Builder builder, RedisBinary binary, int port, Path directory, boolean sharedInstance) {
@@ -81,11 +60,10 @@ public final class RedisServer implements AutoCloseable {
 		this.port = port;
 		this.directory = directory;
 		this.logFile = directory.resolve("redis.log");
-		this.extraArgs = List.copyOf(builder.args);
-		this.sentinelConfig = builder.sentinelConfig;
-		this.startTimeout = builder.startTimeout;
 		this.commandTimeout = builder.commandTimeout;
 		this.sharedInstance = sharedInstance;
+		this.process = new ServerProcess(this, binary, port, directory, logFile, builder.args, builder.sentinelConfig,
+				builder.startTimeout, () -> LIVE.add(this));
 	}
 
 	/** Starts a server with {@link RedisBinary#detect()}. */
@@ -104,40 +82,7 @@ public final class RedisServer implements AutoCloseable {
 	 * any start fails, the others are closed and the first failure is thrown.
 	 */
 	static List<RedisServer> startAll(List<Builder> builders) {
-		ExecutorService executor = Executors.newFixedThreadPool(Math.max(1, builders.size()));
-		try {
-			List<Future<RedisServer>> starts = builders.stream().map(builder -> executor.submit(builder::start)).toList();
-			List<RedisServer> started = new ArrayList<>();
-			RuntimeException failure = null;
-			for (Future<RedisServer> start : starts) {
-				try {
-					started.add(start.get()); // bounded: each attempt of a start has its own deadline
-				} catch (ExecutionException | InterruptedException e) {
-					if (e instanceof InterruptedException) {
-						Thread.currentThread().interrupt(); // servers still starting are left to the shutdown hook
-					}
-					RuntimeException cause = e.getCause() instanceof RuntimeException runtime ? runtime
-							: new IllegalStateException("Starting redis-server failed", e);
-					if (failure == null) {
-						failure = cause;
-					} else {
-						failure.addSuppressed(cause);
-					}
-					if (e instanceof InterruptedException) {
-						break;
-					}
-				}
-			}
-			if (failure != null) {
-				for (RedisServer server : started) {
-					server.close();
-				}
-				throw failure;
-			}
-			return started;
-		} finally {
-			executor.shutdown();
-		}
+		return ServerSupport.startAll(builders);
 	}
 
 	/** A builder for extra configuration or timeouts. */
@@ -196,33 +141,25 @@ public final class RedisServer implements AutoCloseable {
 
 	/** The last {@code lines} lines of {@link #logFile()}. */
 	public String logTail(int lines) {
-		try {
-			String[] all = new String(Files.readAllBytes(logFile), StandardCharsets.UTF_8).split("\r?\n");
-			return String.join("\n", Arrays.asList(all).subList(Math.max(0, all.length - lines), all.length));
-		} catch (NoSuchFileException e) {
-			return "";
-		} catch (IOException e) {
-			return "<cannot read " + logFile + ": " + e + ">";
-		}
+		return ServerSupport.logTail(logFile, lines);
 	}
 
 	/** The process id of the running server. */
 	public long pid() {
-		return requireRunning().pid();
+		return process.pid();
 	}
 
 	public boolean isRunning() {
-		Process p = process;
-		return p != null && p.isAlive();
+		return process.isRunning();
 	}
 
 	public boolean isPaused() {
-		return paused && isRunning();
+		return process.isPaused();
 	}
 
 	/** Whether this runs {@code redis-server --sentinel} ({@link Builder#sentinel(String)}). */
 	public boolean isSentinel() {
-		return sentinelConfig != null;
+		return process.isSentinel();
 	}
 
 	/**
@@ -252,26 +189,7 @@ public final class RedisServer implements AutoCloseable {
 	 * SIGKILL if it has not exited within deadlines. Idempotent; {@link #restart()} can follow.
 	 */
 	public synchronized void stop() {
-		Process p = process;
-		if (p == null) {
-			return;
-		}
-		try {
-			if (p.isAlive()) {
-				if (paused) {
-					signalQuietly(p, "CONT");
-				}
-				try {
-					Resp.execute(HOST, port, Duration.ofSeconds(2), "SHUTDOWN", "NOSAVE");
-				} catch (IOException | RuntimeException expected) {
-					// on success the server closes the connection without a reply
-				}
-				terminate(p, STOP_TIMEOUT);
-			}
-		} finally {
-			process = null;
-			paused = false;
-		}
+		process.stop();
 	}
 
 	/**
@@ -280,17 +198,7 @@ public final class RedisServer implements AutoCloseable {
 	 * Idempotent; {@link #restart()} can follow.
 	 */
 	public synchronized void kill() {
-		Process p = process;
-		if (p == null) {
-			return;
-		}
-		p.destroyForcibly(); // SIGKILL, which also ends a SIGSTOPped process
-		if (!waitFor(p, STOP_TIMEOUT)) {
-			// still tracked, so close() and the shutdown hook try again
-			throw new IllegalStateException("redis-server " + p.pid() + " on " + uri() + " survived SIGKILL for " + STOP_TIMEOUT);
-		}
-		process = null;
-		paused = false;
+		process.kill();
 	}
 
 	/**
@@ -300,39 +208,17 @@ public final class RedisServer implements AutoCloseable {
 	 */
 	public synchronized void restart() {
 		ensureOpen();
-		stop();
-		long deadline = System.nanoTime() + startTimeout.toNanos();
-		awaitPortFree(deadline);
-		while (true) {
-			try {
-				launch();
-				return;
-			} catch (PortInUseException e) {
-				if (System.nanoTime() - deadline > 0) {
-					throw e;
-				}
-				sleep(50);
-			}
-		}
+		process.restart();
 	}
 
 	/** Freezes the process with SIGSTOP: connections are accepted but never answered. */
 	public synchronized void pause() {
-		Process p = requireRunning();
-		if (!paused) {
-			signal(p, "STOP");
-			paused = true;
-			awaitStopped(p);
-		}
+		process.pause();
 	}
 
 	/** Continues a paused process with SIGCONT; does nothing if not paused. */
 	public synchronized void resume() {
-		Process p = process;
-		if (paused && p != null && p.isAlive()) {
-			signal(p, "CONT");
-		}
-		paused = false;
+		process.resume();
 	}
 
 	/** Stops the server and deletes its directory. Idempotent; a no-op on {@link #shared()}. */
@@ -350,7 +236,7 @@ public final class RedisServer implements AutoCloseable {
 				stop();
 			} finally {
 				LIVE.remove(this);
-				deleteRecursively(directory);
+				ServerSupport.deleteRecursively(directory);
 			}
 		}
 	}
@@ -364,16 +250,13 @@ public final class RedisServer implements AutoCloseable {
 	/** Makes the server usable again after a test stopped or paused it. */
 	synchronized void ensureReady() {
 		ensureOpen();
-		if (paused) {
-			resume();
-		}
+		resume(); // does nothing unless paused
 		if (!isRunning()) {
 			restart();
 		}
 	}
-
 	private static RedisServer launchNew(Builder builder, boolean sharedInstance) {
-		return launchNew(builder, sharedInstance, RedisServer::freePort);
+		return launchNew(builder, sharedInstance, ServerSupport::freePort);
 	}
 
 	/** Starts on ports from {@code ports}, moving on when redis loses a bind race; a test seam. */
@@ -385,132 +268,26 @@ public final class RedisServer implements AutoCloseable {
 		} catch (IOException e) {
 			throw new UncheckedIOException("Cannot create a temp dir for redis-server", e);
 		}
-		PortInUseException lastBindFailure = null;
+		ServerProcess.PortInUseException lastBindFailure = null;
 		for (int attempt = 0; attempt < PORT_ATTEMPTS; attempt++) {
 			RedisServer server = new RedisServer(builder, binary, ports.getAsInt(), directory, sharedInstance);
 			try {
-				server.launch();
+				synchronized (server) { // ServerProcess launches and signals only under its server's monitor
+					server.process.launch();
+				}
 				return server;
-			} catch (PortInUseException e) {
+			} catch (ServerProcess.PortInUseException e) {
 				lastBindFailure = e; // another process took the port between our probe and redis' bind
 				LIVE.remove(server);
-				clearExceptLog(directory); // e.g. the nodes.conf of a cluster node that could not bind its bus port
+				ServerSupport.clearExceptLog(directory); // e.g. the nodes.conf of a cluster node that could not bind its bus port
 			} catch (RuntimeException e) {
 				LIVE.remove(server);
-				deleteRecursively(directory);
+				ServerSupport.deleteRecursively(directory);
 				throw e;
 			}
 		}
-		deleteRecursively(directory);
+		ServerSupport.deleteRecursively(directory);
 		throw new IllegalStateException("No free port after " + PORT_ATTEMPTS + " attempts", lastBindFailure);
-	}
-
-	private synchronized void launch() {
-		long logOffset = size(logFile);
-		writeSentinelConfigOnce();
-		Process p;
-		try {
-			p = new ProcessBuilder(command())
-					.directory(directory.toFile())
-					.redirectErrorStream(true)
-					.redirectOutput(Redirect.appendTo(logFile.toFile()))
-					.start();
-			p.getOutputStream().close();
-		} catch (IOException e) {
-			throw new UncheckedIOException("Cannot start " + binary.path(), e);
-		}
-		process = p;
-		paused = false;
-		LIVE.add(this);
-		long deadline = System.nanoTime() + startTimeout.toNanos();
-		while (true) {
-			if (!p.isAlive()) {
-				process = null;
-				String message = "redis-server exited with code " + p.exitValue() + " while starting on " + HOST + ":" + port;
-				if (logSince(logOffset).contains("Address already in use")) {
-					throw new PortInUseException(failure(message));
-				}
-				throw new IllegalStateException(failure(message));
-			}
-			if (isOurs(p)) {
-				return;
-			}
-			if (System.nanoTime() - deadline > 0) {
-				terminate(p, Duration.ZERO);
-				process = null;
-				throw new IllegalStateException(failure("redis-server did not answer on " + HOST + ":" + port + " within " + startTimeout));
-			}
-			sleep(20);
-		}
-	}
-
-	/** Ready when the server on our port answers and is our process (not one that won a port race). */
-	private boolean isOurs(Process p) {
-		try {
-			Object info = Resp.execute(HOST, port, Duration.ofMillis(250), "INFO", "server");
-			return info instanceof String text && text.contains("process_id:" + p.pid() + "\r\n");
-		} catch (IOException | RuntimeException e) {
-			return false;
-		}
-	}
-
-	/** A sentinel rewrites its config file as it learns, so only the first launch writes it. */
-	private void writeSentinelConfigOnce() {
-		String config = sentinelConfig;
-		Path file = directory.resolve(SENTINEL_CONFIG_FILE);
-		if (config != null && !Files.exists(file)) {
-			try {
-				Files.writeString(file, config.endsWith("\n") ? config : config + "\n", StandardCharsets.UTF_8);
-			} catch (IOException e) {
-				throw new UncheckedIOException("Cannot write " + file, e);
-			}
-		}
-	}
-
-	private List<String> command() {
-		List<String> command = new ArrayList<>(List.of(binary.path().toString()));
-		if (sentinelConfig != null) {
-			command.addAll(List.of(directory.resolve(SENTINEL_CONFIG_FILE).toString(), "--sentinel"));
-		}
-		command.addAll(List.of(
-				"--port", Integer.toString(port),
-				"--bind", HOST,
-				"--save", "",
-				"--appendonly", "no",
-				"--protected-mode", "no",
-				"--daemonize", "no",
-				"--dir", directory.toString(),
-				"--logfile", ""));
-		if (binary.majorVersion() >= 7) {
-			command.addAll(List.of("--enable-debug-command", "local")); // DEBUG SLEEP etc. are off by default since 7.0
-		}
-		command.addAll(extraArgs);
-		return command;
-	}
-
-	private String failure(String message) {
-		StringBuilder text = new StringBuilder(message).append("\ncommand:");
-		for (String arg : command()) {
-			text.append(' ').append(arg.isEmpty() || arg.contains(" ") ? '"' + arg + '"' : arg);
-		}
-		return text.append("\noutput (tail):\n").append(logTail(LOG_TAIL_LINES)).toString();
-	}
-
-	private String logSince(long offset) {
-		try (FileChannel channel = FileChannel.open(logFile, StandardOpenOption.READ)) {
-			channel.position(offset);
-			return new String(Channels.newInputStream(channel).readAllBytes(), StandardCharsets.UTF_8);
-		} catch (IOException e) {
-			return "";
-		}
-	}
-
-	private Process requireRunning() {
-		Process p = process;
-		if (p == null || !p.isAlive()) {
-			throw new IllegalStateException("Not running: " + this);
-		}
-		return p;
 	}
 
 	private void ensureOpen() {
@@ -519,181 +296,23 @@ public final class RedisServer implements AutoCloseable {
 		}
 	}
 
-	private void awaitPortFree(long deadline) {
-		while (true) {
-			try (ServerSocket probe = new ServerSocket()) {
-				probe.setReuseAddress(true);
-				probe.bind(new InetSocketAddress(InetAddress.getByName(HOST), port));
-				return;
-			} catch (IOException e) {
-				if (System.nanoTime() - deadline > 0) {
-					throw new IllegalStateException("Port " + port + " still in use " + startTimeout + " after stopping redis-server", e);
-				}
-				sleep(20);
-			}
-		}
-	}
-
-	/** On Linux, waits (briefly) until the kernel reports the process as stopped. */
-	private static void awaitStopped(Process p) {
-		Path stat = Path.of("/proc", Long.toString(p.pid()), "stat");
-		long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(2);
-		while (Files.isReadable(stat) && System.nanoTime() - deadline < 0) {
-			try {
-				String text = Files.readString(stat);
-				char state = text.charAt(text.lastIndexOf(')') + 2);
-				if (state == 'T' || state == 't') {
-					return;
-				}
-			} catch (IOException | RuntimeException e) {
-				return;
-			}
-			sleep(5);
-		}
-	}
-
 	/**
 	 * A free port for a cluster node: its bus listens on port + 10000, so that must be free too and
 	 * the port at most 55535 (redis refuses higher ones; the OS hands out ports up to 60999).
 	 */
 	static int freeClusterPort() {
-		for (int attempt = 0; attempt < 50; attempt++) {
-			int port = freePort();
-			if (port + CLUSTER_BUS_OFFSET > 65535) {
-				continue;
-			}
-			try (ServerSocket bus = new ServerSocket()) {
-				bus.bind(new InetSocketAddress(InetAddress.getByName(HOST), port + CLUSTER_BUS_OFFSET), 1);
-				return port;
-			} catch (IOException e) {
-				// bus port taken: try another
-			}
-		}
-		throw new IllegalStateException("No free port p on " + HOST + " with p + " + CLUSTER_BUS_OFFSET + " free too after 50 attempts");
-	}
-
-	private static int freePort() {
-		for (int attempt = 0; attempt < 10; attempt++) {
-			try (ServerSocket socket = new ServerSocket(0, 1, InetAddress.getByName(HOST))) {
-				int port = socket.getLocalPort();
-				if (port != 6379) {
-					return port;
-				}
-			} catch (IOException e) {
-				throw new UncheckedIOException("Cannot find a free port on " + HOST, e);
-			}
-		}
-		throw new IllegalStateException("The OS keeps handing out port 6379");
-	}
-
-	private static void signal(Process p, String signal) {
-		try {
-			Process kill = new ProcessBuilder("kill", "-" + signal, Long.toString(p.pid()))
-					.redirectErrorStream(true).redirectOutput(Redirect.DISCARD).start();
-			if (!kill.waitFor(5, TimeUnit.SECONDS)) {
-				kill.destroyForcibly();
-				throw new IllegalStateException("kill -" + signal + " " + p.pid() + " did not finish within 5s");
-			}
-			if (kill.exitValue() != 0) {
-				throw new IllegalStateException("kill -" + signal + " " + p.pid() + " exited with " + kill.exitValue());
-			}
-		} catch (IOException e) {
-			throw new UncheckedIOException("Cannot run kill -" + signal, e);
-		} catch (InterruptedException e) {
-			Thread.currentThread().interrupt();
-			throw new IllegalStateException("Interrupted while sending SIG" + signal, e);
-		}
-	}
-
-	private static void signalQuietly(Process p, String signal) {
-		try {
-			signal(p, signal);
-		} catch (RuntimeException ignored) {
-			// SIGKILL in terminate() still works on a stopped process
-		}
-	}
-
-	/** Waits {@code grace} for a voluntary exit, then SIGTERM, then SIGKILL. */
-	private static void terminate(Process p, Duration grace) {
-		if (waitFor(p, grace)) {
-			return;
-		}
-		p.destroy();
-		if (!waitFor(p, KILL_TIMEOUT)) {
-			p.destroyForcibly();
-			waitFor(p, KILL_TIMEOUT);
-		}
-	}
-
-	private static boolean waitFor(Process p, Duration timeout) {
-		try {
-			return p.waitFor(timeout.toMillis(), TimeUnit.MILLISECONDS);
-		} catch (InterruptedException e) {
-			Thread.currentThread().interrupt();
-			return !p.isAlive();
-		}
+		return ServerSupport.freeClusterPort();
 	}
 
 	/** Shutdown hook: no locks, so a thread stuck elsewhere cannot block JVM exit. */
 	private static void destroyAll() {
 		List<RedisServer> servers = List.copyOf(LIVE);
 		for (RedisServer server : servers) {
-			Process p = server.process;
-			if (p != null && p.isAlive()) {
-				if (server.paused) {
-					signalQuietly(p, "CONT");
-				}
-				p.destroy();
-			}
+			server.process.signalEnd();
 		}
 		for (RedisServer server : servers) {
-			Process p = server.process;
-			if (p != null && !waitFor(p, KILL_TIMEOUT)) {
-				p.destroyForcibly();
-				waitFor(p, KILL_TIMEOUT);
-			}
-			deleteRecursively(server.directory);
-		}
-	}
-
-	private static long size(Path file) {
-		try {
-			return Files.exists(file) ? Files.size(file) : 0;
-		} catch (IOException e) {
-			return 0;
-		}
-	}
-
-	private static void clearExceptLog(Path dir) {
-		try (Stream<Path> files = Files.list(dir)) {
-			files.filter(file -> !file.getFileName().toString().equals("redis.log")).forEach(RedisServer::deleteRecursively);
-		} catch (IOException | UncheckedIOException e) {
-			// best effort: a leftover file of a failed start is harmless for most servers
-		}
-	}
-
-	private static void deleteRecursively(Path dir) {
-		try (Stream<Path> paths = Files.walk(dir)) {
-			paths.sorted(Comparator.reverseOrder()).forEach(path -> path.toFile().delete());
-		} catch (IOException | UncheckedIOException e) {
-			// best effort: it is a temp dir
-		}
-	}
-
-	private static void sleep(long millis) {
-		try {
-			Thread.sleep(millis);
-		} catch (InterruptedException e) {
-			Thread.currentThread().interrupt();
-			throw new IllegalStateException("Interrupted while waiting for redis-server", e);
-		}
-	}
-
-	private static final class PortInUseException extends IllegalStateException {
-		private static final long serialVersionUID = 1L;
-
-		PortInUseException(String message) {
-			super(message);
+			server.process.awaitEnd();
+			ServerSupport.deleteRecursively(server.directory);
 		}
 	}
 
@@ -755,7 +374,7 @@ public final class RedisServer implements AutoCloseable {
 
 		/** Starts the server; with {@code cluster-enabled yes}, on a port whose cluster bus port is free too. */
 		public RedisServer start() {
-			return launchNew(this, false, clusterEnabled() ? RedisServer::freeClusterPort : RedisServer::freePort);
+			return launchNew(this, false, clusterEnabled() ? ServerSupport::freeClusterPort : ServerSupport::freePort);
 		}
 
 		private boolean clusterEnabled() {
