@@ -92,7 +92,7 @@ final class Acquisition {
 	private Outcome attempt(LockRequest request, LockOwner owner, String ownerThread, Instant start,
 			@Nullable CompletableFuture<Optional<Lease>> future, boolean blocking, Effects effects) {
 		boolean mayWait = !request.waitTime().isZero();
-		Instant deadline = InMemoryLockStore.plus(start, request.waitTime());
+		Instant deadline = Instants.plus(start, request.waitTime());
 		for (;;) {
 			Instant now = this.store.clock().now();
 			LeaseEntry held = this.instance.heldBy(request.key(), owner, request.mode());
@@ -152,9 +152,9 @@ final class Acquisition {
 		}
 		if (request.autoRenew() && !held.autoRenew) {
 			held.autoRenew = true;
-			held.nextRenewal = InMemoryLockStore.plus(now, this.instance.renewalInterval(held.ttl));
+			held.nextRenewal = Instants.plus(now, this.instance.renewalInterval(held.ttl));
 		}
-		Instant until = InMemoryLockStore.plus(now, request.ttl());
+		Instant until = Instants.plus(now, request.ttl());
 		if (until.isAfter(held.hold.deadline)) {
 			held.hold.deadline = until;
 		}
@@ -250,7 +250,7 @@ final class Acquisition {
 
 	/** A blocked re-entry the store did not answer: wait until it answers again or the wait ends. */
 	private void awaitReachable(LockRequest request, Instant start) {
-		Instant deadline = InMemoryLockStore.plus(start, request.waitTime());
+		Instant deadline = Instants.plus(start, request.waitTime());
 		boolean[] interrupted = new boolean[1];
 		boolean waiting = true;
 		while (waiting && !interrupted[0]) {

@@ -71,7 +71,7 @@ public final class ForeignHold {
 	 */
 	boolean renew(Instant now) {
 		if (this.renewed && !this.hold.gone) {
-			Instant renewedUntil = InMemoryLockStore.plus(now, this.ttl);
+			Instant renewedUntil = Instants.plus(now, this.ttl);
 			if (renewedUntil.isAfter(this.hold.deadline)) {
 				this.hold.deadline = renewedUntil;
 			}

@@ -136,14 +136,14 @@ final class InMemoryLease implements Lease {
 		change((mode == ExtendMode.ADD) ? "extend" : "renew", (now) -> {
 			StoreHold hold = this.entry.hold;
 			if (mode == ExtendMode.ADD) {
-				Instant added = InMemoryLockStore.plus(hold.deadline, time);
-				Instant cap = InMemoryLockStore.plus(now, LockSettings.MAX_TTL);
+				Instant added = Instants.plus(hold.deadline, time);
+				Instant cap = Instants.plus(now, LockSettings.MAX_TTL);
 				hold.deadline = added.isAfter(cap) ? cap : added;
 			}
 			else {
-				hold.deadline = InMemoryLockStore.plus(now, time);
+				hold.deadline = Instants.plus(now, time);
 				this.entry.ttl = time;
-				this.entry.nextRenewal = InMemoryLockStore.plus(now, this.entry.instance.renewalInterval(time));
+				this.entry.nextRenewal = Instants.plus(now, this.entry.instance.renewalInterval(time));
 			}
 			this.entry.validUntil = hold.deadline;
 		}, "extend");
@@ -153,7 +153,7 @@ final class InMemoryLease implements Lease {
 	@Override
 	public void renew() {
 		change("renew", (now) -> {
-			this.entry.hold.deadline = InMemoryLockStore.plus(now, this.ttl);
+			this.entry.hold.deadline = Instants.plus(now, this.ttl);
 			this.entry.validUntil = this.entry.hold.deadline;
 		}, "renew");
 	}

@@ -1,6 +1,5 @@
 package dev.distlock.testing;
 
-import java.time.DateTimeException;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -346,7 +345,7 @@ public final class InMemoryLockStore {
 	 */
 	void await(Instant deadline) throws InterruptedException {
 		if (this.clock instanceof SystemLockClock system) {
-			long nanos = saturatedNanos(system.until(deadline));
+			long nanos = Instants.saturatedNanos(system.until(deadline));
 			if (nanos > 0) {
 				TimeUnit.NANOSECONDS.timedWait(this.lock, nanos);
 			}
@@ -363,7 +362,7 @@ public final class InMemoryLockStore {
 		}
 		Instant next = this.table.nextDue();
 		for (Instance instance : this.instances) {
-			next = earlier(next, instance.nextRenewal());
+			next = Instants.earlier(next, instance.nextRenewal());
 		}
 		if (next == null || (this.timerDue != null && !next.isBefore(this.timerDue))) {
 			return;
@@ -372,7 +371,7 @@ public final class InMemoryLockStore {
 			this.timer.cancel(false);
 		}
 		this.timerDue = next;
-		long delay = saturatedNanos(system.until(next));
+		long delay = Instants.saturatedNanos(system.until(next));
 		this.timer = CallbackThreads.TIMER.schedule(() -> CallbackThreads.runLogged(this::onTimer, "a timed catch-up"),
 				delay, TimeUnit.NANOSECONDS);
 	}
@@ -383,31 +382,6 @@ public final class InMemoryLockStore {
 			this.timer = null;
 		}
 		call((effects) -> null);
-	}
-
-	static Instant plus(Instant instant, Duration duration) {
-		try {
-			return instant.plus(duration);
-		}
-		catch (ArithmeticException | DateTimeException ex) {
-			return Instant.MAX;
-		}
-	}
-
-	static @Nullable Instant earlier(@Nullable Instant a, @Nullable Instant b) {
-		if (a == null) {
-			return b;
-		}
-		return (b == null || a.isBefore(b)) ? a : b;
-	}
-
-	private static long saturatedNanos(Duration duration) {
-		try {
-			return duration.toNanos();
-		}
-		catch (ArithmeticException ex) {
-			return Long.MAX_VALUE;
-		}
 	}
 
 }

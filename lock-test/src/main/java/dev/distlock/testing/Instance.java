@@ -199,9 +199,9 @@ final class Instance {
 		Instant next = null;
 		for (LeaseEntry entry : this.entries) {
 			if (entry.isRenewable()) {
-				next = InMemoryLockStore.earlier(next, entry.nextRenewal);
+				next = Instants.earlier(next, entry.nextRenewal);
 				if (entry.maxHoldUntil != null) {
-					next = InMemoryLockStore.earlier(next, entry.maxHoldUntil);
+					next = Instants.earlier(next, entry.maxHoldUntil);
 				}
 			}
 		}
@@ -215,7 +215,7 @@ final class Instance {
 				entry.failingSince = entry.nextRenewal;
 			}
 			entry.lastRenewalError = "the store did not answer (InMemoryLockStore.makeUnreachable())";
-			entry.nextRenewal = InMemoryLockStore.plus(now, interval);
+			entry.nextRenewal = Instants.plus(now, interval);
 			effects.add(() -> this.listeners.forEach((listener) -> listener.renewed(entry.name, false)));
 			return;
 		}
@@ -225,7 +225,7 @@ final class Instance {
 		}
 		long missed = Duration.between(entry.nextRenewal, now).toNanos() / interval.toNanos();
 		Instant renewedAt = entry.nextRenewal.plus(interval.multipliedBy(missed));
-		Instant until = InMemoryLockStore.plus(renewedAt, entry.ttl);
+		Instant until = Instants.plus(renewedAt, entry.ttl);
 		if (until.isAfter(entry.hold.deadline)) {
 			entry.hold.deadline = until;
 		}
@@ -233,7 +233,7 @@ final class Instance {
 			entry.validUntil = until;
 		}
 		entry.lastRenewal = renewedAt;
-		entry.nextRenewal = InMemoryLockStore.plus(renewedAt, interval);
+		entry.nextRenewal = Instants.plus(renewedAt, interval);
 		entry.failingSince = null;
 		entry.lastRenewalError = null;
 		effects.add(() -> this.listeners.forEach((listener) -> listener.renewed(entry.name, true)));
@@ -353,7 +353,7 @@ final class Instance {
 		for (LeaseEntry entry : this.entries) {
 			if (entry.state == LeaseEntry.State.HELD && entry.failingSince != null) {
 				failing++;
-				since = InMemoryLockStore.earlier(since, entry.failingSince);
+				since = Instants.earlier(since, entry.failingSince);
 				lastError = entry.lastRenewalError;
 			}
 		}

@@ -88,7 +88,7 @@ final class LeaseEntry {
 
 	LeaseEntry(Instance instance, StoreHold hold, String name, LockOwner lockOwner, String ownerThread,
 			HolderLabel holder, Duration ttl, boolean autoRenew, Instant now, @Nullable Duration maxHold) {
-		this.maxHoldUntil = (maxHold != null) ? InMemoryLockStore.plus(now, maxHold) : null;
+		this.maxHoldUntil = (maxHold != null) ? Instants.plus(now, maxHold) : null;
 		this.instance = instance;
 		this.hold = hold;
 		this.key = hold.key;
@@ -103,7 +103,7 @@ final class LeaseEntry {
 		this.autoRenew = autoRenew;
 		this.acquiredAt = now;
 		this.validUntil = hold.deadline;
-		this.nextRenewal = InMemoryLockStore.plus(now, instance.renewalInterval(ttl));
+		this.nextRenewal = Instants.plus(now, instance.renewalInterval(ttl));
 	}
 
 	boolean isHeld(Instant now) {

@@ -64,7 +64,7 @@ final class LockTable {
 			token = ++this.lastToken;
 			keyState.token = token;
 		}
-		StoreHold hold = new StoreHold(keyState.key, owner, instance, mode, token, now, InMemoryLockStore.plus(now, ttl));
+		StoreHold hold = new StoreHold(keyState.key, owner, instance, mode, token, now, Instants.plus(now, ttl));
 		keyState.holds.add(hold);
 		return hold;
 	}
@@ -197,11 +197,11 @@ final class LockTable {
 		Instant next = null;
 		for (KeyState keyState : this.keys.values()) {
 			for (StoreHold hold : keyState.holds) {
-				next = InMemoryLockStore.earlier(next, hold.deadline);
+				next = Instants.earlier(next, hold.deadline);
 			}
 			for (Waiter waiter : keyState.waiters) {
 				if (waiter.isWaiting()) {
-					next = InMemoryLockStore.earlier(next, waiter.deadline);
+					next = Instants.earlier(next, waiter.deadline);
 				}
 			}
 		}
