@@ -17,6 +17,9 @@ import dev.distlock.redis.internal.pubsub.PubSubThreads;
 import dev.distlock.redis.internal.pubsub.ShardedSubscriptions;
 import dev.distlock.redis.internal.pubsub.SubscriptionConnection;
 
+import dev.distlock.redis.internal.store.LeaseStore;
+import dev.distlock.redis.internal.store.RedisFailures;
+import dev.distlock.redis.internal.store.ReleaseTopology;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 

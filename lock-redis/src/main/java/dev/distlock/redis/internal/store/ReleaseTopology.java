@@ -1,6 +1,5 @@
-package dev.distlock.redis;
+package dev.distlock.redis.internal.store;
 
-import dev.distlock.redis.internal.pubsub.SubscriptionConnection;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 
@@ -22,14 +21,15 @@ import org.springframework.util.ClassUtils;
  * which is a {@link RedisClusterConnection} on a Cluster, or, if none can be had now, whether it gives a cluster
  * connection at all (a factory that is not set up for a Cluster refuses to without connecting).
  */
-final class ReleaseTopology {
+public final class ReleaseTopology {
 
-	private static final Log logger = LogFactory.getLog(ReleaseSubscriber.class);
+	/** The release subscriber's logger, by name, as before the store had a package of its own. */
+	private static final Log logger = LogFactory.getLog("dev.distlock.redis.ReleaseSubscriber");
 
-	private static final boolean LETTUCE_PRESENT = ClassUtils.isPresent(RedisEngineRuntimeHints.LETTUCE_TYPE,
+	private static final boolean LETTUCE_PRESENT = ClassUtils.isPresent(ClientTypes.LETTUCE_TYPE,
 			ReleaseTopology.class.getClassLoader());
 
-	private static final boolean JEDIS_PRESENT = ClassUtils.isPresent(RedisEngineRuntimeHints.JEDIS_TYPE,
+	private static final boolean JEDIS_PRESENT = ClassUtils.isPresent(ClientTypes.JEDIS_TYPE,
 			ReleaseTopology.class.getClassLoader());
 
 	private ReleaseTopology() {
@@ -40,15 +40,15 @@ final class ReleaseTopology {
 	 * Data's listener container tells a non-blocking client by the factory's class ({@code ConnectionUtils.isAsync}),
 	 * so behind a wrapper it took Lettuce for a blocking client, never confirmed a release channel, and its waiters
 	 * polled every 20-30 ms. A wrapped factory's release subscription therefore runs on the engine's own
-	 * {@link SubscriptionConnection}, which works with either kind of client.
+	 * {@code SubscriptionConnection}, which works with either kind of client.
 	 */
-	static boolean isClientsOwnFactory(RedisConnectionFactory connectionFactory) {
+	public static boolean isClientsOwnFactory(RedisConnectionFactory connectionFactory) {
 		return (LETTUCE_PRESENT && LettuceScripts.isLettuce(connectionFactory))
 				|| (JEDIS_PRESENT && connectionFactory instanceof JedisConnectionFactory);
 	}
 
 	/** Whether {@code connectionFactory} connects to a Redis Cluster: release messages are then sharded. */
-	static boolean isCluster(RedisConnectionFactory connectionFactory) {
+	public static boolean isCluster(RedisConnectionFactory connectionFactory) {
 		if (LETTUCE_PRESENT && LettuceScripts.isLettuce(connectionFactory)) {
 			return LettuceScripts.isCluster(connectionFactory);
 		}

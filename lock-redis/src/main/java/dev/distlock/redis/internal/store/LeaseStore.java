@@ -1,11 +1,10 @@
-package dev.distlock.redis;
+package dev.distlock.redis.internal.store;
 
 import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 
-import dev.distlock.redis.internal.pubsub.ShardedSubscriptions;
 import dev.distlock.redis.internal.script.LockScripts;
 import dev.distlock.redis.internal.script.NativeScriptArgs;
 import dev.distlock.redis.internal.script.ReadWriteScripts;
@@ -28,9 +27,9 @@ import org.springframework.util.ClassUtils;
  * Lettuce-native shortcut ({@link NativeScripts}, where a script runs when it can skip the template) translates
  * Lettuce's the same way.
  */
-final class LeaseStore {
+public final class LeaseStore {
 
-	private static final boolean LETTUCE_PRESENT = ClassUtils.isPresent(RedisEngineRuntimeHints.LETTUCE_TYPE,
+	private static final boolean LETTUCE_PRESENT = ClassUtils.isPresent(ClientTypes.LETTUCE_TYPE,
 			LeaseStore.class.getClassLoader());
 
 	private final RedisConnectionFactory connectionFactory;
@@ -41,7 +40,7 @@ final class LeaseStore {
 
 	/**
 	 * {@link LockScripts#SHARDED} when releases are announced on their shard (a Redis Cluster, whatever the client; its
-	 * subscriber subscribes each channel on its shard, see {@link ShardedSubscriptions}), else empty: classic
+	 * subscriber subscribes each channel on its shard, see {@code dev.distlock.redis.internal.pubsub.ShardedSubscriptions}), else empty: classic
 	 * {@code PUBLISH}.
 	 */
 	private final String publishMode;
@@ -61,15 +60,22 @@ final class LeaseStore {
 	/** The arguments of ACQUIRE and RELEASE, encoded for the native path. */
 	private final NativeScriptArgs nativeArgs;
 
-	LeaseStore(RedisConnectionFactory connectionFactory) {
-		this(connectionFactory, EnginePaths.DEFAULT.nativeScripts());
+	/**
+	 * A store on the engine's default path ({@code EnginePaths.DEFAULT}): the Lettuce-native shortcut where the
+	 * connections are Lettuce's.
+	 * @param connectionFactory the connections to Redis
+	 */
+	public LeaseStore(RedisConnectionFactory connectionFactory) {
+		this(connectionFactory, true);
 	}
 
 	/**
 	 * A store whose lease scripts and renewals take the Lettuce-native shortcut when {@code nativeScripts} and the
 	 * connections are Lettuce's, else go through the template only (Spring's exception translation on every call).
+	 * @param connectionFactory the connections to Redis
+	 * @param nativeScripts whether the Lettuce-native shortcut may be taken
 	 */
-	LeaseStore(RedisConnectionFactory connectionFactory, boolean nativeScripts) {
+	public LeaseStore(RedisConnectionFactory connectionFactory, boolean nativeScripts) {
 		this.connectionFactory = connectionFactory;
 		this.template = new StringRedisTemplate(connectionFactory);
 		this.template.afterPropertiesSet();
@@ -82,39 +88,39 @@ final class LeaseStore {
 	}
 
 	/** {@return a scan of this store's lease keys under {@code keyPrefix}, on every master of a Cluster} */
-	StoreScan scan(String keyPrefix) {
+	public StoreScan scan(String keyPrefix) {
 		return new StoreScan(this.connectionFactory, this.template, keyPrefix, !this.publishMode.isEmpty());
 	}
 
 	/** {@return the fair-lock scripts on this store} */
-	FairStore fair() {
+	public FairStore fair() {
 		return this.fair;
 	}
 
 	/** {@return the calls of read-write leases on this store} */
-	ReadWriteStore readWrite() {
+	public ReadWriteStore readWrite() {
 		return this.readWrite;
 	}
 
 	/** {@return {@link LockScripts#SHARDED} when releases are announced on their shard, else empty} */
-	String publishMode() {
+	public String publishMode() {
 		return this.publishMode;
 	}
 
 	/** Any lease script on one key with string arguments: the Lettuce-native shortcut where it applies, else the template. */
-	@Nullable Object run(RedisScript<?> script, String redisKey, String... args) {
+	public @Nullable Object run(RedisScript<?> script, String redisKey, String... args) {
 		return run(script, List.of(redisKey), args);
 	}
 
 	/** As {@link #run(RedisScript, String, String...)}, on several keys of one hash slot (the fair scripts'). */
-	@Nullable Object run(RedisScript<?> script, List<String> redisKeys, String... args) {
+	public @Nullable Object run(RedisScript<?> script, List<String> redisKeys, String... args) {
 		Object nativeReply = this.nativeScripts.enabled()
 				? this.nativeScripts.run(script, redisKeys, NativeScriptArgs.encode(args)) : null;
 		return (nativeReply != null) ? nativeReply : this.template.execute(script, redisKeys, (Object[]) args);
 	}
 
 	/** {@return the batched renewals of leases on this store's connection factory} */
-	RenewalBatches renewals() {
+	public RenewalBatches renewals() {
 		return this.renewals;
 	}
 
@@ -123,7 +129,7 @@ final class LeaseStore {
 	 * client (see {@link ReleaseTopology}; the subscriber and the scripts both fall back to classic pub/sub on Redis
 	 * before 7.0).
 	 */
-	static boolean isSharded(RedisConnectionFactory connectionFactory) {
+	public static boolean isSharded(RedisConnectionFactory connectionFactory) {
 		return ReleaseTopology.isCluster(connectionFactory);
 	}
 
@@ -131,12 +137,12 @@ final class LeaseStore {
 	 * {hold count, token, 0} when acquired or re-entered; {0, holder's remaining ttl in ms, unannounced} when another
 	 * owner holds it, and then, if {@code waiter} is a client id, the lease notes that this client waits; {-1, 0, 0}
 	 * when the re-entry of the lease with {@code reenteredToken} (0 for a new acquisition) finds it gone. A re-entry
-	 * raises the count in Redis to {@code reentryTarget} ({@link LeaseEntry#reentryTarget}; 0 for a new acquisition),
+	 * raises the count in Redis to {@code reentryTarget} ({@code LeaseEntry.reentryTarget}; 0 for a new acquisition),
 	 * so that it counts once however often it runs. Unannounced is 1 when the holder's release will not be announced
 	 * ({@link LockScripts#UNANNOUNCED_FIELD}): a waiter then polls ({@link #unannounced}). {@code label} is the holder's
 	 * label that a new hold is stored with ('' for a re-entry, which never writes one).
 	 */
-	long[] acquire(String redisKey, String owner, long ttlMillis, String waiter, long reenteredToken,
+	public long[] acquire(String redisKey, String owner, long ttlMillis, String waiter, long reenteredToken,
 			long reentryTarget, String label) {
 		Object nativeReply = this.nativeScripts.enabled()
 				? this.nativeScripts.run(LockScripts.ACQUIRE, List.of(redisKey),
@@ -150,7 +156,7 @@ final class LeaseStore {
 	}
 
 	/** ACQUIRE's reply, {holds, token or holder's ttl} or {0, holder's ttl, 1}, as {holds, second, unannounced}. */
-	static long[] acquired(@Nullable List<?> reply) {
+	public static long[] acquired(@Nullable List<?> reply) {
 		if (reply == null || reply.size() < 2 || reply.size() > 3) {
 			throw new IllegalStateException("Unexpected reply from the acquire script: " + reply);
 		}
@@ -162,7 +168,7 @@ final class LeaseStore {
 	 * Whether an acquisition's reply ({@link #acquire}) says that the holder's release will not be announced, so a
 	 * waiter must poll: the holder's user may not publish on the release channel.
 	 */
-	static boolean unannounced(long[] reply) {
+	public static boolean unannounced(long[] reply) {
 		return reply.length > 2 && reply[2] == 1;
 	}
 
@@ -171,7 +177,7 @@ final class LeaseStore {
 	 * available (another client, the template path, or connections that do not share one native connection); the
 	 * caller then calls {@link #acquire} on a thread of its own. The future completes on Lettuce's threads.
 	 */
-	@Nullable CompletableFuture<long[]> acquireAsync(String redisKey, String owner, long ttlMillis, String waiter,
+	public @Nullable CompletableFuture<long[]> acquireAsync(String redisKey, String owner, long ttlMillis, String waiter,
 			long reenteredToken, String label) {
 		CompletableFuture<Object> reply = runNativeAsync(LockScripts.ACQUIRE, redisKey,
 				this.nativeArgs.acquire(owner, ttlMillis, waiter, reenteredToken, 0, label));
@@ -179,7 +185,7 @@ final class LeaseStore {
 	}
 
 	/** {@link #release} without waiting for Redis, as {@link #acquireAsync}: null when that path is not available. */
-	@Nullable CompletableFuture<Released> releaseAsync(String redisKey, String owner, long token, String channel,
+	public @Nullable CompletableFuture<Released> releaseAsync(String redisKey, String owner, long token, String channel,
 			String clientId, long holdsBefore, long ttlMillis) {
 		CompletableFuture<Object> reply = runNativeAsync(LockScripts.RELEASE, redisKey,
 				this.nativeArgs.release(owner, token, channel, clientId, holdsBefore, receiptMillis(ttlMillis)));
@@ -187,7 +193,7 @@ final class LeaseStore {
 	}
 
 	/** A lease script on Lettuce's asynchronous commands (see {@link #acquireAsync}); null when not available. */
-	@Nullable CompletableFuture<Object> runNativeAsync(RedisScript<?> script, String redisKey, byte[][] argv) {
+	public @Nullable CompletableFuture<Object> runNativeAsync(RedisScript<?> script, String redisKey, byte[][] argv) {
 		return this.nativeScripts.runAsync(script, redisKey, argv);
 	}
 
@@ -198,7 +204,7 @@ final class LeaseStore {
 	 * unannounced (as for {@link #acquire})}. On a cluster connection both go to the key's master on one node
 	 * connection (Lettuce only).
 	 */
-	long[] acquireReplicated(String redisKey, String owner, long ttlMillis, String waiter, String label, int replicas,
+	public long[] acquireReplicated(String redisKey, String owner, long ttlMillis, String waiter, String label, int replicas,
 			long timeoutMillis) {
 		byte[][] keyAndArgs = { bytes(redisKey), bytes(owner), bytes(Long.toString(ttlMillis)), bytes(waiter),
 				bytes(""), bytes(""), bytes(this.publishMode), bytes(label) };
@@ -249,10 +255,10 @@ final class LeaseStore {
 	}
 
 	/** What the release script did. */
-	record Released(long holdsLeft, boolean othersWaiting, @Nullable String publishRefused) {
+	public record Released(long holdsLeft, boolean othersWaiting, @Nullable String publishRefused) {
 
 		/** The lease was not ours. */
-		boolean notOurs() {
+		public boolean notOurs() {
 			return this.holdsLeft < 0;
 		}
 
@@ -261,10 +267,10 @@ final class LeaseStore {
 	/**
 	 * Holds left, or -1 when the lease is not ours; whether another process noted that it waits; and Redis's error
 	 * when it refused to publish the release (the lease is released all the same). {@code holdsBefore} is what the
-	 * owner counts before this release ({@link LeaseEntry#holdsBeforeRelease}), {@code ttlMillis} the lease time, which
+	 * owner counts before this release ({@link StoredLease#holdsBeforeRelease}), {@code ttlMillis} the lease time, which
 	 * bounds how long the receipt of a last release lasts (see {@link #receiptMillis}).
 	 */
-	Released release(String redisKey, String owner, long token, String channel, String clientId, long holdsBefore,
+	public Released release(String redisKey, String owner, long token, String channel, String clientId, long holdsBefore,
 			long ttlMillis) {
 		long receipt = receiptMillis(ttlMillis);
 		Object nativeReply = this.nativeScripts.enabled()
@@ -278,7 +284,7 @@ final class LeaseStore {
 	}
 
 	/** {@return how long the receipt of a last release lasts, see {@link Receipts#millis}} */
-	long receiptMillis(long ttlMillis) {
+	public long receiptMillis(long ttlMillis) {
 		return Receipts.millis(this.timeoutMillis, ttlMillis);
 	}
 
@@ -291,7 +297,7 @@ final class LeaseStore {
 	}
 
 	/** A string in a script's reply: a {@code String} through the template, bytes through Lettuce's own codec. */
-	static String text(@Nullable Object value) {
+	public static String text(@Nullable Object value) {
 		return (value instanceof byte[] bytes) ? new String(bytes, StandardCharsets.UTF_8) : String.valueOf(value);
 	}
 
@@ -299,7 +305,7 @@ final class LeaseStore {
 	 * The next holder's token; -1 when the lease is not ours, -2 when the owner holds it more than once. The lease
 	 * then names the next holder by {@code nextLabel}.
 	 */
-	long handOver(String redisKey, String owner, long token, String nextOwner, long nextTtlMillis, String nextLabel) {
+	public long handOver(String redisKey, String owner, long token, String nextOwner, long nextTtlMillis, String nextLabel) {
 		Object nativeReply = this.nativeScripts.run(LockScripts.HAND_OVER, redisKey, owner, Long.toString(token),
 				nextOwner, Long.toString(nextTtlMillis), nextLabel);
 		if (nativeReply != null) {
@@ -314,12 +320,12 @@ final class LeaseStore {
 	}
 
 	/** The kept commands of the shared native connection the next native call would use, or null (for tests). */
-	@Nullable Object keptCommands() {
+	public @Nullable Object keptCommands() {
 		return this.nativeScripts.keptCommands();
 	}
 
 	/** The connection factory's command timeout in ms where known (Lettuce), else 0. */
-	long commandTimeoutMillis() {
+	public long commandTimeoutMillis() {
 		return this.timeoutMillis;
 	}
 
@@ -327,14 +333,14 @@ final class LeaseStore {
 	 * The new remaining ttl in ms, or -1 when the lease is not ours. An {@code add} carries a fresh call id, so that it
 	 * adds once however often it runs (see {@link LockScripts#EXTEND}).
 	 */
-	long extend(String redisKey, String owner, long token, long millis, boolean add) {
+	public long extend(String redisKey, String owner, long token, long millis, boolean add) {
 		return nonNull(this.template.execute(LockScripts.EXTEND, List.of(redisKey), owner, Long.toString(token),
 				Long.toString(millis), add ? "add" : "set", add ? Receipts.callId() : ""));
 	}
 
 
 	/** What the lease at {@code redisKey} holds; null when the key is free. */
-	@Nullable Held holder(String redisKey) {
+	public @Nullable Held holder(String redisKey) {
 		List<?> reply = this.template.execute(LockScripts.HOLDER, List.of(redisKey));
 		if (reply == null || reply.isEmpty()) {
 			return null;
@@ -354,16 +360,16 @@ final class LeaseStore {
 	 * @param pttl its remaining time in ms
 	 * @param labels its holders' labels, joined as {@link LockScripts#LABELS} does, or null when none has one
 	 */
-	record Held(long holds, long token, long pttl, @Nullable String labels) {
+	public record Held(long holds, long token, long pttl, @Nullable String labels) {
 	}
 
 	/** The remaining ttl in ms of the lease when it is still {@code owner}'s with {@code token}, else -1. */
-	long owned(String redisKey, String owner, long token) {
+	public long owned(String redisKey, String owner, long token) {
 		return nonNull(this.template.execute(LockScripts.OWNED, List.of(redisKey), owner, Long.toString(token)));
 	}
 
 	/** Delete the lease if {@code owner} holds it (a hold the client does not know); true if there was one. */
-	boolean discard(String redisKey, String owner, String channel) {
+	public boolean discard(String redisKey, String owner, String channel) {
 		// ReadWriteScripts.DISCARD: the whole lease of an exclusive owner, only this owner's hold on a read-write one
 		Object nativeReply = this.nativeScripts.run(ReadWriteScripts.DISCARD, redisKey, owner, channel,
 				this.publishMode);
@@ -377,7 +383,7 @@ final class LeaseStore {
 	 * The deleted lease's hash as field, value pairs; empty when there was no lease. The call carries a fresh id, and
 	 * its second run answers from the first one's receipt (see {@link LockScripts#FORCE_RELEASE}).
 	 */
-	List<?> forceRelease(String redisKey, String channel) {
+	public List<?> forceRelease(String redisKey, String channel) {
 		List<?> reply = this.template.execute(LockScripts.FORCE_RELEASE, List.of(redisKey), channel, this.publishMode,
 				Receipts.callId(), Long.toString(receiptMillis(Long.MAX_VALUE)));
 		return (reply != null) ? reply : List.of();

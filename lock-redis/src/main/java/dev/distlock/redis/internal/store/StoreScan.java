@@ -1,4 +1,4 @@
-package dev.distlock.redis;
+package dev.distlock.redis.internal.store;
 
 import java.time.Duration;
 import java.util.ArrayList;
@@ -30,7 +30,7 @@ import org.springframework.data.redis.core.StringRedisTemplate;
  * Needs {@code +scan} in an ACL; the scan only lists keys, and every lease found is then read with {@link #describe}
  * on its own key.
  */
-final class StoreScan implements LockListing.Source {
+public final class StoreScan implements ListingSource {
 
 	/** Per hash slot, a hash tag whose slot it is: found once, by trying short tags in turn. */
 	private static final Map<Integer, String> SLOT_TAGS = new ConcurrentHashMap<>();
@@ -103,7 +103,7 @@ final class StoreScan implements LockListing.Source {
 	 * The lock key of a lease key, or null when {@code redisKey} is not one of this prefix's.
 	 * @param redisKey {@code <prefix>:{<key>}}
 	 */
-	@Nullable String lockKey(String redisKey) {
+	public @Nullable String lockKey(String redisKey) {
 		String start = this.keyPrefix + ":{";
 		if (!redisKey.startsWith(start) || !redisKey.endsWith("}") || redisKey.length() <= start.length() + 1) {
 			return null;
@@ -123,7 +123,7 @@ final class StoreScan implements LockListing.Source {
 	 * @param key the lock key
 	 * @param redisKey its lease key
 	 */
-	Optional<StoredLock> describe(String key, String redisKey) {
+	public Optional<StoredLock> describe(String key, String redisKey) {
 		List<?> reply = this.template.execute(ListingScripts.DESCRIBE,
 				List.of(redisKey, FairScripts.queueKey(redisKey)));
 		if (reply == null || reply.isEmpty()) {
@@ -195,7 +195,7 @@ final class StoreScan implements LockListing.Source {
 	 * @param cursor the next scan cursor, "0" once the part is done
 	 * @param redisKeys the lease keys the step found
 	 */
-	record Step(String cursor, List<String> redisKeys) {
+	public record Step(String cursor, List<String> redisKeys) {
 	}
 
 }

@@ -1,4 +1,4 @@
-package dev.distlock.redis;
+package dev.distlock.redis.internal.store;
 
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
@@ -33,21 +33,22 @@ import org.springframework.data.redis.core.script.RedisScript;
  * Renewals are batched twice: one {@link LockScripts#RENEW_ALL} call renews up to {@value #BATCH_SIZE} leases, and the
  * calls of one watchdog tick are pipelined on Lettuce's shared connection (one call per hash slot on a cluster connection, as a
  * script may only touch keys of one slot there). On the template path (another client, or
- * {@link EnginePaths#nativeScripts()} off) several batches go in one Spring Data pipeline, a single one (and those of a
+ * {@code EnginePaths.nativeScripts()} off) several batches go in one Spring Data pipeline, a single one (and those of a
  * cluster connection) through the template one after the other.
  * <p>
  * Every failure reaches the caller as Spring's {@code DataAccessException}: the template translates its own, and the
  * Lettuce-native shortcut ({@link LettuceRenewals}) translates Lettuce's the same way.
  */
-final class RenewalBatches {
+public final class RenewalBatches {
 
-	static final int BATCH_SIZE = 500;
+	/** The most leases one renewal script call renews. */
+	public static final int BATCH_SIZE = 500;
 
 	private final RedisConnectionFactory connectionFactory;
 
 	private final StringRedisTemplate template;
 
-	/** Whether renewals may take the Lettuce-native shortcut ({@link EnginePaths#nativeScripts()}). */
+	/** Whether renewals may take the Lettuce-native shortcut ({@code EnginePaths.nativeScripts()}). */
 	private final boolean nativeRenewals;
 
 	RenewalBatches(RedisConnectionFactory connectionFactory, StringRedisTemplate template, boolean nativeRenewals) {
@@ -57,7 +58,7 @@ final class RenewalBatches {
 	}
 
 	/** Told of each batch's result as it comes. */
-	interface BatchListener {
+	public interface BatchListener {
 
 		/**
 		 * The leases at {@code batch} (indexes into the round's entries) were answered for, or failed: their entries of
@@ -79,7 +80,7 @@ final class RenewalBatches {
 	 * pipeline of all of them (one server's) is a blocking call on {@code executor}. {@code listener} runs on
 	 * {@code executor}'s threads; different batches may be told concurrently.
 	 */
-	void renewEach(List<LeaseEntry> entries, long[] ttlMillis, long timeoutNanos, Executor executor,
+	public void renewEach(List<? extends StoredLease> entries, long[] ttlMillis, long timeoutNanos, Executor executor,
 			BatchListener listener) {
 		Round round = start(entries, ttlMillis, timeoutNanos, executor, listener);
 		RedisConnection connection = round.connection();
@@ -92,7 +93,7 @@ final class RenewalBatches {
 	 * Renew the given leases as {@link #renewEach} does, and wait for every batch (at most {@code timeoutNanos}, and a
 	 * second for the template path to give up): for callers that need the whole round (the Redlock watchdog, tests).
 	 */
-	Renewals renewAll(List<LeaseEntry> entries, long[] ttlMillis, long timeoutNanos) {
+	public Renewals renewAll(List<? extends StoredLease> entries, long[] ttlMillis, long timeoutNanos) {
 		boolean[] told = new boolean[entries.size()];
 		Round round = start(entries, ttlMillis, timeoutNanos, Runnable::run, (batch, result) -> {
 			synchronized (told) {
@@ -133,7 +134,7 @@ final class RenewalBatches {
 	 * Send a round. The connection of the result, if any, is the one Lettuce's native path sends on: it must be closed
 	 * once {@link Round#done()} completes, not before (a dedicated connection would cancel the replies on its way).
 	 */
-	private Round start(List<LeaseEntry> entries, long[] ttlMillis, long timeoutNanos, Executor executor,
+	private Round start(List<? extends StoredLease> entries, long[] ttlMillis, long timeoutNanos, Executor executor,
 			BatchListener listener) {
 		Renewals result = new Renewals(entries.size());
 		if (entries.isEmpty()) {
@@ -227,7 +228,7 @@ final class RenewalBatches {
 	 * alone; one that finds the script cache empty (a restart, SCRIPT FLUSH) is sent again through the template, which
 	 * falls back to EVAL; when the pipeline gives no reply per batch, every batch is sent again that way.
 	 */
-	private void renewPipelined(List<LeaseEntry> entries, long[] ttlMillis, List<int[]> batches, Renewals result) {
+	private void renewPipelined(List<? extends StoredLease> entries, long[] ttlMillis, List<int[]> batches, Renewals result) {
 		try (RedisConnection connection = this.connectionFactory.getConnection()) {
 			renewPipelined(connection, entries, ttlMillis, batches, result);
 		}
@@ -236,16 +237,16 @@ final class RenewalBatches {
 		}
 	}
 
-	private void renewPipelined(RedisConnection connection, List<LeaseEntry> entries, long[] ttlMillis,
+	private void renewPipelined(RedisConnection connection, List<? extends StoredLease> entries, long[] ttlMillis,
 			List<int[]> batches, Renewals result) {
 		List<byte[][]> calls = new ArrayList<>(batches.size());
 		for (int[] batch : batches) {
 			byte[][] keysAndArgs = new byte[batch.length * 4][];
 			for (int i = 0; i < batch.length; i++) {
-				LeaseEntry entry = entries.get(batch[i]);
-				keysAndArgs[i] = bytes(entry.redisKey);
-				keysAndArgs[batch.length + 3 * i] = bytes(entry.owner);
-				keysAndArgs[batch.length + 3 * i + 1] = bytes(Long.toString(entry.token));
+				StoredLease entry = entries.get(batch[i]);
+				keysAndArgs[i] = bytes(entry.redisKey());
+				keysAndArgs[batch.length + 3 * i] = bytes(entry.owner());
+				keysAndArgs[batch.length + 3 * i + 1] = bytes(Long.toString(entry.token()));
 				keysAndArgs[batch.length + 3 * i + 2] = bytes(Long.toString(ttlMillis[batch[i]]));
 			}
 			calls.add(keysAndArgs);
@@ -294,14 +295,14 @@ final class RenewalBatches {
 	}
 
 	/** One batch through {@code RedisTemplate.execute(script, …)}: EVALSHA, EVAL when the script is not cached. */
-	private void renewThroughTemplate(List<LeaseEntry> entries, long[] ttlMillis, int[] batch, Renewals result) {
+	private void renewThroughTemplate(List<? extends StoredLease> entries, long[] ttlMillis, int[] batch, Renewals result) {
 		List<String> keys = new ArrayList<>(batch.length);
 		Object[] args = new Object[batch.length * 3];
 		for (int i = 0; i < batch.length; i++) {
-			LeaseEntry entry = entries.get(batch[i]);
-			keys.add(entry.redisKey);
-			args[3 * i] = entry.owner;
-			args[3 * i + 1] = Long.toString(entry.token);
+			StoredLease entry = entries.get(batch[i]);
+			keys.add(entry.redisKey());
+			args[3 * i] = entry.owner();
+			args[3 * i + 1] = Long.toString(entry.token());
 			args[3 * i + 2] = Long.toString(ttlMillis[batch[i]]);
 		}
 		try {
@@ -331,18 +332,18 @@ final class RenewalBatches {
 	}
 
 	/** Per lease of a renewal round: still ours, or the failure of its batch (then {@code ours} means nothing). */
-	static final class Renewals {
+	public static final class Renewals {
 
-		final boolean[] ours;
+		public final boolean[] ours;
 
-		final @Nullable Exception[] failures;
+		public final @Nullable Exception[] failures;
 
-		Renewals(int size) {
+		public Renewals(int size) {
 			this.ours = new boolean[size];
 			this.failures = new Exception[size];
 		}
 
-		void fail(int[] batch, Exception failure) {
+		public void fail(int[] batch, Exception failure) {
 			for (int index : batch) {
 				this.failures[index] = failure;
 			}
@@ -351,24 +352,24 @@ final class RenewalBatches {
 	}
 
 	/**
-	 * The renewal script of a batch, its kind's ({@link LockKind#renewAllScript}): {@link LockScripts#RENEW_ALL}, or
+	 * The renewal script of a batch, its kind's ({@link StoredLease#renewAllScript}): {@link LockScripts#RENEW_ALL}, or
 	 * {@link ReadWriteScripts#RENEW_ALL} for the holds of read-write locks (each holder's own deadline), which are
 	 * batched apart.
 	 */
 	@SuppressWarnings("rawtypes")
-	static RedisScript<List> script(List<LeaseEntry> entries, int[] batch) {
-		return entries.get(batch[0]).kind.renewAllScript();
+	static RedisScript<List> script(List<? extends StoredLease> entries, int[] batch) {
+		return entries.get(batch[0]).renewAllScript();
 	}
 
 	/**
 	 * Indexes into {@code entries}, at most {@link #BATCH_SIZE} a batch, and one slot a batch when {@code bySlot};
 	 * the holds of each renewal script (read-write holds, say) in batches of their own.
 	 */
-	private static List<int[]> batches(List<LeaseEntry> entries, boolean bySlot) {
+	private static List<int[]> batches(List<? extends StoredLease> entries, boolean bySlot) {
 		Map<BatchGroup, List<Integer>> groups = new LinkedHashMap<>();
 		for (int i = 0; i < entries.size(); i++) {
-			int slot = bySlot ? ClusterSlotHashUtil.calculateSlot(entries.get(i).redisKey) : 0;
-			BatchGroup group = new BatchGroup(entries.get(i).kind.renewAllScript(), slot);
+			int slot = bySlot ? ClusterSlotHashUtil.calculateSlot(entries.get(i).redisKey()) : 0;
+			BatchGroup group = new BatchGroup(entries.get(i).renewAllScript(), slot);
 			groups.computeIfAbsent(group, g -> new ArrayList<>()).add(i);
 		}
 		List<int[]> batches = new ArrayList<>();

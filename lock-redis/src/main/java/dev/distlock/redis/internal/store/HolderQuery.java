@@ -1,4 +1,4 @@
-package dev.distlock.redis;
+package dev.distlock.redis.internal.store;
 
 import java.time.Duration;
 import java.util.Optional;
@@ -10,15 +10,15 @@ import dev.distlock.core.LockUnavailableException;
  * Asks Redis, not this process's bookkeeping, who holds a key: for {@code LockService.holder} and {@code isLocked}.
  * One read-only script call; it changes nothing in Redis or in this process.
  */
-final class HolderQuery {
+public final class HolderQuery {
 
 	private final LeaseStore store;
 
-	HolderQuery(LeaseStore store) {
+	public HolderQuery(LeaseStore store) {
 		this.store = store;
 	}
 
-	Optional<LockHolder> holder(String key, String redisKey) {
+	public Optional<LockHolder> holder(String key, String redisKey) {
 		LeaseStore.Held reply;
 		try {
 			reply = this.store.holder(redisKey);

@@ -1,4 +1,4 @@
-package dev.distlock.redis;
+package dev.distlock.redis.internal.store;
 
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
@@ -13,7 +13,7 @@ import org.jspecify.annotations.Nullable;
  * one script call per operation, as for exclusive leases. Renewals go through {@link RenewalBatches}, discards through
  * {@link LeaseStore#discard}, which serve both kinds.
  */
-final class ReadWriteStore {
+public final class ReadWriteStore {
 
 	/**
 	 * The longest a waiting writer's note lasts without being refreshed: how long a writer that died while waiting
@@ -28,45 +28,61 @@ final class ReadWriteStore {
 	}
 
 	/**
+	 * Whether a new acquisition leaves a note in the lease whatever Redis answers: a writer that will wait is noted
+	 * there, so the caller marks its attempt (before the call) for its owner id to be discarded, the note with it,
+	 * should the acquisition end without the lock. The store only says so: the attempt is the caller's.
+	 * @param writer whether a writer acquires
+	 * @param willWait whether it will wait when refused
+	 * @return whether {@link #acquire} with these arguments writes a waiting writer's note
+	 */
+	public static boolean notesWaitingWriter(boolean writer, boolean willWait) {
+		return writer && willWait;
+	}
+
+	/**
 	 * A new acquisition of {@code attempt} (a {@code writer}'s or a reader's): {holds, token, 0} when acquired, {0, ms
 	 * after which to try again, unannounced} when refused (see {@link LeaseStore#unannounced}). A writer that will wait is
-	 * noted in the lease; the attempt is then marked so that its owner id is discarded (the note with it) should the
-	 * acquisition end without the lock.
+	 * noted in the lease (see {@link #notesWaitingWriter}).
+	 * @param attempt the acquisition
+	 * @param writer whether a writer acquires
+	 * @param willWait whether it will wait when refused
+	 * @return {holds, token or ms, unannounced}
 	 */
-	long[] acquire(Attempt attempt, boolean writer, boolean willWait) {
-		return pair(this.store.run(ReadWriteScripts.ACQUIRE, attempt.redisKey, acquireArgs(attempt, writer, willWait)),
+	public long[] acquire(StoredAttempt attempt, boolean writer, boolean willWait) {
+		return pair(this.store.run(ReadWriteScripts.ACQUIRE, attempt.redisKey(), acquireArgs(attempt, writer, willWait)),
 				"acquire");
 	}
 
 	/**
 	 * {@link #acquire} without waiting for Redis (Lettuce's asynchronous commands), {holds, token} or {0, ms}: null
 	 * when that path is not available (the caller then calls {@link #acquire} on a thread of its own).
+	 * @param attempt the acquisition
+	 * @param writer whether a writer acquires
+	 * @param willWait whether it will wait when refused
+	 * @return the reply to come, or null
 	 */
-	@Nullable CompletableFuture<long[]> acquireAsync(Attempt attempt, boolean writer, boolean willWait) {
-		CompletableFuture<Object> reply = this.store.runNativeAsync(ReadWriteScripts.ACQUIRE, attempt.redisKey,
+	public @Nullable CompletableFuture<long[]> acquireAsync(StoredAttempt attempt, boolean writer, boolean willWait) {
+		CompletableFuture<Object> reply = this.store.runNativeAsync(ReadWriteScripts.ACQUIRE, attempt.redisKey(),
 				NativeScriptArgs.encode(acquireArgs(attempt, writer, willWait)));
 		return (reply != null) ? reply.thenApply(value -> pair(value, "acquire")) : null;
 	}
 
-	/** The arguments of a new acquisition; marks the attempt when a waiting writer's note goes with it. */
-	private String[] acquireArgs(Attempt attempt, boolean writer, boolean willWait) {
-		String note = (writer && willWait) ? Long.toString(Math.max(1, Math.min(attempt.ttlMillis, MAX_NOTE_MILLIS)))
-				: "";
-		if (!note.isEmpty()) {
-			attempt.unanswered = true; // its note is in Redis (or may be): discarded unless the lock is acquired
-		}
-		return new String[] { attempt.owner, Long.toString(attempt.ttlMillis), writer ? "w" : "r", "",
-				attempt.downgradeOwner, (attempt.downgradeToken != 0) ? Long.toString(attempt.downgradeToken) : "", note,
-				"", willWait ? "1" : "", this.store.publishMode(), attempt.label };
+	/** The arguments of a new acquisition, a waiting writer's note with them ({@link #notesWaitingWriter}). */
+	private String[] acquireArgs(StoredAttempt attempt, boolean writer, boolean willWait) {
+		String note = notesWaitingWriter(writer, willWait)
+				? Long.toString(Math.max(1, Math.min(attempt.ttlMillis(), MAX_NOTE_MILLIS))) : "";
+		return new String[] { attempt.owner(), Long.toString(attempt.ttlMillis()), writer ? "w" : "r", "",
+				attempt.downgradeOwner(), (attempt.downgradeToken() != 0) ? Long.toString(attempt.downgradeToken()) : "",
+				note, "", willWait ? "1" : "", this.store.publishMode(), attempt.label() };
 	}
 
 	/**
 	 * One more hold of {@code entry}'s lease (a {@code writer}'s or a reader's), raising the count in Redis to
-	 * {@code target} (see {@link LeaseEntry#reentryTarget}): {holds, token}, or {-1, 0} when the hold is gone.
+	 * {@code target} (see {@code LeaseEntry.reentryTarget}): {holds, token}, or {-1, 0} when the hold is gone.
 	 */
-	long[] reenter(LeaseEntry entry, boolean writer, long ttlMillis, long target) {
-		return pair(this.store.run(ReadWriteScripts.ACQUIRE, entry.redisKey, entry.owner, Long.toString(ttlMillis),
-				writer ? "w" : "r", Long.toString(entry.token), "", "", "",
+	public long[] reenter(StoredLease entry, boolean writer, long ttlMillis, long target) {
+		return pair(this.store.run(ReadWriteScripts.ACQUIRE, entry.redisKey(), entry.owner(), Long.toString(ttlMillis),
+				writer ? "w" : "r", Long.toString(entry.token()), "", "", "",
 				Long.toString(target)), "acquire");
 	}
 
@@ -74,20 +90,20 @@ final class ReadWriteStore {
 	 * The release of one hold: holds left (-1 when not ours), the release message when it freed the lock for others
 	 * (else empty), and Redis's error when it refused the publish.
 	 */
-	Released release(LeaseEntry entry) {
-		return released(this.store.run(ReadWriteScripts.RELEASE, entry.redisKey, releaseArgs(entry)));
+	public Released release(StoredLease entry) {
+		return released(this.store.run(ReadWriteScripts.RELEASE, entry.redisKey(), releaseArgs(entry)));
 	}
 
 	/** RELEASE's arguments, with the holds before and the receipt time (see {@link LeaseStore#release}). */
-	private String[] releaseArgs(LeaseEntry entry) {
-		return new String[] { entry.owner, Long.toString(entry.token), entry.channel, this.store.publishMode(),
+	private String[] releaseArgs(StoredLease entry) {
+		return new String[] { entry.owner(), Long.toString(entry.token()), entry.channel(), this.store.publishMode(),
 				Long.toString(entry.holdsBeforeRelease()),
 				Long.toString(this.store.receiptMillis(entry.ttlMillis())) };
 	}
 
 	/** {@link #release} without waiting for Redis, as {@link #acquireAsync}: null when that path is not available. */
-	@Nullable CompletableFuture<Released> releaseAsync(LeaseEntry entry) {
-		CompletableFuture<Object> reply = this.store.runNativeAsync(ReadWriteScripts.RELEASE, entry.redisKey,
+	public @Nullable CompletableFuture<Released> releaseAsync(StoredLease entry) {
+		CompletableFuture<Object> reply = this.store.runNativeAsync(ReadWriteScripts.RELEASE, entry.redisKey(),
 				NativeScriptArgs.encode(releaseArgs(entry)));
 		return (reply != null) ? reply.thenApply(ReadWriteStore::released) : null;
 	}
@@ -102,14 +118,14 @@ final class ReadWriteStore {
 	}
 
 	/** The hold's new remaining ms after adding {@code millis} or setting it, -1 when it is not ours. */
-	long extend(LeaseEntry entry, long millis, boolean add) {
-		return number(this.store.run(ReadWriteScripts.EXTEND, entry.redisKey, entry.owner, Long.toString(entry.token),
+	public long extend(StoredLease entry, long millis, boolean add) {
+		return number(this.store.run(ReadWriteScripts.EXTEND, entry.redisKey(), entry.owner(), Long.toString(entry.token()),
 				Long.toString(millis), add ? "add" : "set", add ? Receipts.callId() : ""));
 	}
 
 	/** The hold's remaining ms when it is still ours, else -1. */
-	long owned(LeaseEntry entry) {
-		return number(this.store.run(ReadWriteScripts.OWNED, entry.redisKey, entry.owner, Long.toString(entry.token)));
+	public long owned(StoredLease entry) {
+		return number(this.store.run(ReadWriteScripts.OWNED, entry.redisKey(), entry.owner(), Long.toString(entry.token())));
 	}
 
 	/** {holds, token or ms} or {0, ms, 1} as {holds, token or ms, unannounced} ({@link LeaseStore#unannounced}). */
@@ -134,7 +150,7 @@ final class ReadWriteStore {
 	 * @param message the release message published when the lock became free for others, else null
 	 * @param publishRefused Redis's error when it refused to publish (the release stands), else null
 	 */
-	record Released(long holdsLeft, @Nullable String message, @Nullable String publishRefused) {
+	public record Released(long holdsLeft, @Nullable String message, @Nullable String publishRefused) {
 	}
 
 }

@@ -1,4 +1,4 @@
-package dev.distlock.redis;
+package dev.distlock.redis.internal.store;
 
 import java.nio.charset.StandardCharsets;
 import java.util.List;
@@ -17,7 +17,7 @@ import org.springframework.data.redis.core.StringRedisTemplate;
  * template), the leave by {@code EVAL} through the template. Blocking: asynchronous callers run these on the engine's
  * call pool.
  */
-final class FairStore {
+public final class FairStore {
 
 	private final LeaseStore store;
 
@@ -37,7 +37,7 @@ final class FairStore {
 	 * when not queued)} otherwise. {@code queue}: whether to queue (or keep queued) the caller; {@code label}: the
 	 * holder's label, stored with the hold or the queue entry.
 	 */
-	long[] acquire(String redisKey, String owner, long ttlMillis, long entryTtlMillis, boolean queue, String label) {
+	public long[] acquire(String redisKey, String owner, long ttlMillis, long entryTtlMillis, boolean queue, String label) {
 		List<?> reply = (List<?>) this.store.run(FairScripts.FAIR_ACQUIRE, FairScripts.keys(redisKey), owner,
 				Long.toString(ttlMillis), Long.toString(entryTtlMillis), queue ? "1" : "", label);
 		if (reply == null || reply.size() < 2) {
@@ -47,14 +47,14 @@ final class FairStore {
 	}
 
 	/** What the fair release did: holds left (-1 not ours), and the owner and token it handed the lease to, if any. */
-	record FairReleased(long holdsLeft, @Nullable String nextOwner, long nextToken, @Nullable String publishRefused) {
+	public record FairReleased(long holdsLeft, @Nullable String nextOwner, long nextToken, @Nullable String publishRefused) {
 	}
 
 	/**
 	 * The release of one hold; {@code holdsBefore} and {@code ttlMillis} as for {@link LeaseStore#release}, so that the
 	 * release answers the same when it runs twice.
 	 */
-	FairReleased release(String redisKey, String owner, long token, String channel, long holdsBefore, long ttlMillis) {
+	public FairReleased release(String redisKey, String owner, long token, String channel, long holdsBefore, long ttlMillis) {
 		List<?> reply = (List<?>) this.store.run(FairScripts.FAIR_RELEASE, FairScripts.keys(redisKey), owner,
 				Long.toString(token), channel, this.publishMode, Long.toString(holdsBefore),
 				Long.toString(this.store.receiptMillis(ttlMillis)));
@@ -76,7 +76,7 @@ final class FairStore {
 	 * server that does not have the script cached (after a restart or failover) when its reply is lost, where an
 	 * {@code EVALSHA} would only have earned a {@code NOSCRIPT} nobody hears.
 	 */
-	boolean leave(String redisKey, String owner, String channel) {
+	public boolean leave(String redisKey, String owner, String channel) {
 		List<String> keys = FairScripts.keys(redisKey);
 		byte[][] keysAndArgs = { bytes(keys.get(0)), bytes(keys.get(1)), bytes(keys.get(2)), bytes(keys.get(3)),
 				bytes(owner), bytes(channel), bytes(this.publishMode) };
@@ -89,7 +89,7 @@ final class FairStore {
 	}
 
 	/** The number of waiters queued for the lock (live or not yet pruned). */
-	long queueLength(String redisKey) {
+	public long queueLength(String redisKey) {
 		Long size = this.template.opsForZSet().zCard(FairScripts.queueKey(redisKey));
 		return (size != null) ? size : 0;
 	}
