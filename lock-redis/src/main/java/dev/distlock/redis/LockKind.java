@@ -119,7 +119,7 @@ abstract class LockKind {
 	abstract long owned(LeaseStore store, LeaseEntry entry);
 
 	/**
-	 * The script that renews leases of this kind in batches ({@link RenewalBatches}): leases are batched with others
+	 * The script that renews leases of this kind in batches ({@code RenewalBatches}): leases are batched with others
 	 * of the same script only.
 	 */
 	@SuppressWarnings("rawtypes")

@@ -1,5 +1,7 @@
 package dev.distlock.redis.internal.store;
 
+import org.springframework.util.ClassUtils;
+
 /**
  * The types whose presence means Lettuce or Jedis, by name, so that the store loads no class of an absent client.
  * The same names as the pub/sub connections' ({@code dev.distlock.redis.internal.pubsub.ClientNames}), which the
@@ -13,6 +15,12 @@ public final class ClientTypes {
 
 	/** The type whose presence means Jedis. */
 	public static final String JEDIS_TYPE = "redis.clients.jedis.Jedis";
+
+	/** Whether Lettuce is on the class path: the store's Lettuce-native paths are taken only then. */
+	static final boolean LETTUCE_PRESENT = ClassUtils.isPresent(LETTUCE_TYPE, ClientTypes.class.getClassLoader());
+
+	/** Whether Jedis is on the class path. */
+	static final boolean JEDIS_PRESENT = ClassUtils.isPresent(JEDIS_TYPE, ClientTypes.class.getClassLoader());
 
 	private ClientTypes() {
 	}

@@ -14,10 +14,20 @@ public final class HolderQuery {
 
 	private final LeaseStore store;
 
+	/**
+	 * A query on {@code store}.
+	 * @param store the store asked
+	 */
 	public HolderQuery(LeaseStore store) {
 		this.store = store;
 	}
 
+	/**
+	 * Who holds {@code key} now, as Redis says.
+	 * @param key the lock's key
+	 * @param redisKey its key in Redis
+	 * @return the holder, or empty when none holds it
+	 */
 	public Optional<LockHolder> holder(String key, String redisKey) {
 		LeaseStore.Held reply;
 		try {

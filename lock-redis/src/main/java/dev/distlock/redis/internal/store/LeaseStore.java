@@ -1,7 +1,5 @@
 package dev.distlock.redis.internal.store;
 
-import java.nio.charset.StandardCharsets;
-import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 
@@ -10,14 +8,9 @@ import dev.distlock.redis.internal.script.NativeScriptArgs;
 import dev.distlock.redis.internal.script.ReadWriteScripts;
 import org.jspecify.annotations.Nullable;
 
-import org.springframework.data.redis.connection.RedisClusterConnection;
-import org.springframework.data.redis.connection.RedisConnection;
 import org.springframework.data.redis.connection.RedisConnectionFactory;
-import org.springframework.data.redis.connection.ReturnType;
-import org.springframework.data.redis.core.RedisCallback;
 import org.springframework.data.redis.core.StringRedisTemplate;
 import org.springframework.data.redis.core.script.RedisScript;
-import org.springframework.util.ClassUtils;
 
 /**
  * The engine's door to Redis for lease operations: one script call per operation. The batched renewals are
@@ -29,9 +22,6 @@ import org.springframework.util.ClassUtils;
  */
 public final class LeaseStore {
 
-	private static final boolean LETTUCE_PRESENT = ClassUtils.isPresent(ClientTypes.LETTUCE_TYPE,
-			LeaseStore.class.getClassLoader());
-
 	private final RedisConnectionFactory connectionFactory;
 
 	private final StringRedisTemplate template;
@@ -40,8 +30,8 @@ public final class LeaseStore {
 
 	/**
 	 * {@link LockScripts#SHARDED} when releases are announced on their shard (a Redis Cluster, whatever the client; its
-	 * subscriber subscribes each channel on its shard, see {@code dev.distlock.redis.internal.pubsub.ShardedSubscriptions}), else empty: classic
-	 * {@code PUBLISH}.
+	 * subscriber subscribes each channel on its shard, see the pub/sub layer's {@code ShardedSubscriptions}), else
+	 * empty: classic {@code PUBLISH}.
 	 */
 	private final String publishMode;
 
@@ -61,8 +51,7 @@ public final class LeaseStore {
 	private final NativeScriptArgs nativeArgs;
 
 	/**
-	 * A store on the engine's default path ({@code EnginePaths.DEFAULT}): the Lettuce-native shortcut where the
-	 * connections are Lettuce's.
+	 * A store on the engine's default path ({@code EnginePaths.DEFAULT}): Lettuce-native where the client is Lettuce.
 	 * @param connectionFactory the connections to Redis
 	 */
 	public LeaseStore(RedisConnectionFactory connectionFactory) {
@@ -79,15 +68,19 @@ public final class LeaseStore {
 		this.connectionFactory = connectionFactory;
 		this.template = new StringRedisTemplate(connectionFactory);
 		this.template.afterPropertiesSet();
-		this.timeoutMillis = LETTUCE_PRESENT ? LettuceScripts.timeoutMillis(connectionFactory) : 0;
-		this.nativeScripts = new NativeScripts(connectionFactory, this.timeoutMillis, LETTUCE_PRESENT && nativeScripts);
-		this.renewals = new RenewalBatches(connectionFactory, this.template, LETTUCE_PRESENT && nativeScripts);
-		this.publishMode = isSharded(connectionFactory) ? LockScripts.SHARDED : "";
+		this.timeoutMillis = ClientTypes.LETTUCE_PRESENT ? LettuceScripts.timeoutMillis(connectionFactory) : 0;
+		boolean lettuceNative = ClientTypes.LETTUCE_PRESENT && nativeScripts;
+		this.nativeScripts = new NativeScripts(connectionFactory, this.timeoutMillis, lettuceNative);
+		this.renewals = new RenewalBatches(connectionFactory, this.template, lettuceNative);
+		this.publishMode = ReleaseTopology.isCluster(connectionFactory) ? LockScripts.SHARDED : "";
 		this.nativeArgs = new NativeScriptArgs(this.publishMode);
 		this.fair = new FairStore(this, this.template, this.publishMode);
 	}
 
-	/** {@return a scan of this store's lease keys under {@code keyPrefix}, on every master of a Cluster} */
+	/**
+	 * {@return a scan of this store's lease keys under {@code keyPrefix}, on every master of a Cluster}
+	 * @param keyPrefix the prefix of the service's keys
+	 */
 	public StoreScan scan(String keyPrefix) {
 		return new StoreScan(this.connectionFactory, this.template, keyPrefix, !this.publishMode.isEmpty());
 	}
@@ -103,16 +96,28 @@ public final class LeaseStore {
 	}
 
 	/** {@return {@link LockScripts#SHARDED} when releases are announced on their shard, else empty} */
-	public String publishMode() {
+	String publishMode() {
 		return this.publishMode;
 	}
 
-	/** Any lease script on one key with string arguments: the Lettuce-native shortcut where it applies, else the template. */
+	/**
+	 * Any lease script on one key with string arguments: the Lettuce-native shortcut where it applies, else the template.
+	 * @param script the script
+	 * @param redisKey its one key
+	 * @param args its arguments
+	 * @return its reply, as the script gives it
+	 */
 	public @Nullable Object run(RedisScript<?> script, String redisKey, String... args) {
 		return run(script, List.of(redisKey), args);
 	}
 
-	/** As {@link #run(RedisScript, String, String...)}, on several keys of one hash slot (the fair scripts'). */
+	/**
+	 * As {@link #run(RedisScript, String, String...)}, on several keys of one hash slot (the fair scripts').
+	 * @param script the script
+	 * @param redisKeys its keys, of one hash slot
+	 * @param args its arguments
+	 * @return its reply, as the script gives it
+	 */
 	public @Nullable Object run(RedisScript<?> script, List<String> redisKeys, String... args) {
 		Object nativeReply = this.nativeScripts.enabled()
 				? this.nativeScripts.run(script, redisKeys, NativeScriptArgs.encode(args)) : null;
@@ -125,15 +130,6 @@ public final class LeaseStore {
 	}
 
 	/**
-	 * Whether releases on {@code connectionFactory} are announced with sharded pub/sub: a Redis Cluster, whatever the
-	 * client (see {@link ReleaseTopology}; the subscriber and the scripts both fall back to classic pub/sub on Redis
-	 * before 7.0).
-	 */
-	public static boolean isSharded(RedisConnectionFactory connectionFactory) {
-		return ReleaseTopology.isCluster(connectionFactory);
-	}
-
-	/**
 	 * {hold count, token, 0} when acquired or re-entered; {0, holder's remaining ttl in ms, unannounced} when another
 	 * owner holds it, and then, if {@code waiter} is a client id, the lease notes that this client waits; {-1, 0, 0}
 	 * when the re-entry of the lease with {@code reenteredToken} (0 for a new acquisition) finds it gone. A re-entry
@@ -141,6 +137,14 @@ public final class LeaseStore {
 	 * so that it counts once however often it runs. Unannounced is 1 when the holder's release will not be announced
 	 * ({@link LockScripts#UNANNOUNCED_FIELD}): a waiter then polls ({@link #unannounced}). {@code label} is the holder's
 	 * label that a new hold is stored with ('' for a re-entry, which never writes one).
+	 * @param redisKey the lease's key
+	 * @param owner the owner id
+	 * @param ttlMillis the lease time in ms
+	 * @param waiter the client id noted as waiting when refused, or empty
+	 * @param reenteredToken the token of the lease re-entered, 0 for a new acquisition
+	 * @param reentryTarget the count a re-entry raises the holds to, 0 for a new acquisition
+	 * @param label the holder's label a new hold is stored with, or empty
+	 * @return {holds, token or holder's ttl, unannounced}
 	 */
 	public long[] acquire(String redisKey, String owner, long ttlMillis, String waiter, long reenteredToken,
 			long reentryTarget, String label) {
@@ -152,21 +156,14 @@ public final class LeaseStore {
 				: this.template.execute(LockScripts.ACQUIRE, List.of(redisKey), owner, Long.toString(ttlMillis), waiter,
 						(reenteredToken != 0) ? Long.toString(reenteredToken) : "",
 						(reentryTarget > 0) ? Long.toString(reentryTarget) : "", this.publishMode, label);
-		return acquired(reply);
-	}
-
-	/** ACQUIRE's reply, {holds, token or holder's ttl} or {0, holder's ttl, 1}, as {holds, second, unannounced}. */
-	public static long[] acquired(@Nullable List<?> reply) {
-		if (reply == null || reply.size() < 2 || reply.size() > 3) {
-			throw new IllegalStateException("Unexpected reply from the acquire script: " + reply);
-		}
-		return new long[] { ((Number) reply.get(0)).longValue(), ((Number) reply.get(1)).longValue(),
-				(reply.size() > 2) ? ((Number) reply.get(2)).longValue() : 0 };
+		return ScriptReplies.acquired(reply);
 	}
 
 	/**
 	 * Whether an acquisition's reply ({@link #acquire}) says that the holder's release will not be announced, so a
 	 * waiter must poll: the holder's user may not publish on the release channel.
+	 * @param reply an acquisition's reply
+	 * @return whether the holder's release will not be announced
 	 */
 	public static boolean unannounced(long[] reply) {
 		return reply.length > 2 && reply[2] == 1;
@@ -176,89 +173,72 @@ public final class LeaseStore {
 	 * {@link #acquire} without waiting for Redis, on Lettuce's asynchronous commands: null when that path is not
 	 * available (another client, the template path, or connections that do not share one native connection); the
 	 * caller then calls {@link #acquire} on a thread of its own. The future completes on Lettuce's threads.
+	 * @param redisKey the lease's key
+	 * @param owner the owner id
+	 * @param ttlMillis the lease time in ms
+	 * @param waiter the client id noted as waiting when refused, or empty
+	 * @param reenteredToken the token of the lease re-entered, 0 for a new acquisition
+	 * @param label the holder's label a new hold is stored with, or empty
+	 * @return the reply to come, or null
 	 */
 	public @Nullable CompletableFuture<long[]> acquireAsync(String redisKey, String owner, long ttlMillis, String waiter,
 			long reenteredToken, String label) {
 		CompletableFuture<Object> reply = runNativeAsync(LockScripts.ACQUIRE, redisKey,
 				this.nativeArgs.acquire(owner, ttlMillis, waiter, reenteredToken, 0, label));
-		return (reply != null) ? reply.thenApply(value -> acquired((List<?>) value)) : null;
+		return (reply != null) ? reply.thenApply(value -> ScriptReplies.acquired((List<?>) value)) : null;
 	}
 
-	/** {@link #release} without waiting for Redis, as {@link #acquireAsync}: null when that path is not available. */
+	/**
+	 * {@link #release} without waiting for Redis, as {@link #acquireAsync}: null when that path is not available.
+	 * @param redisKey the lease's key
+	 * @param owner the owner id
+	 * @param token the lease's token
+	 * @param channel its release channel
+	 * @param clientId this client's id, whose own note of waiting is not counted
+	 * @param holdsBefore the holds the owner counts before this release
+	 * @param ttlMillis the lease time in ms
+	 * @return what the release did, to come, or null
+	 */
 	public @Nullable CompletableFuture<Released> releaseAsync(String redisKey, String owner, long token, String channel,
 			String clientId, long holdsBefore, long ttlMillis) {
 		CompletableFuture<Object> reply = runNativeAsync(LockScripts.RELEASE, redisKey,
 				this.nativeArgs.release(owner, token, channel, clientId, holdsBefore, receiptMillis(ttlMillis)));
-		return (reply != null) ? reply.thenApply(value -> released((List<?>) value)) : null;
+		return (reply != null) ? reply.thenApply(value -> ScriptReplies.released((List<?>) value)) : null;
 	}
 
 	/** A lease script on Lettuce's asynchronous commands (see {@link #acquireAsync}); null when not available. */
-	public @Nullable CompletableFuture<Object> runNativeAsync(RedisScript<?> script, String redisKey, byte[][] argv) {
+	@Nullable CompletableFuture<Object> runNativeAsync(RedisScript<?> script, String redisKey, byte[][] argv) {
 		return this.nativeScripts.runAsync(script, redisKey, argv);
 	}
 
 	/**
 	 * A new acquisition as {@link #acquire}, followed, when it acquired, by {@code WAIT replicas timeoutMillis} on the
-	 * same connection (WAIT counts the replicas that acknowledged this connection's writes, so it must follow the
-	 * script on its connection): {holds, token or holder's ttl, replicas that acknowledged (0 when not acquired),
-	 * unannounced (as for {@link #acquire})}. On a cluster connection both go to the key's master on one node
-	 * connection (Lettuce only).
+	 * same connection (see {@link ReplicatedAcquire}).
+	 * @param redisKey the lease's key
+	 * @param owner the new owner id
+	 * @param ttlMillis the lease time in ms
+	 * @param waiter the client id noted as waiting when refused, or empty
+	 * @param label the holder's label to store, or empty
+	 * @param replicas how many replicas must acknowledge the write
+	 * @param timeoutMillis how long {@code WAIT} waits for them, in ms
+	 * @return {holds, token or holder's ttl, replicas that acknowledged (0 when not acquired), unannounced}
 	 */
-	public long[] acquireReplicated(String redisKey, String owner, long ttlMillis, String waiter, String label, int replicas,
-			long timeoutMillis) {
-		byte[][] keyAndArgs = { bytes(redisKey), bytes(owner), bytes(Long.toString(ttlMillis)), bytes(waiter),
-				bytes(""), bytes(""), bytes(this.publishMode), bytes(label) };
-		long[] result = this.template.execute((RedisCallback<long[]>) connection -> {
-			if (connection instanceof RedisClusterConnection) {
-				long[] onMaster = LETTUCE_PRESENT ? LettuceWait.onKeysMaster(connection, LockScripts.ACQUIRE,
-						keyAndArgs[0], Arrays.copyOfRange(keyAndArgs, 1, keyAndArgs.length), replicas, timeoutMillis,
-						this.timeoutMillis) : null;
-				if (onMaster == null) {
-					throw new IllegalStateException("Replica acknowledgements (distlock.replica-acks) on Redis Cluster "
-							+ "need Lettuce's cluster connection");
-				}
-				return onMaster;
-			}
-			long[] reply = acquired(evalOnConnection(connection, LockScripts.ACQUIRE, keyAndArgs));
-			long holds = reply[0];
-			long second = reply[1];
-			if (holds <= 0) {
-				return new long[] { holds, second, 0, reply[2] };
-			}
-			byte[] count = bytes(Integer.toString(replicas));
-			byte[] timeout = bytes(Long.toString(timeoutMillis));
-			Object acked = LETTUCE_PRESENT ? LettuceWait.replicas(connection, count, timeout) : null;
-			if (acked == null) {
-				acked = connection.execute("WAIT", count, timeout);
-			}
-			return new long[] { holds, second, (acked instanceof Number number) ? number.longValue() : 0, 0 };
-		}, true); // the connection itself, not a proxy: WAIT needs Lettuce's own execute
-		if (result == null) {
-			throw new IllegalStateException("No reply from the acquire script");
-		}
-		return result;
+	public long[] acquireReplicated(String redisKey, String owner, long ttlMillis, String waiter, String label,
+			int replicas, long timeoutMillis) {
+		return ReplicatedAcquire.acquire(this.template, this.timeoutMillis, this.publishMode, redisKey, owner, ttlMillis,
+				waiter, label, replicas, timeoutMillis);
 	}
 
-	/** EVALSHA on this connection, EVAL once when Redis does not have the script cached. */
-	private static @Nullable List<?> evalOnConnection(RedisConnection connection, RedisScript<?> script,
-			byte[][] keyAndArgs) {
-		try {
-			return connection.scriptingCommands().evalSha(script.getSha1(), ReturnType.MULTI, 1, keyAndArgs);
-		}
-		catch (RuntimeException ex) {
-			if (!RedisFailures.isNoScript(ex)) {
-				throw ex;
-			}
-			return connection.scriptingCommands().eval(bytes(script.getScriptAsString()), ReturnType.MULTI, 1,
-					keyAndArgs);
-		}
-	}
-
-	/** What the release script did. */
+	/**
+	 * What the release script did.
+	 * @param holdsLeft the owner's holds left, -1 when the lease was not ours
+	 * @param othersWaiting whether another process noted that it waits
+	 * @param publishRefused Redis's error when it refused to publish (the release stands), else null
+	 */
 	public record Released(long holdsLeft, boolean othersWaiting, @Nullable String publishRefused) {
 
 		/** The lease was not ours. */
-		public boolean notOurs() {
+		boolean notOurs() {
 			return this.holdsLeft < 0;
 		}
 
@@ -269,6 +249,14 @@ public final class LeaseStore {
 	 * when it refused to publish the release (the lease is released all the same). {@code holdsBefore} is what the
 	 * owner counts before this release ({@link StoredLease#holdsBeforeRelease}), {@code ttlMillis} the lease time, which
 	 * bounds how long the receipt of a last release lasts (see {@link #receiptMillis}).
+	 * @param redisKey the lease's key
+	 * @param owner the owner id
+	 * @param token the lease's token
+	 * @param channel its release channel
+	 * @param clientId this client's id, whose own note of waiting is not counted
+	 * @param holdsBefore the holds the owner counts before this release
+	 * @param ttlMillis the lease time in ms
+	 * @return what the release did
 	 */
 	public Released release(String redisKey, String owner, long token, String channel, String clientId, long holdsBefore,
 			long ttlMillis) {
@@ -280,51 +268,48 @@ public final class LeaseStore {
 		List<?> reply = (nativeReply != null) ? (List<?>) nativeReply
 				: this.template.execute(LockScripts.RELEASE, List.of(redisKey), owner, Long.toString(token), channel,
 						clientId, this.publishMode, Long.toString(holdsBefore), Long.toString(receipt));
-		return released(reply);
+		return ScriptReplies.released(reply);
 	}
 
 	/** {@return how long the receipt of a last release lasts, see {@link Receipts#millis}} */
-	public long receiptMillis(long ttlMillis) {
+	long receiptMillis(long ttlMillis) {
 		return Receipts.millis(this.timeoutMillis, ttlMillis);
-	}
-
-	private static Released released(@Nullable List<?> reply) {
-		if (reply == null || reply.size() < 2 || reply.size() > 3) {
-			throw new IllegalStateException("Unexpected reply from the release script: " + reply);
-		}
-		return new Released(((Number) reply.get(0)).longValue(), ((Number) reply.get(1)).longValue() == 1,
-				(reply.size() == 3) ? text(reply.get(2)) : null);
-	}
-
-	/** A string in a script's reply: a {@code String} through the template, bytes through Lettuce's own codec. */
-	public static String text(@Nullable Object value) {
-		return (value instanceof byte[] bytes) ? new String(bytes, StandardCharsets.UTF_8) : String.valueOf(value);
 	}
 
 	/**
 	 * The next holder's token; -1 when the lease is not ours, -2 when the owner holds it more than once. The lease
 	 * then names the next holder by {@code nextLabel}.
+	 * @param redisKey the lease's key
+	 * @param owner the owner id
+	 * @param token the lease's token
+	 * @param nextOwner the next holder's owner id
+	 * @param nextTtlMillis the next holder's lease time in ms
+	 * @param nextLabel the next holder's label, or empty
+	 * @return the next holder's token, or -1 or -2
 	 */
-	public long handOver(String redisKey, String owner, long token, String nextOwner, long nextTtlMillis, String nextLabel) {
+	public long handOver(String redisKey, String owner, long token, String nextOwner, long nextTtlMillis,
+			String nextLabel) {
 		Object nativeReply = this.nativeScripts.run(LockScripts.HAND_OVER, redisKey, owner, Long.toString(token),
 				nextOwner, Long.toString(nextTtlMillis), nextLabel);
 		if (nativeReply != null) {
 			return (Long) nativeReply;
 		}
-		return nonNull(this.template.execute(LockScripts.HAND_OVER, List.of(redisKey), owner, Long.toString(token),
-				nextOwner, Long.toString(nextTtlMillis), nextLabel));
+		return ScriptReplies.nonNull(this.template.execute(LockScripts.HAND_OVER, List.of(redisKey), owner,
+				Long.toString(token), nextOwner, Long.toString(nextTtlMillis), nextLabel));
 	}
 
-	private static byte[] bytes(String value) {
-		return value.getBytes(StandardCharsets.UTF_8);
-	}
-
-	/** The kept commands of the shared native connection the next native call would use, or null (for tests). */
+	/**
+	 * The kept commands of the shared native connection the next native call would use, or null (for tests).
+	 * @return the kept commands, or null
+	 */
 	public @Nullable Object keptCommands() {
 		return this.nativeScripts.keptCommands();
 	}
 
-	/** The connection factory's command timeout in ms where known (Lettuce), else 0. */
+	/**
+	 * The connection factory's command timeout in ms where known (Lettuce), else 0.
+	 * @return the command timeout in ms, or 0
+	 */
 	public long commandTimeoutMillis() {
 		return this.timeoutMillis;
 	}
@@ -332,25 +317,25 @@ public final class LeaseStore {
 	/**
 	 * The new remaining ttl in ms, or -1 when the lease is not ours. An {@code add} carries a fresh call id, so that it
 	 * adds once however often it runs (see {@link LockScripts#EXTEND}).
+	 * @param redisKey the lease's key
+	 * @param owner the owner id
+	 * @param token the lease's token
+	 * @param millis the ms to add, or the ttl to set
+	 * @param add whether to add rather than set
+	 * @return the new remaining ttl in ms, or -1
 	 */
 	public long extend(String redisKey, String owner, long token, long millis, boolean add) {
-		return nonNull(this.template.execute(LockScripts.EXTEND, List.of(redisKey), owner, Long.toString(token),
+		return ScriptReplies.nonNull(this.template.execute(LockScripts.EXTEND, List.of(redisKey), owner, Long.toString(token),
 				Long.toString(millis), add ? "add" : "set", add ? Receipts.callId() : ""));
 	}
 
-
-	/** What the lease at {@code redisKey} holds; null when the key is free. */
+	/**
+	 * What the lease at {@code redisKey} holds; null when the key is free.
+	 * @param redisKey the lease's key
+	 * @return what it holds, or null
+	 */
 	public @Nullable Held holder(String redisKey) {
-		List<?> reply = this.template.execute(LockScripts.HOLDER, List.of(redisKey));
-		if (reply == null || reply.isEmpty()) {
-			return null;
-		}
-		if (reply.size() != 4) {
-			throw new IllegalStateException("Unexpected reply from the holder script: " + reply);
-		}
-		String labels = text(reply.get(3));
-		return new Held(((Number) reply.get(0)).longValue(), ((Number) reply.get(1)).longValue(),
-				((Number) reply.get(2)).longValue(), labels.isEmpty() ? null : labels);
+		return ScriptReplies.held(this.template.execute(LockScripts.HOLDER, List.of(redisKey)));
 	}
 
 	/**
@@ -363,18 +348,31 @@ public final class LeaseStore {
 	public record Held(long holds, long token, long pttl, @Nullable String labels) {
 	}
 
-	/** The remaining ttl in ms of the lease when it is still {@code owner}'s with {@code token}, else -1. */
+	/**
+	 * The remaining ttl in ms of the lease when it is still {@code owner}'s with {@code token}, else -1.
+	 * @param redisKey the lease's key
+	 * @param owner the owner id
+	 * @param token the lease's token
+	 * @return the remaining ttl in ms, or -1
+	 */
 	public long owned(String redisKey, String owner, long token) {
-		return nonNull(this.template.execute(LockScripts.OWNED, List.of(redisKey), owner, Long.toString(token)));
+		return ScriptReplies.nonNull(
+				this.template.execute(LockScripts.OWNED, List.of(redisKey), owner, Long.toString(token)));
 	}
 
-	/** Delete the lease if {@code owner} holds it (a hold the client does not know); true if there was one. */
+	/**
+	 * Delete the lease if {@code owner} holds it (a hold the client does not know); true if there was one.
+	 * @param redisKey the lease's key
+	 * @param owner the owner id
+	 * @param channel its release channel
+	 * @return whether there was a hold to delete
+	 */
 	public boolean discard(String redisKey, String owner, String channel) {
 		// ReadWriteScripts.DISCARD: the whole lease of an exclusive owner, only this owner's hold on a read-write one
 		Object nativeReply = this.nativeScripts.run(ReadWriteScripts.DISCARD, redisKey, owner, channel,
 				this.publishMode);
 		long deleted = (nativeReply != null) ? (Long) nativeReply
-				: nonNull(this.template.execute(ReadWriteScripts.DISCARD, List.of(redisKey), owner, channel,
+				: ScriptReplies.nonNull(this.template.execute(ReadWriteScripts.DISCARD, List.of(redisKey), owner, channel,
 						this.publishMode));
 		return deleted == 1;
 	}
@@ -382,18 +380,14 @@ public final class LeaseStore {
 	/**
 	 * The deleted lease's hash as field, value pairs; empty when there was no lease. The call carries a fresh id, and
 	 * its second run answers from the first one's receipt (see {@link LockScripts#FORCE_RELEASE}).
+	 * @param redisKey the lease's key
+	 * @param channel its release channel
+	 * @return the deleted hash as field, value pairs, or empty
 	 */
 	public List<?> forceRelease(String redisKey, String channel) {
 		List<?> reply = this.template.execute(LockScripts.FORCE_RELEASE, List.of(redisKey), channel, this.publishMode,
 				Receipts.callId(), Long.toString(receiptMillis(Long.MAX_VALUE)));
 		return (reply != null) ? reply : List.of();
-	}
-
-	private static long nonNull(Long value) {
-		if (value == null) {
-			throw new IllegalStateException("No reply from a lease script");
-		}
-		return value;
 	}
 
 }

@@ -33,8 +33,8 @@ final class LettuceRenewals {
 	 * or null (doing nothing) if the connection is not Lettuce's. A batch that fails or is not answered within
 	 * {@code timeoutNanos} fails only its own leases, and never holds back another's reply.
 	 */
-	static @Nullable CompletableFuture<Void> renew(Object nativeConnection, List<? extends StoredLease> entries, long[] ttlMillis,
-			List<int[]> batches, RenewalBatches.Renewals result, long timeoutNanos, Executor executor,
+	static @Nullable CompletableFuture<Void> renew(Object nativeConnection, List<? extends StoredLease> entries,
+			long[] ttlMillis, List<int[]> batches, RenewalBatches.Renewals result, long timeoutNanos, Executor executor,
 			RenewalBatches.BatchListener listener) {
 		if (!(nativeConnection instanceof RedisClusterAsyncCommands<?, ?> async)) {
 			return null;
@@ -53,8 +53,8 @@ final class LettuceRenewals {
 				args[3 * i + 1] = bytes(Long.toString(entry.token()));
 				args[3 * i + 2] = bytes(Long.toString(ttlMillis[batch[i]]));
 			}
-			Batch sent = new Batch(commands, RenewalBatches.script(entries, batch).getSha1(),
-					RenewalBatches.script(entries, batch).getScriptAsString(), keys, args, batch, result, deadline,
+			Batch sent = new Batch(commands, RenewalGroups.script(entries, batch).getSha1(),
+					RenewalGroups.script(entries, batch).getScriptAsString(), keys, args, batch, result, deadline,
 					timeoutNanos, executor, listener);
 			told.add(sent.send(true));
 		}

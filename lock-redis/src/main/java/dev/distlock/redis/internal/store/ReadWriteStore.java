@@ -79,6 +79,11 @@ public final class ReadWriteStore {
 	/**
 	 * One more hold of {@code entry}'s lease (a {@code writer}'s or a reader's), raising the count in Redis to
 	 * {@code target} (see {@code LeaseEntry.reentryTarget}): {holds, token}, or {-1, 0} when the hold is gone.
+	 * @param entry the lease
+	 * @param writer whether a writer re-enters
+	 * @param ttlMillis the lease time in ms
+	 * @param target the count the holds are raised to
+	 * @return {holds, token}, or {-1, 0}
 	 */
 	public long[] reenter(StoredLease entry, boolean writer, long ttlMillis, long target) {
 		return pair(this.store.run(ReadWriteScripts.ACQUIRE, entry.redisKey(), entry.owner(), Long.toString(ttlMillis),
@@ -89,6 +94,8 @@ public final class ReadWriteStore {
 	/**
 	 * The release of one hold: holds left (-1 when not ours), the release message when it freed the lock for others
 	 * (else empty), and Redis's error when it refused the publish.
+	 * @param entry the lease
+	 * @return what the release did
 	 */
 	public Released release(StoredLease entry) {
 		return released(this.store.run(ReadWriteScripts.RELEASE, entry.redisKey(), releaseArgs(entry)));
@@ -101,7 +108,11 @@ public final class ReadWriteStore {
 				Long.toString(this.store.receiptMillis(entry.ttlMillis())) };
 	}
 
-	/** {@link #release} without waiting for Redis, as {@link #acquireAsync}: null when that path is not available. */
+	/**
+	 * {@link #release} without waiting for Redis, as {@link #acquireAsync}: null when that path is not available.
+	 * @param entry the lease
+	 * @return what the release did, to come, or null
+	 */
 	public @Nullable CompletableFuture<Released> releaseAsync(StoredLease entry) {
 		CompletableFuture<Object> reply = this.store.runNativeAsync(ReadWriteScripts.RELEASE, entry.redisKey(),
 				NativeScriptArgs.encode(releaseArgs(entry)));
@@ -112,18 +123,28 @@ public final class ReadWriteStore {
 		if (!(value instanceof List<?> reply) || reply.size() < 2 || reply.size() > 3) {
 			throw new IllegalStateException("Unexpected reply from the read-write release script: " + value);
 		}
-		String message = LeaseStore.text(reply.get(1));
+		String message = ScriptReplies.text(reply.get(1));
 		return new Released(((Number) reply.get(0)).longValue(), message.isEmpty() ? null : message,
-				(reply.size() == 3) ? LeaseStore.text(reply.get(2)) : null);
+				(reply.size() == 3) ? ScriptReplies.text(reply.get(2)) : null);
 	}
 
-	/** The hold's new remaining ms after adding {@code millis} or setting it, -1 when it is not ours. */
+	/**
+	 * The hold's new remaining ms after adding {@code millis} or setting it, -1 when it is not ours.
+	 * @param entry the lease
+	 * @param millis the ms to add, or the ttl to set
+	 * @param add whether to add rather than set
+	 * @return the new remaining ms, or -1
+	 */
 	public long extend(StoredLease entry, long millis, boolean add) {
 		return number(this.store.run(ReadWriteScripts.EXTEND, entry.redisKey(), entry.owner(), Long.toString(entry.token()),
 				Long.toString(millis), add ? "add" : "set", add ? Receipts.callId() : ""));
 	}
 
-	/** The hold's remaining ms when it is still ours, else -1. */
+	/**
+	 * The hold's remaining ms when it is still ours, else -1.
+	 * @param entry the lease
+	 * @return the remaining ms, or -1
+	 */
 	public long owned(StoredLease entry) {
 		return number(this.store.run(ReadWriteScripts.OWNED, entry.redisKey(), entry.owner(), Long.toString(entry.token())));
 	}

@@ -26,6 +26,12 @@ public final class RedisFailures {
 	 * The exception for {@code action} on the lock {@code key} (Redis key {@code redisKey}) that failed with
 	 * {@code failure}; {@code unansweredNote} is appended when Redis did not answer or answered with an error (for
 	 * example what became of the lease).
+	 * @param key the lock's key
+	 * @param redisKey its key in Redis
+	 * @param action what failed, as in "Could not <action> lock"
+	 * @param failure the failure
+	 * @param unansweredNote appended when Redis did not answer or answered with an error
+	 * @return the exception to throw
 	 */
 	public static LockUnavailableException of(String key, String redisKey, String action, RuntimeException failure,
 			String unansweredNote) {
@@ -40,7 +46,11 @@ public final class RedisFailures {
 				+ error.message() + ")", failure);
 	}
 
-	/** Whether Redis refused the call for good: credentials, permissions or TLS. */
+	/**
+	 * Whether Redis refused the call for good: credentials, permissions or TLS.
+	 * @param failure the failure
+	 * @return whether Redis refused for good
+	 */
 	public static boolean isDenial(Throwable failure) {
 		return RedisErrorClassifier.classify(failure).isMisconfiguration();
 	}
@@ -53,6 +63,8 @@ public final class RedisFailures {
 	 * writes on such an error. Not when the script was refused as a whole (a revoked {@code +evalsha}, LOADING, BUSY,
 	 * READONLY, OOM) or failed with WRONGTYPE, which the first access to a key another client wrote raises: none of
 	 * them wrote, and none runs later.
+	 * @param failure the failure
+	 * @return whether the call may have written, or may yet
 	 */
 	public static boolean mayHaveWritten(Throwable failure) {
 		RedisError error = RedisErrorClassifier.classify(failure);
@@ -85,6 +97,8 @@ public final class RedisFailures {
 	 * an ACL permission, TLS) or answered with an error that is not a passing state of the server (WRONGTYPE, a script
 	 * error, NOSCRIPT where the script could not be loaded again). Not when Redis did not answer, or answered that it
 	 * cannot serve now (LOADING, BUSY, TRYAGAIN, MASTERDOWN, CLUSTERDOWN, OOM).
+	 * @param failure the failure
+	 * @return whether retrying cannot help
 	 */
 	public static boolean isPermanent(Throwable failure) {
 		RedisError error = RedisErrorClassifier.classify(failure);
@@ -93,7 +107,7 @@ public final class RedisFailures {
 	}
 
 	/** Whether Redis answered that it does not have the script cached (a restart, SCRIPT FLUSH): EVAL it instead. */
-	public static boolean isNoScript(Throwable failure) {
+	static boolean isNoScript(Throwable failure) {
 		return says(failure, "NOSCRIPT");
 	}
 
@@ -109,6 +123,9 @@ public final class RedisFailures {
 	/**
 	 * A short account of {@code failure} for logs and the health details, without a stack trace or a client's
 	 * exception type: what was refused and what to grant, or that Redis did not answer.
+	 * @param failure the failure
+	 * @param redisKey the key of the call that failed
+	 * @return the account
 	 */
 	public static String describe(Throwable failure, String redisKey) {
 		RedisError error = RedisErrorClassifier.classify(failure);
@@ -116,7 +133,12 @@ public final class RedisFailures {
 		return text + " (" + error.message() + ")";
 	}
 
-	/** As {@link #describe(Throwable, String)} for an error reply a script caught with {@code redis.pcall}. */
+	/**
+	 * As {@link #describe(Throwable, String)} for an error reply a script caught with {@code redis.pcall}.
+	 * @param errorReply the error reply
+	 * @param redisKey the key of the call that failed
+	 * @return the account
+	 */
 	public static String describeReply(String errorReply, String redisKey) {
 		RedisError error = RedisErrorClassifier.classify(errorReply);
 		String text = error.isMisconfiguration() ? denial(error, redisKey).text() : answer(error, redisKey);
@@ -136,7 +158,7 @@ public final class RedisFailures {
 	}
 
 	/** The lock key prefix of a Redis key {@code <prefix>:{<key>}} (a prefix has no braces). */
-	public static String keyPrefix(String redisKey) {
+	static String keyPrefix(String redisKey) {
 		int brace = redisKey.indexOf(":{");
 		return (brace > 0) ? redisKey.substring(0, brace) : redisKey;
 	}

@@ -7,7 +7,6 @@ import org.springframework.data.redis.connection.RedisClusterConnection;
 import org.springframework.data.redis.connection.RedisConnection;
 import org.springframework.data.redis.connection.RedisConnectionFactory;
 import org.springframework.data.redis.connection.jedis.JedisConnectionFactory;
-import org.springframework.util.ClassUtils;
 
 /**
  * Which wire release messages take: on a Redis Cluster, sharded pub/sub ({@code SPUBLISH}, {@code SSUBSCRIBE} on the
@@ -26,12 +25,6 @@ public final class ReleaseTopology {
 	/** The release subscriber's logger, by name, as before the store had a package of its own. */
 	private static final Log logger = LogFactory.getLog("dev.distlock.redis.ReleaseSubscriber");
 
-	private static final boolean LETTUCE_PRESENT = ClassUtils.isPresent(ClientTypes.LETTUCE_TYPE,
-			ReleaseTopology.class.getClassLoader());
-
-	private static final boolean JEDIS_PRESENT = ClassUtils.isPresent(ClientTypes.JEDIS_TYPE,
-			ReleaseTopology.class.getClassLoader());
-
 	private ReleaseTopology() {
 	}
 
@@ -41,18 +34,26 @@ public final class ReleaseTopology {
 	 * so behind a wrapper it took Lettuce for a blocking client, never confirmed a release channel, and its waiters
 	 * polled every 20-30 ms. A wrapped factory's release subscription therefore runs on the engine's own
 	 * {@code SubscriptionConnection}, which works with either kind of client.
+	 * @param connectionFactory the factory
+	 * @return whether it is Lettuce's or Jedis's own
 	 */
 	public static boolean isClientsOwnFactory(RedisConnectionFactory connectionFactory) {
-		return (LETTUCE_PRESENT && LettuceScripts.isLettuce(connectionFactory))
-				|| (JEDIS_PRESENT && connectionFactory instanceof JedisConnectionFactory);
+		return (ClientTypes.LETTUCE_PRESENT && LettuceScripts.isLettuce(connectionFactory))
+				|| (ClientTypes.JEDIS_PRESENT && connectionFactory instanceof JedisConnectionFactory);
 	}
 
-	/** Whether {@code connectionFactory} connects to a Redis Cluster: release messages are then sharded. */
+	/**
+	 * Whether {@code connectionFactory} connects to a Redis Cluster: release messages are then announced with sharded
+	 * pub/sub, whatever the client (the subscriber and the scripts both fall back to classic pub/sub on Redis before
+	 * 7.0).
+	 * @param connectionFactory the connections to Redis
+	 * @return whether releases are announced on their shard
+	 */
 	public static boolean isCluster(RedisConnectionFactory connectionFactory) {
-		if (LETTUCE_PRESENT && LettuceScripts.isLettuce(connectionFactory)) {
+		if (ClientTypes.LETTUCE_PRESENT && LettuceScripts.isLettuce(connectionFactory)) {
 			return LettuceScripts.isCluster(connectionFactory);
 		}
-		if (JEDIS_PRESENT && connectionFactory instanceof JedisConnectionFactory jedis) {
+		if (ClientTypes.JEDIS_PRESENT && connectionFactory instanceof JedisConnectionFactory jedis) {
 			return jedis.isRedisClusterAware();
 		}
 		try (RedisConnection connection = connectionFactory.getConnection()) {

@@ -102,6 +102,7 @@ public final class StoreScan implements ListingSource {
 	/**
 	 * The lock key of a lease key, or null when {@code redisKey} is not one of this prefix's.
 	 * @param redisKey {@code <prefix>:{<key>}}
+	 * @return its lock's key, or null
 	 */
 	public @Nullable String lockKey(String redisKey) {
 		String start = this.keyPrefix + ":{";
@@ -122,6 +123,7 @@ public final class StoreScan implements ListingSource {
 	 * What the lease at {@code redisKey} is now; empty when it is no lease (gone, or only waiters' notes).
 	 * @param key the lock key
 	 * @param redisKey its lease key
+	 * @return the lock, or empty
 	 */
 	public Optional<StoredLock> describe(String key, String redisKey) {
 		List<?> reply = this.template.execute(ListingScripts.DESCRIBE,
@@ -140,7 +142,7 @@ public final class StoreScan implements ListingSource {
 			case "r" -> LockMode.READ;
 			default -> (queue > 0) ? LockMode.FAIR : LockMode.EXCLUSIVE;
 		};
-		String labels = LeaseStore.text(reply.get(6));
+		String labels = ScriptReplies.text(reply.get(6));
 		return Optional.of(new StoredLock(key, lockMode, (int) Math.min(Integer.MAX_VALUE, holds),
 				Duration.ofMillis(Math.max(0, number(reply.get(2)))), number(reply.get(1)),
 				labels.isEmpty() ? null : labels,
