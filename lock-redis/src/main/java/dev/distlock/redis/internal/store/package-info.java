@@ -2,9 +2,9 @@
  * Internal: no compatibility promise. The Redis engine's store: the one door to Redis, above the scripts and their
  * protocol ({@code dev.distlock.redis.internal.script}). One call per lease operation ({@link LeaseStore}, with
  * {@link ReadWriteStore} and {@link FairStore} for the other kinds), the watchdog's renewals in batches
- * ({@link RenewalBatches}), the scan of the keys a listing reads ({@link StoreScan}), who holds a key
- * ({@link HolderQuery}), which wire release messages take ({@link ReleaseTopology}), and what a failure of Redis means
- * ({@link RedisFailures}). Each goes through Spring Data's template, or, with Lettuce, the Lettuce-native path
+ * ({@link RenewalBatches}), the scan of the keys a listing reads ({@link StoreScan}, a {@link ListingSource}), who
+ * holds a key ({@link HolderQuery}), which wire release messages take ({@link ReleaseTopology}), and what a failure
+ * of Redis means ({@link RedisFailures}). Each goes through Spring Data's template, or, with Lettuce, the Lettuce-native path
  * ({@link NativeScripts}, {@link LettuceScripts}, {@link LettuceRenewals}, {@link LettuceWait}) that fails the same
  * way (Spring's {@code DataAccessException}).
  * <p>
