@@ -8,6 +8,8 @@ import dev.distlock.core.LockUnavailableException;
 import dev.distlock.core.LogSafe;
 import dev.distlock.redis.internal.script.LockScripts;
 
+import dev.distlock.redis.internal.store.LeaseStore;
+import dev.distlock.redis.internal.store.RedisFailures;
 import org.jspecify.annotations.Nullable;
 
 /**

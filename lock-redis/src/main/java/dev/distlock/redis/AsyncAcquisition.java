@@ -14,6 +14,7 @@ import dev.distlock.core.LockRequest;
 import dev.distlock.core.LockUnavailableException;
 import dev.distlock.core.LogSafe;
 
+import dev.distlock.redis.internal.store.LeaseStore;
 import org.jspecify.annotations.Nullable;
 
 /**

@@ -7,6 +7,7 @@ import java.util.concurrent.ScheduledExecutorService;
 
 import dev.distlock.core.LockListener;
 
+import dev.distlock.redis.internal.store.LeaseStore;
 import org.jspecify.annotations.Nullable;
 
 /**

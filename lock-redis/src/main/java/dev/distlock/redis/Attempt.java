@@ -3,6 +3,7 @@ package dev.distlock.redis;
 import dev.distlock.core.HolderLabel;
 import dev.distlock.core.LockOwner;
 import dev.distlock.redis.internal.script.LockScripts;
+import dev.distlock.redis.internal.store.StoredAttempt;
 
 import org.jspecify.annotations.Nullable;
 
@@ -10,7 +11,7 @@ import org.jspecify.annotations.Nullable;
  * One acquisition: its owner id, fresh and never used for another; whether a call of it went unanswered; its kind
  * and, for a reader whose owner holds the write lock, that write lease (a downgrade).
  */
-final class Attempt {
+final class Attempt implements StoredAttempt {
 
 	final String redisKey;
 
@@ -60,6 +61,38 @@ final class Attempt {
 		this.kind = kind;
 		this.downgradeOwner = (downgradeFrom != null) ? downgradeFrom.owner : "";
 		this.downgradeToken = (downgradeFrom != null) ? downgradeFrom.token : 0;
+	}
+
+	// what the store sends of it (StoredAttempt): its final fields
+
+	@Override
+	public String redisKey() {
+		return this.redisKey;
+	}
+
+	@Override
+	public String owner() {
+		return this.owner;
+	}
+
+	@Override
+	public long ttlMillis() {
+		return this.ttlMillis;
+	}
+
+	@Override
+	public String downgradeOwner() {
+		return this.downgradeOwner;
+	}
+
+	@Override
+	public long downgradeToken() {
+		return this.downgradeToken;
+	}
+
+	@Override
+	public String label() {
+		return this.label;
 	}
 
 }

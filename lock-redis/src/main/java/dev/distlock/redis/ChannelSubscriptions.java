@@ -17,6 +17,8 @@ import dev.distlock.redis.internal.pubsub.PubSubThreads;
 import dev.distlock.redis.internal.pubsub.ShardedSubscriptions;
 import dev.distlock.redis.internal.pubsub.SubscriptionConnection;
 
+import dev.distlock.redis.internal.store.RedisFailures;
+import dev.distlock.redis.internal.store.ReleaseTopology;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 
@@ -78,7 +80,7 @@ final class ChannelSubscriptions implements AutoCloseable {
 		// announce releases there (SPUBLISH); elsewhere Spring Data's listener container, or the engine's own connection
 		// (always for a wrapped factory, whose client the container cannot tell: see ReleaseTopology)
 		PubSubThreads connectionThreads = threads::newThread;
-		this.connection = LeaseStore.isSharded(connectionFactory)
+		this.connection = ReleaseTopology.isCluster(connectionFactory)
 				? ShardedSubscriptions.of(connectionFactory, keepAliveChannel, events, connectionThreads,
 						threadName + "-connection")
 				: (listenerContainer && ReleaseTopology.isClientsOwnFactory(connectionFactory))

@@ -5,8 +5,8 @@ import dev.distlock.redis.internal.pubsub.SubscriptionConnection;
 
 /**
  * How the engine talks to Redis, for the side-by-side measurements of issue 11 (docs/benchmarks.md, "Redis path and
- * pub/sub connection"): whether lease scripts and renewals may take the Lettuce-native shortcut ({@link LettuceScripts},
- * {@link LettuceRenewals}) or go through the template only, and whether release messages come through the engine's own
+ * pub/sub connection"): whether lease scripts and renewals may take the Lettuce-native shortcut ({@code LettuceScripts},
+ * {@code LettuceRenewals}) or go through the template only, and whether release messages come through the engine's own
  * {@link SubscriptionConnection} or Spring Data's {@code RedisMessageListenerContainer}
  * ({@link ContainerSubscriptionConnection}). Package-private: not a setting users choose.
  *

@@ -9,6 +9,7 @@ import dev.distlock.core.LockMode;
 import dev.distlock.core.LockRequest;
 import dev.distlock.redis.internal.script.LockScripts;
 
+import dev.distlock.redis.internal.store.LeaseStore;
 import org.jspecify.annotations.Nullable;
 import org.springframework.data.redis.core.script.RedisScript;
 

@@ -13,6 +13,7 @@ import dev.distlock.core.LockUnavailableException;
 import dev.distlock.core.LogSafe;
 import dev.distlock.redis.internal.script.FairScripts;
 
+import dev.distlock.redis.internal.store.RedisFailures;
 import org.jspecify.annotations.Nullable;
 
 /**

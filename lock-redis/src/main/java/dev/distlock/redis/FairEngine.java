@@ -18,6 +18,8 @@ import dev.distlock.core.LockRequest;
 import dev.distlock.core.LockUnavailableException;
 import dev.distlock.redis.internal.script.FairScripts;
 
+import dev.distlock.redis.internal.store.FairStore;
+import dev.distlock.redis.internal.store.LeaseStore;
 import org.jspecify.annotations.Nullable;
 
 /**

@@ -15,6 +15,7 @@ import dev.distlock.core.LockRequest;
 import dev.distlock.core.LockUnavailableException;
 import dev.distlock.redis.internal.script.FairScripts;
 
+import dev.distlock.redis.internal.store.FairStore;
 import org.jspecify.annotations.Nullable;
 
 /**

@@ -12,6 +12,8 @@ import dev.distlock.redis.internal.script.FairScripts;
 import dev.distlock.redis.internal.script.LockScripts;
 import dev.distlock.redis.internal.script.ReadWriteScripts;
 
+import dev.distlock.redis.internal.store.LeaseStore;
+import dev.distlock.redis.internal.store.RedisFailures;
 import org.jspecify.annotations.Nullable;
 
 /**

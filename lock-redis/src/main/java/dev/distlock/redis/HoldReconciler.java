@@ -15,6 +15,8 @@ import dev.distlock.core.LockListener.Abandonment;
 import dev.distlock.core.LogSafe;
 import dev.distlock.redis.internal.script.FairScripts;
 import dev.distlock.redis.internal.script.ReadWriteScripts;
+import dev.distlock.redis.internal.store.LeaseStore;
+import dev.distlock.redis.internal.store.RedisFailures;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 

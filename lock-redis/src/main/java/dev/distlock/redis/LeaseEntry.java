@@ -2,6 +2,7 @@ package dev.distlock.redis;
 
 import java.time.Duration;
 import java.time.Instant;
+import java.util.List;
 
 import dev.distlock.core.HolderLabel;
 import dev.distlock.core.LeaseSnapshot;
@@ -11,8 +12,11 @@ import dev.distlock.core.LockOwner;
 import dev.distlock.core.LogSafe;
 import dev.distlock.redis.internal.script.FairScripts;
 import dev.distlock.redis.internal.script.ReadWriteScripts;
+import dev.distlock.redis.internal.store.StoredLease;
 
 import org.jspecify.annotations.Nullable;
+
+import org.springframework.data.redis.core.script.RedisScript;
 
 /**
  * What this process knows about one lease it holds: one per (key, owner, fencing token), shared by the handles of all
@@ -47,7 +51,7 @@ import org.jspecify.annotations.Nullable;
  * {@code state} is also volatile, so that the gauges and the health check can tell held from lost leases at scrape time
  * without taking the lock the holder's thread uses.
  */
-final class LeaseEntry {
+final class LeaseEntry implements StoredLease {
 
 	enum State {
 		HELD, RELEASED, LOST, EXPIRED
@@ -202,7 +206,7 @@ final class LeaseEntry {
 	}
 
 	/** {@return the holds Redis counts at least while a release is sent} (see {@link PendingReentries}). */
-	synchronized long holdsBeforeRelease() {
+	public synchronized long holdsBeforeRelease() {
 		return this.reentries.holdsBeforeRelease(this.holds);
 	}
 
@@ -228,7 +232,7 @@ final class LeaseEntry {
 		return this.holds;
 	}
 
-	synchronized long ttlMillis() {
+	public synchronized long ttlMillis() {
 		return this.ttlMillis;
 	}
 
@@ -509,6 +513,34 @@ final class LeaseEntry {
 	public String toString() {
 		// never the owner id: what a release presents to Redis stays out of logs
 		return "lease '" + LogSafe.escape(this.key) + "' (held by " + this.holder + ", token " + this.token + ")";
+	}
+
+	// the store's view of the lease (StoredLease): its final fields, and its kind's renewal script
+
+	@Override
+	public String redisKey() {
+		return this.redisKey;
+	}
+
+	@Override
+	public String owner() {
+		return this.owner;
+	}
+
+	@Override
+	public long token() {
+		return this.token;
+	}
+
+	@Override
+	public String channel() {
+		return this.channel;
+	}
+
+	@Override
+	@SuppressWarnings("rawtypes")
+	public RedisScript<List> renewAllScript() {
+		return this.kind.renewAllScript();
 	}
 
 }

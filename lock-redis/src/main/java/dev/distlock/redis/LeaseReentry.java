@@ -7,6 +7,7 @@ import dev.distlock.core.LockAccessDeniedException;
 import dev.distlock.core.LockRequest;
 import dev.distlock.core.LockUnavailableException;
 
+import dev.distlock.redis.internal.store.LeaseStore;
 import org.jspecify.annotations.Nullable;
 
 /**

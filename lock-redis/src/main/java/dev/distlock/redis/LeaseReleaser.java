@@ -14,6 +14,8 @@ import dev.distlock.core.LockListener;
 import dev.distlock.core.LockLostEvent;
 import dev.distlock.core.LockLostException;
 
+import dev.distlock.redis.internal.store.LeaseStore;
+import dev.distlock.redis.internal.store.RedisFailures;
 import org.jspecify.annotations.Nullable;
 
 /**

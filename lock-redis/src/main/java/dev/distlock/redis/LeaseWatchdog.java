@@ -17,6 +17,8 @@ import dev.distlock.core.LockLostEvent;
 import dev.distlock.core.LockSettings;
 import dev.distlock.core.LogSafe;
 
+import dev.distlock.redis.internal.store.RedisFailures;
+import dev.distlock.redis.internal.store.RenewalBatches;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;

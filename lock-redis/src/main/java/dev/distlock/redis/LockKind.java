@@ -11,6 +11,7 @@ import dev.distlock.core.LockMode;
 import dev.distlock.core.LockOwner;
 import dev.distlock.core.LockRequest;
 
+import dev.distlock.redis.internal.store.LeaseStore;
 import org.jspecify.annotations.Nullable;
 import org.springframework.data.redis.core.script.RedisScript;
 
@@ -118,7 +119,7 @@ abstract class LockKind {
 	abstract long owned(LeaseStore store, LeaseEntry entry);
 
 	/**
-	 * The script that renews leases of this kind in batches ({@link RenewalBatches}): leases are batched with others
+	 * The script that renews leases of this kind in batches ({@code RenewalBatches}): leases are batched with others
 	 * of the same script only.
 	 */
 	@SuppressWarnings("rawtypes")

@@ -8,6 +8,9 @@ import dev.distlock.core.LockDirectory;
 import dev.distlock.core.LockPage;
 import dev.distlock.core.LogSafe;
 import dev.distlock.core.StoredLock;
+import dev.distlock.redis.internal.store.ListingSource;
+import dev.distlock.redis.internal.store.RedisFailures;
+import dev.distlock.redis.internal.store.StoreScan;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.dao.DataAccessException;
@@ -37,7 +40,7 @@ final class LockListing {
 	 * @return the page
 	 * @throws dev.distlock.core.LockUnavailableException when the store could not be read
 	 */
-	static LockPage page(Source source, @Nullable String cursor, int pageSize, String keyPrefix) {
+	static LockPage page(ListingSource source, @Nullable String cursor, int pageSize, String keyPrefix) {
 		try {
 			return read(source, cursor, pageSize);
 		}
@@ -46,7 +49,7 @@ final class LockListing {
 		}
 	}
 
-	private static LockPage read(Source source, @Nullable String cursor, int pageSize) {
+	private static LockPage read(ListingSource source, @Nullable String cursor, int pageSize) {
 		if (pageSize < 1 || pageSize > LockDirectory.MAX_PAGE_SIZE) {
 			throw new IllegalArgumentException(
 					"'pageSize' must be 1 to " + LockDirectory.MAX_PAGE_SIZE + ", not " + pageSize);
@@ -106,20 +109,6 @@ final class LockListing {
 			}
 		}
 		return parts.length;
-	}
-
-	/** What a listing scans. */
-	interface Source {
-
-		/** {@return the parts, in the order they are scanned, ascending} */
-		int[] parts();
-
-		/** One scan step on {@code part}. */
-		StoreScan.Step scan(int part, String cursor, int count);
-
-		/** The lock at {@code redisKey}, found on {@code part}, if it should be listed there. */
-		Optional<StoredLock> describe(int part, String redisKey);
-
 	}
 
 }

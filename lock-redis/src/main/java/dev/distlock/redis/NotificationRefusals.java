@@ -7,6 +7,7 @@ import java.util.concurrent.atomic.AtomicLong;
 import dev.distlock.core.LockListener;
 import dev.distlock.core.LockListener.Notification;
 import dev.distlock.core.LogSafe;
+import dev.distlock.redis.internal.store.RedisFailures;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 

@@ -8,6 +8,8 @@ import dev.distlock.core.LockOwner;
 import dev.distlock.core.LockRequest;
 import dev.distlock.redis.internal.script.ReadWriteScripts;
 
+import dev.distlock.redis.internal.store.LeaseStore;
+import dev.distlock.redis.internal.store.ReadWriteStore;
 import org.jspecify.annotations.Nullable;
 import org.springframework.data.redis.core.script.RedisScript;
 
@@ -31,12 +33,21 @@ abstract class ReadWriteKind extends LockKind {
 
 	@Override
 	long[] acquire(AcquireCall call, LockRequest request, Attempt attempt, boolean willWait) {
+		noteWaitingWriter(attempt, willWait);
 		return call.store().readWrite().acquire(attempt, writer(), willWait);
 	}
 
 	@Override
 	@Nullable CompletableFuture<long[]> acquireAsync(AcquireCall call, Attempt attempt, boolean willWait) {
+		noteWaitingWriter(attempt, willWait);
 		return call.store().readWrite().acquireAsync(attempt, writer(), willWait);
+	}
+
+	/** Marks {@code attempt}, before its call, when the call leaves a waiting writer's note in the lease. */
+	private void noteWaitingWriter(Attempt attempt, boolean willWait) {
+		if (ReadWriteStore.notesWaitingWriter(writer(), willWait)) {
+			attempt.unanswered = true; // its note is in Redis (or may be): discarded unless the lock is acquired
+		}
 	}
 
 	@Override

@@ -32,6 +32,10 @@ import dev.distlock.core.LockSettings;
 import dev.distlock.core.LockUnavailableException;
 import dev.distlock.core.LogSafe;
 import dev.distlock.core.RenewalStatus;
+import dev.distlock.redis.internal.store.FairStore;
+import dev.distlock.redis.internal.store.HolderQuery;
+import dev.distlock.redis.internal.store.LeaseStore;
+import dev.distlock.redis.internal.store.StoreScan;
 import org.jspecify.annotations.Nullable;
 
 import org.apache.commons.logging.Log;

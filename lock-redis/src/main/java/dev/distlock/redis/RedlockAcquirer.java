@@ -16,6 +16,7 @@ import dev.distlock.core.LockRequest;
 import dev.distlock.core.LockUnavailableException;
 import dev.distlock.redis.internal.script.LockScripts;
 import dev.distlock.redis.internal.script.ReadWriteScripts;
+import dev.distlock.redis.internal.store.LeaseStore;
 import org.jspecify.annotations.Nullable;
 
 /**

@@ -6,6 +6,8 @@ import java.util.List;
 import java.util.Optional;
 
 import dev.distlock.core.StoredLock;
+import dev.distlock.redis.internal.store.ListingSource;
+import dev.distlock.redis.internal.store.StoreScan;
 
 import org.springframework.dao.DataAccessException;
 
@@ -16,7 +18,7 @@ import org.springframework.dao.DataAccessException;
  * A node that does not answer is skipped, its scan and its reads alike: a lock it holds is held on a quorum, so the
  * other nodes list it (with one node fewer counted). A listing with a quorum of nodes down lists what the rest hold.
  */
-final class RedlockListing implements LockListing.Source {
+final class RedlockListing implements ListingSource {
 
 	private final RedlockNodes nodes;
 

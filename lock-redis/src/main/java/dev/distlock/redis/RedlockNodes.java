@@ -16,6 +16,7 @@ import java.util.function.IntConsumer;
 import java.util.function.Predicate;
 
 import dev.distlock.redis.internal.script.LockScripts;
+import dev.distlock.redis.internal.store.LeaseStore;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.data.redis.connection.RedisConnection;

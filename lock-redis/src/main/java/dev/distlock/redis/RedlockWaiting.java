@@ -7,6 +7,7 @@ import java.util.Map;
 import java.util.concurrent.locks.LockSupport;
 
 import dev.distlock.core.LockListener;
+import dev.distlock.redis.internal.store.LeaseStore;
 
 import org.springframework.data.redis.connection.RedisConnectionFactory;
 

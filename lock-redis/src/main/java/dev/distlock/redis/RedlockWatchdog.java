@@ -10,6 +10,7 @@ import java.util.concurrent.locks.LockSupport;
 import dev.distlock.core.LockListener;
 import dev.distlock.core.LockLostEvent;
 import dev.distlock.redis.internal.script.LockScripts;
+import dev.distlock.redis.internal.store.RenewalBatches;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 

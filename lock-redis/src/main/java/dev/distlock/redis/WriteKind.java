@@ -9,7 +9,7 @@ import org.jspecify.annotations.Nullable;
 
 /**
  * The write lock of a read-write lock ({@link LockMode#WRITE}): one writer, no readers; a writer that will wait is
- * noted in the lease (keeping new readers out, see {@link ReadWriteStore#MAX_NOTE_MILLIS}).
+ * noted in the lease (keeping new readers out, see {@code ReadWriteStore.MAX_NOTE_MILLIS}).
  */
 final class WriteKind extends ReadWriteKind {
 

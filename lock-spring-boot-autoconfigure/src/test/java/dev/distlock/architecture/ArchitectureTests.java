@@ -42,6 +42,9 @@ class ArchitectureTests {
 	/** The engine's bottom layer: the Lua scripts and the key and message protocol they speak. */
 	private static final String SCRIPTS = "dev.distlock.redis.internal.script..";
 
+	/** The layer above the scripts: the store, the engine's one door to Redis. */
+	private static final String STORE = "dev.distlock.redis.internal.store..";
+
 	/** The packages of lock-spring-boot-autoconfigure: the Boot wiring and the actuator endpoint and health. */
 	private static final String[] BOOT_WIRING = { "dev.distlock.autoconfigure..", "dev.distlock.actuate.." };
 
@@ -50,7 +53,8 @@ class ArchitectureTests {
 		assertThat(CLASSES.stream().map(JavaClass::getPackageName).distinct()).contains("dev.distlock.core",
 				"dev.distlock.annotation", "dev.distlock.interceptor", "dev.distlock.observability",
 				"dev.distlock.reactive", "dev.distlock.integration", "dev.distlock.redis",
-				"dev.distlock.redis.internal.script", "dev.distlock.redis.internal.pubsub",
+				"dev.distlock.redis.internal.script", "dev.distlock.redis.internal.store",
+				"dev.distlock.redis.internal.pubsub",
 				"dev.distlock.preflight", "dev.distlock.autoconfigure",
 				"dev.distlock.actuate");
 		assertThat(CLASSES.stream().map(JavaClass::getPackageName))
@@ -186,6 +190,26 @@ class ArchitectureTests {
 	}
 
 	/**
+	 * The store ({@code dev.distlock.redis.internal.store}, issue 27), the one door to Redis, uses of the engine only
+	 * the scripts and their protocol below it: not the lease core, the waiters, the lock kinds or the engines above
+	 * it, nor the pub/sub connections beside them. What it needs of a lease or an acquisition it reads through its own
+	 * views ({@code StoredLease}, {@code StoredAttempt}), which the classes above implement.
+	 */
+	@Test
+	void theStoreUsesOnlyTheScriptsBelowIt() {
+		noClasses().that()
+			.resideInAPackage(STORE)
+			.should()
+			.dependOnClassesThat(resideInAPackage("dev.distlock.redis..")
+				.and(not(resideInAPackage(STORE)))
+				.and(not(resideInAPackage(SCRIPTS))))
+			.because("the store sits between the scripts and the lease core (issue 27's layers): each layer uses the "
+					+ "ones below it, never the other way round, so that the door to Redis can be read, and changed, "
+					+ "knowing only the scripts")
+			.check(CLASSES);
+	}
+
+	/**
 	 * Lettuce's own types ({@code io.lettuce..}) only where Spring Data Redis's abstraction lacks what the engine
 	 * needs, each class allowed for its reason; the rest of the engine speaks {@code RedisConnectionFactory}.
 	 * {@code RedisEngineRuntimeHints} and {@code RedisErrorClassifier} name client classes too, but as strings (so that
@@ -194,12 +218,12 @@ class ArchitectureTests {
 	@Test
 	void lettuceTypesAppearOnlyInTheLettuceSpecificClasses() {
 		DescribedPredicate<JavaClass> allowed = classNamed(
-				// LettuceWait (WAIT, which Spring Data cannot read), LettuceSharedCommands (the shared native
-				// connection's commands, kept between calls), LettuceScripts (scripts straight on Lettuce's async
-				// commands), LettuceRenewals (pipelined renewal batches), and in the pub/sub connection layer
+				// in the store: LettuceWait (WAIT, which Spring Data cannot read), LettuceSharedCommands (the shared
+				// native connection's commands, kept between calls), LettuceScripts (scripts straight on Lettuce's
+				// async commands), LettuceRenewals (pipelined renewal batches), and in the pub/sub connection layer
 				// LettucePubSub (whether the pub/sub transport is up): native calls, each kept apart so that nothing
 				// Lettuce-specific loads with another client
-				"dev\\.distlock\\.redis\\.Lettuce[A-Za-z]*"
+				"dev\\.distlock\\.redis\\.internal\\.store\\.Lettuce[A-Za-z]*"
 						+ "|dev\\.distlock\\.redis\\.internal\\.pubsub\\.LettucePubSub"
 						// sharded pub/sub (SSUBSCRIBE) on a Cluster through Lettuce's cluster pub/sub connection
 						+ "|dev\\.distlock\\.redis\\.internal\\.pubsub\\.ShardedSubscriptionConnection",

@@ -14,6 +14,7 @@ import dev.distlock.core.Lease;
 import dev.distlock.core.LockOwner;
 import dev.distlock.core.LockRequest;
 import dev.distlock.core.LockUnavailableException;
+import dev.distlock.redis.internal.store.LeaseStore;
 import dev.distlock.test.redis.FaultProxy;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;

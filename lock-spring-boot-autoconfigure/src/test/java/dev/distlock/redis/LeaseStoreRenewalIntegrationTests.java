@@ -7,6 +7,9 @@ import java.util.concurrent.TimeUnit;
 import java.util.stream.IntStream;
 
 import dev.distlock.core.RenewalStatus;
+import dev.distlock.redis.internal.store.LeaseStore;
+import dev.distlock.redis.internal.store.RedisFailures;
+import dev.distlock.redis.internal.store.RenewalBatches;
 import dev.distlock.test.redis.RedisServer;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;

@@ -7,6 +7,7 @@ import java.util.concurrent.TimeUnit;
 import dev.distlock.core.Lease;
 import dev.distlock.core.LockOwner;
 import dev.distlock.core.LockRequest;
+import dev.distlock.redis.internal.store.LeaseStore;
 import dev.distlock.test.redis.RedisServer;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -17,7 +18,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatException;
 
 /**
- * The lease scripts' kept commands of Lettuce's shared native connection ({@link LettuceSharedCommands}): used only
+ * The lease scripts' kept commands of Lettuce's shared native connection ({@code LettuceSharedCommands}): used only
  * while they are what the factory would hand out, never once the factory closed, replaced or stopped that connection,
  * nor when it validates its connection per call.
  */

@@ -9,6 +9,7 @@ import java.util.stream.Stream;
 
 import dev.distlock.redis.internal.script.LuaSource;
 import dev.distlock.redis.internal.script.ScriptCommands;
+import dev.distlock.redis.internal.store.ClientTypes;
 import org.junit.jupiter.api.Test;
 import redis.clients.jedis.JedisCluster;
 
@@ -36,6 +37,13 @@ class RedisEngineRuntimeHintsTests {
 			assertThat(ClassUtils.isPresent(client, getClass().getClassLoader())).as(client).isTrue();
 			assertThat(this.hints).as(client).matches(RuntimeHintsPredicates.reflection().onType(TypeReference.of(client)));
 		}
+	}
+
+	/** The store looks the clients up by the same names (it may not use the pub/sub layer's, beside it). */
+	@Test
+	void theStoreLooksUpTheRegisteredClients() {
+		assertThat(ClientTypes.LETTUCE_TYPE).isEqualTo(RedisEngineRuntimeHints.LETTUCE_TYPE);
+		assertThat(ClientTypes.JEDIS_TYPE).isEqualTo(RedisEngineRuntimeHints.JEDIS_TYPE);
 	}
 
 	/** By name: Jedis 7.0 (Spring Boot 4.0's) has no {@code RedisClusterClient}. */

@@ -14,6 +14,7 @@ import dev.distlock.redis.internal.script.ListingScripts;
 import dev.distlock.redis.internal.script.LockScripts;
 import dev.distlock.redis.internal.script.ReadWriteScripts;
 import dev.distlock.redis.internal.script.ScriptCommands;
+import dev.distlock.redis.internal.store.RedisFailures;
 import org.junit.jupiter.api.Test;
 
 import org.springframework.data.redis.core.script.RedisScript;

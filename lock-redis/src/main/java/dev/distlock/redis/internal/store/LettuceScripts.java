@@ -1,4 +1,4 @@
-package dev.distlock.redis;
+package dev.distlock.redis.internal.store;
 
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
@@ -26,7 +26,7 @@ import org.springframework.data.redis.core.script.RedisScript;
  * acquire and release. Kept apart from {@link LeaseStore} so that nothing Lettuce-specific is loaded with another
  * client.
  */
-final class LettuceScripts {
+public final class LettuceScripts {
 
 	/** Spring Data Redis's default command timeout, for factories that do not say. */
 	private static final long DEFAULT_TIMEOUT_MILLIS = TimeUnit.SECONDS.toMillis(60);
@@ -41,8 +41,12 @@ final class LettuceScripts {
 	private LettuceScripts() {
 	}
 
-	/** Whether {@code connectionFactory} is Lettuce's own factory (not one that wraps it). */
-	static boolean isLettuce(RedisConnectionFactory connectionFactory) {
+	/**
+	 * Whether {@code connectionFactory} is Lettuce's own factory (not one that wraps it).
+	 * @param connectionFactory the factory
+	 * @return whether it is a {@code LettuceConnectionFactory}
+	 */
+	public static boolean isLettuce(RedisConnectionFactory connectionFactory) {
 		return connectionFactory instanceof LettuceConnectionFactory;
 	}
 
@@ -51,8 +55,12 @@ final class LettuceScripts {
 		return connectionFactory instanceof LettuceConnectionFactory lettuce && lettuce.isClusterAware();
 	}
 
-	/** The factory's command timeout in milliseconds. */
-	static long timeoutMillis(RedisConnectionFactory connectionFactory) {
+	/**
+	 * The factory's command timeout in milliseconds.
+	 * @param connectionFactory the factory
+	 * @return its command timeout, or the default one when it is not Lettuce's
+	 */
+	public static long timeoutMillis(RedisConnectionFactory connectionFactory) {
 		return (connectionFactory instanceof LettuceConnectionFactory lettuce) ? lettuce.getTimeout()
 				: DEFAULT_TIMEOUT_MILLIS;
 	}

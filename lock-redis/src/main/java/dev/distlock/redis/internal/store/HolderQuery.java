@@ -1,4 +1,4 @@
-package dev.distlock.redis;
+package dev.distlock.redis.internal.store;
 
 import java.time.Duration;
 import java.util.Optional;
@@ -10,15 +10,25 @@ import dev.distlock.core.LockUnavailableException;
  * Asks Redis, not this process's bookkeeping, who holds a key: for {@code LockService.holder} and {@code isLocked}.
  * One read-only script call; it changes nothing in Redis or in this process.
  */
-final class HolderQuery {
+public final class HolderQuery {
 
 	private final LeaseStore store;
 
-	HolderQuery(LeaseStore store) {
+	/**
+	 * A query on {@code store}.
+	 * @param store the store asked
+	 */
+	public HolderQuery(LeaseStore store) {
 		this.store = store;
 	}
 
-	Optional<LockHolder> holder(String key, String redisKey) {
+	/**
+	 * Who holds {@code key} now, as Redis says.
+	 * @param key the lock's key
+	 * @param redisKey its key in Redis
+	 * @return the holder, or empty when none holds it
+	 */
+	public Optional<LockHolder> holder(String key, String redisKey) {
 		LeaseStore.Held reply;
 		try {
 			reply = this.store.holder(redisKey);

@@ -1,10 +1,8 @@
-package dev.distlock.redis;
+package dev.distlock.redis.internal.store;
 
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Executor;
@@ -13,18 +11,15 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 
 import dev.distlock.redis.internal.script.LockScripts;
-import dev.distlock.redis.internal.script.ReadWriteScripts;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.dao.QueryTimeoutException;
-import org.springframework.data.redis.connection.ClusterSlotHashUtil;
 import org.springframework.data.redis.connection.RedisClusterConnection;
 import org.springframework.data.redis.connection.RedisConnection;
 import org.springframework.data.redis.connection.RedisConnectionFactory;
 import org.springframework.data.redis.connection.RedisPipelineException;
 import org.springframework.data.redis.connection.ReturnType;
 import org.springframework.data.redis.core.StringRedisTemplate;
-import org.springframework.data.redis.core.script.RedisScript;
 
 /**
  * The renewals of a round, batched, and each batch judged and told on its own; the rest of the lease operations are {@link LeaseStore}'s,
@@ -33,21 +28,22 @@ import org.springframework.data.redis.core.script.RedisScript;
  * Renewals are batched twice: one {@link LockScripts#RENEW_ALL} call renews up to {@value #BATCH_SIZE} leases, and the
  * calls of one watchdog tick are pipelined on Lettuce's shared connection (one call per hash slot on a cluster connection, as a
  * script may only touch keys of one slot there). On the template path (another client, or
- * {@link EnginePaths#nativeScripts()} off) several batches go in one Spring Data pipeline, a single one (and those of a
+ * {@code EnginePaths.nativeScripts()} off) several batches go in one Spring Data pipeline, a single one (and those of a
  * cluster connection) through the template one after the other.
  * <p>
  * Every failure reaches the caller as Spring's {@code DataAccessException}: the template translates its own, and the
  * Lettuce-native shortcut ({@link LettuceRenewals}) translates Lettuce's the same way.
  */
-final class RenewalBatches {
+public final class RenewalBatches {
 
-	static final int BATCH_SIZE = 500;
+	/** The most leases one renewal script call renews. */
+	public static final int BATCH_SIZE = 500;
 
 	private final RedisConnectionFactory connectionFactory;
 
 	private final StringRedisTemplate template;
 
-	/** Whether renewals may take the Lettuce-native shortcut ({@link EnginePaths#nativeScripts()}). */
+	/** Whether renewals may take the Lettuce-native shortcut ({@code EnginePaths.nativeScripts()}). */
 	private final boolean nativeRenewals;
 
 	RenewalBatches(RedisConnectionFactory connectionFactory, StringRedisTemplate template, boolean nativeRenewals) {
@@ -57,11 +53,13 @@ final class RenewalBatches {
 	}
 
 	/** Told of each batch's result as it comes. */
-	interface BatchListener {
+	public interface BatchListener {
 
 		/**
 		 * The leases at {@code batch} (indexes into the round's entries) were answered for, or failed: their entries of
 		 * {@code result} are set.
+		 * @param batch indexes into the round's entries
+		 * @param result the round's results
 		 */
 		void done(int[] batch, Renewals result);
 
@@ -78,8 +76,13 @@ final class RenewalBatches {
 	 * are sent at once and their replies come asynchronously; on the template path each batch (a cluster's) or the
 	 * pipeline of all of them (one server's) is a blocking call on {@code executor}. {@code listener} runs on
 	 * {@code executor}'s threads; different batches may be told concurrently.
+	 * @param entries the leases
+	 * @param ttlMillis per lease, the ttl its expiry is raised to at least
+	 * @param timeoutNanos how long a batch may take
+	 * @param executor where the listener runs
+	 * @param listener told of each batch
 	 */
-	void renewEach(List<LeaseEntry> entries, long[] ttlMillis, long timeoutNanos, Executor executor,
+	public void renewEach(List<? extends StoredLease> entries, long[] ttlMillis, long timeoutNanos, Executor executor,
 			BatchListener listener) {
 		Round round = start(entries, ttlMillis, timeoutNanos, executor, listener);
 		RedisConnection connection = round.connection();
@@ -91,8 +94,12 @@ final class RenewalBatches {
 	/**
 	 * Renew the given leases as {@link #renewEach} does, and wait for every batch (at most {@code timeoutNanos}, and a
 	 * second for the template path to give up): for callers that need the whole round (the Redlock watchdog, tests).
+	 * @param entries the leases
+	 * @param ttlMillis per lease, the ttl its expiry is raised to at least
+	 * @param timeoutNanos how long the round may take
+	 * @return per lease, still ours or the failure of its batch
 	 */
-	Renewals renewAll(List<LeaseEntry> entries, long[] ttlMillis, long timeoutNanos) {
+	public Renewals renewAll(List<? extends StoredLease> entries, long[] ttlMillis, long timeoutNanos) {
 		boolean[] told = new boolean[entries.size()];
 		Round round = start(entries, ttlMillis, timeoutNanos, Runnable::run, (batch, result) -> {
 			synchronized (told) {
@@ -133,7 +140,7 @@ final class RenewalBatches {
 	 * Send a round. The connection of the result, if any, is the one Lettuce's native path sends on: it must be closed
 	 * once {@link Round#done()} completes, not before (a dedicated connection would cancel the replies on its way).
 	 */
-	private Round start(List<LeaseEntry> entries, long[] ttlMillis, long timeoutNanos, Executor executor,
+	private Round start(List<? extends StoredLease> entries, long[] ttlMillis, long timeoutNanos, Executor executor,
 			BatchListener listener) {
 		Renewals result = new Renewals(entries.size());
 		if (entries.isEmpty()) {
@@ -144,13 +151,13 @@ final class RenewalBatches {
 			connection = this.connectionFactory.getConnection();
 		}
 		catch (RuntimeException ex) {
-			int[] all = allOf(entries.size());
+			int[] all = RenewalGroups.allOf(entries.size());
 			result.fail(all, ex);
 			return new Round(result, tell(executor, listener, all, result), null);
 		}
 		// a cluster connection routes each script by its keys' slot, and a script may touch one slot only
 		boolean cluster = connection instanceof RedisClusterConnection;
-		List<int[]> batches = batches(entries, cluster);
+		List<int[]> batches = RenewalGroups.batches(entries, cluster);
 		if (this.nativeRenewals) {
 			CompletableFuture<Void> sent;
 			try {
@@ -173,7 +180,7 @@ final class RenewalBatches {
 				renewPipelined(entries, ttlMillis, batches, result);
 				batches.forEach(batch -> listener.done(batch, result));
 			}, () -> {
-				int[] all = allOf(entries.size());
+				int[] all = RenewalGroups.allOf(entries.size());
 				result.fail(all, new IllegalStateException("The lock watchdog is closed"));
 				listener.done(all, result);
 			}), null);
@@ -227,25 +234,26 @@ final class RenewalBatches {
 	 * alone; one that finds the script cache empty (a restart, SCRIPT FLUSH) is sent again through the template, which
 	 * falls back to EVAL; when the pipeline gives no reply per batch, every batch is sent again that way.
 	 */
-	private void renewPipelined(List<LeaseEntry> entries, long[] ttlMillis, List<int[]> batches, Renewals result) {
+	private void renewPipelined(List<? extends StoredLease> entries, long[] ttlMillis, List<int[]> batches,
+			Renewals result) {
 		try (RedisConnection connection = this.connectionFactory.getConnection()) {
 			renewPipelined(connection, entries, ttlMillis, batches, result);
 		}
 		catch (RuntimeException ex) {
-			result.fail(allOf(entries.size()), ex);
+			result.fail(RenewalGroups.allOf(entries.size()), ex);
 		}
 	}
 
-	private void renewPipelined(RedisConnection connection, List<LeaseEntry> entries, long[] ttlMillis,
+	private void renewPipelined(RedisConnection connection, List<? extends StoredLease> entries, long[] ttlMillis,
 			List<int[]> batches, Renewals result) {
 		List<byte[][]> calls = new ArrayList<>(batches.size());
 		for (int[] batch : batches) {
 			byte[][] keysAndArgs = new byte[batch.length * 4][];
 			for (int i = 0; i < batch.length; i++) {
-				LeaseEntry entry = entries.get(batch[i]);
-				keysAndArgs[i] = bytes(entry.redisKey);
-				keysAndArgs[batch.length + 3 * i] = bytes(entry.owner);
-				keysAndArgs[batch.length + 3 * i + 1] = bytes(Long.toString(entry.token));
+				StoredLease entry = entries.get(batch[i]);
+				keysAndArgs[i] = bytes(entry.redisKey());
+				keysAndArgs[batch.length + 3 * i] = bytes(entry.owner());
+				keysAndArgs[batch.length + 3 * i + 1] = bytes(Long.toString(entry.token()));
 				keysAndArgs[batch.length + 3 * i + 2] = bytes(Long.toString(ttlMillis[batch[i]]));
 			}
 			calls.add(keysAndArgs);
@@ -255,7 +263,7 @@ final class RenewalBatches {
 			connection.openPipeline();
 			try {
 				for (int b = 0; b < calls.size(); b++) {
-					connection.scriptingCommands().evalSha(script(entries, batches.get(b)).getSha1(), ReturnType.MULTI,
+					connection.scriptingCommands().evalSha(RenewalGroups.script(entries, batches.get(b)).getSha1(), ReturnType.MULTI,
 							batches.get(b).length, calls.get(b));
 				}
 			}
@@ -275,7 +283,7 @@ final class RenewalBatches {
 			}
 		}
 		catch (RuntimeException ex) {
-			result.fail(allOf(entries.size()), ex);
+			result.fail(RenewalGroups.allOf(entries.size()), ex);
 			return;
 		}
 		for (int b = 0; b < batches.size(); b++) {
@@ -294,30 +302,23 @@ final class RenewalBatches {
 	}
 
 	/** One batch through {@code RedisTemplate.execute(script, …)}: EVALSHA, EVAL when the script is not cached. */
-	private void renewThroughTemplate(List<LeaseEntry> entries, long[] ttlMillis, int[] batch, Renewals result) {
+	private void renewThroughTemplate(List<? extends StoredLease> entries, long[] ttlMillis, int[] batch,
+			Renewals result) {
 		List<String> keys = new ArrayList<>(batch.length);
 		Object[] args = new Object[batch.length * 3];
 		for (int i = 0; i < batch.length; i++) {
-			LeaseEntry entry = entries.get(batch[i]);
-			keys.add(entry.redisKey);
-			args[3 * i] = entry.owner;
-			args[3 * i + 1] = Long.toString(entry.token);
+			StoredLease entry = entries.get(batch[i]);
+			keys.add(entry.redisKey());
+			args[3 * i] = entry.owner();
+			args[3 * i + 1] = Long.toString(entry.token());
 			args[3 * i + 2] = Long.toString(ttlMillis[batch[i]]);
 		}
 		try {
-			apply(this.template.execute(script(entries, batch), keys, args), batch, result);
+			apply(this.template.execute(RenewalGroups.script(entries, batch), keys, args), batch, result);
 		}
 		catch (RuntimeException ex) {
 			result.fail(batch, ex);
 		}
-	}
-
-	private static int[] allOf(int size) {
-		int[] all = new int[size];
-		for (int i = 0; i < size; i++) {
-			all[i] = i;
-		}
-		return all;
 	}
 
 	static void apply(@Nullable List<?> reply, int[] batch, Renewals result) {
@@ -331,13 +332,19 @@ final class RenewalBatches {
 	}
 
 	/** Per lease of a renewal round: still ours, or the failure of its batch (then {@code ours} means nothing). */
-	static final class Renewals {
+	public static final class Renewals {
 
-		final boolean[] ours;
+		/** Per lease: whether it is still ours. */
+		public final boolean[] ours;
 
-		final @Nullable Exception[] failures;
+		/** Per lease: the failure of its batch, or null. */
+		public final @Nullable Exception[] failures;
 
-		Renewals(int size) {
+		/**
+		 * The results of a round of {@code size} leases, none told yet.
+		 * @param size the number of leases
+		 */
+		public Renewals(int size) {
 			this.ours = new boolean[size];
 			this.failures = new Exception[size];
 		}
@@ -348,41 +355,6 @@ final class RenewalBatches {
 			}
 		}
 
-	}
-
-	/**
-	 * The renewal script of a batch, its kind's ({@link LockKind#renewAllScript}): {@link LockScripts#RENEW_ALL}, or
-	 * {@link ReadWriteScripts#RENEW_ALL} for the holds of read-write locks (each holder's own deadline), which are
-	 * batched apart.
-	 */
-	@SuppressWarnings("rawtypes")
-	static RedisScript<List> script(List<LeaseEntry> entries, int[] batch) {
-		return entries.get(batch[0]).kind.renewAllScript();
-	}
-
-	/**
-	 * Indexes into {@code entries}, at most {@link #BATCH_SIZE} a batch, and one slot a batch when {@code bySlot};
-	 * the holds of each renewal script (read-write holds, say) in batches of their own.
-	 */
-	private static List<int[]> batches(List<LeaseEntry> entries, boolean bySlot) {
-		Map<BatchGroup, List<Integer>> groups = new LinkedHashMap<>();
-		for (int i = 0; i < entries.size(); i++) {
-			int slot = bySlot ? ClusterSlotHashUtil.calculateSlot(entries.get(i).redisKey) : 0;
-			BatchGroup group = new BatchGroup(entries.get(i).kind.renewAllScript(), slot);
-			groups.computeIfAbsent(group, g -> new ArrayList<>()).add(i);
-		}
-		List<int[]> batches = new ArrayList<>();
-		for (List<Integer> group : groups.values()) {
-			for (int from = 0; from < group.size(); from += BATCH_SIZE) {
-				batches.add(group.subList(from, Math.min(group.size(), from + BATCH_SIZE)).stream()
-						.mapToInt(Integer::intValue).toArray());
-			}
-		}
-		return batches;
-	}
-
-	/** The holds one batch may take: of one renewal script, on one slot. */
-	private record BatchGroup(RedisScript<?> script, int slot) {
 	}
 
 	private static byte[] bytes(String value) {

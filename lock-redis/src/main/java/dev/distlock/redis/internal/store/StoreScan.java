@@ -1,4 +1,4 @@
-package dev.distlock.redis;
+package dev.distlock.redis.internal.store;
 
 import java.time.Duration;
 import java.util.ArrayList;
@@ -30,7 +30,7 @@ import org.springframework.data.redis.core.StringRedisTemplate;
  * Needs {@code +scan} in an ACL; the scan only lists keys, and every lease found is then read with {@link #describe}
  * on its own key.
  */
-final class StoreScan implements LockListing.Source {
+public final class StoreScan implements ListingSource {
 
 	/** Per hash slot, a hash tag whose slot it is: found once, by trying short tags in turn. */
 	private static final Map<Integer, String> SLOT_TAGS = new ConcurrentHashMap<>();
@@ -102,8 +102,9 @@ final class StoreScan implements LockListing.Source {
 	/**
 	 * The lock key of a lease key, or null when {@code redisKey} is not one of this prefix's.
 	 * @param redisKey {@code <prefix>:{<key>}}
+	 * @return its lock's key, or null
 	 */
-	@Nullable String lockKey(String redisKey) {
+	public @Nullable String lockKey(String redisKey) {
 		String start = this.keyPrefix + ":{";
 		if (!redisKey.startsWith(start) || !redisKey.endsWith("}") || redisKey.length() <= start.length() + 1) {
 			return null;
@@ -122,8 +123,9 @@ final class StoreScan implements LockListing.Source {
 	 * What the lease at {@code redisKey} is now; empty when it is no lease (gone, or only waiters' notes).
 	 * @param key the lock key
 	 * @param redisKey its lease key
+	 * @return the lock, or empty
 	 */
-	Optional<StoredLock> describe(String key, String redisKey) {
+	public Optional<StoredLock> describe(String key, String redisKey) {
 		List<?> reply = this.template.execute(ListingScripts.DESCRIBE,
 				List.of(redisKey, FairScripts.queueKey(redisKey)));
 		if (reply == null || reply.isEmpty()) {
@@ -140,7 +142,7 @@ final class StoreScan implements LockListing.Source {
 			case "r" -> LockMode.READ;
 			default -> (queue > 0) ? LockMode.FAIR : LockMode.EXCLUSIVE;
 		};
-		String labels = LeaseStore.text(reply.get(6));
+		String labels = ScriptReplies.text(reply.get(6));
 		return Optional.of(new StoredLock(key, lockMode, (int) Math.min(Integer.MAX_VALUE, holds),
 				Duration.ofMillis(Math.max(0, number(reply.get(2)))), number(reply.get(1)),
 				labels.isEmpty() ? null : labels,
@@ -195,7 +197,7 @@ final class StoreScan implements LockListing.Source {
 	 * @param cursor the next scan cursor, "0" once the part is done
 	 * @param redisKeys the lease keys the step found
 	 */
-	record Step(String cursor, List<String> redisKeys) {
+	public record Step(String cursor, List<String> redisKeys) {
 	}
 
 }

@@ -1,4 +1,4 @@
-package dev.distlock.redis;
+package dev.distlock.redis.internal.store;
 
 import java.util.List;
 import java.util.concurrent.TimeUnit;

@@ -1,4 +1,4 @@
-package dev.distlock.redis;
+package dev.distlock.redis.internal.store;
 
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
@@ -33,8 +33,8 @@ final class LettuceRenewals {
 	 * or null (doing nothing) if the connection is not Lettuce's. A batch that fails or is not answered within
 	 * {@code timeoutNanos} fails only its own leases, and never holds back another's reply.
 	 */
-	static @Nullable CompletableFuture<Void> renew(Object nativeConnection, List<LeaseEntry> entries, long[] ttlMillis,
-			List<int[]> batches, RenewalBatches.Renewals result, long timeoutNanos, Executor executor,
+	static @Nullable CompletableFuture<Void> renew(Object nativeConnection, List<? extends StoredLease> entries,
+			long[] ttlMillis, List<int[]> batches, RenewalBatches.Renewals result, long timeoutNanos, Executor executor,
 			RenewalBatches.BatchListener listener) {
 		if (!(nativeConnection instanceof RedisClusterAsyncCommands<?, ?> async)) {
 			return null;
@@ -47,14 +47,14 @@ final class LettuceRenewals {
 			byte[][] keys = new byte[batch.length][];
 			byte[][] args = new byte[batch.length * 3][];
 			for (int i = 0; i < batch.length; i++) {
-				LeaseEntry entry = entries.get(batch[i]);
-				keys[i] = bytes(entry.redisKey);
-				args[3 * i] = bytes(entry.owner);
-				args[3 * i + 1] = bytes(Long.toString(entry.token));
+				StoredLease entry = entries.get(batch[i]);
+				keys[i] = bytes(entry.redisKey());
+				args[3 * i] = bytes(entry.owner());
+				args[3 * i + 1] = bytes(Long.toString(entry.token()));
 				args[3 * i + 2] = bytes(Long.toString(ttlMillis[batch[i]]));
 			}
-			Batch sent = new Batch(commands, RenewalBatches.script(entries, batch).getSha1(),
-					RenewalBatches.script(entries, batch).getScriptAsString(), keys, args, batch, result, deadline,
+			Batch sent = new Batch(commands, RenewalGroups.script(entries, batch).getSha1(),
+					RenewalGroups.script(entries, batch).getScriptAsString(), keys, args, batch, result, deadline,
 					timeoutNanos, executor, listener);
 			told.add(sent.send(true));
 		}

@@ -1,4 +1,4 @@
-package dev.distlock.redis;
+package dev.distlock.redis.internal.store;
 
 import dev.distlock.core.LockAccessDeniedException;
 import dev.distlock.core.LockAccessDeniedException.Reason;
@@ -17,7 +17,7 @@ import org.jspecify.annotations.Nullable;
  * server that could not be reached or did not answer in time "did not answer"; any other error reply is said to be
  * one. The exception Spring Data Redis threw stays the cause. One place, so every operation words them alike.
  */
-final class RedisFailures {
+public final class RedisFailures {
 
 	private RedisFailures() {
 	}
@@ -26,8 +26,14 @@ final class RedisFailures {
 	 * The exception for {@code action} on the lock {@code key} (Redis key {@code redisKey}) that failed with
 	 * {@code failure}; {@code unansweredNote} is appended when Redis did not answer or answered with an error (for
 	 * example what became of the lease).
+	 * @param key the lock's key
+	 * @param redisKey its key in Redis
+	 * @param action what failed, as in "Could not <action> lock"
+	 * @param failure the failure
+	 * @param unansweredNote appended when Redis did not answer or answered with an error
+	 * @return the exception to throw
 	 */
-	static LockUnavailableException of(String key, String redisKey, String action, RuntimeException failure,
+	public static LockUnavailableException of(String key, String redisKey, String action, RuntimeException failure,
 			String unansweredNote) {
 		RedisError error = RedisErrorClassifier.classify(failure);
 		String start = "Could not " + action + " lock '" + key + "': ";
@@ -40,21 +46,27 @@ final class RedisFailures {
 				+ error.message() + ")", failure);
 	}
 
-	/** Whether Redis refused the call for good: credentials, permissions or TLS. */
-	static boolean isDenial(Throwable failure) {
+	/**
+	 * Whether Redis refused the call for good: credentials, permissions or TLS.
+	 * @param failure the failure
+	 * @return whether Redis refused for good
+	 */
+	public static boolean isDenial(Throwable failure) {
 		return RedisErrorClassifier.classify(failure).isMisconfiguration();
 	}
 
 	/**
 	 * Whether a new acquisition that failed with {@code failure} may have left something of its owner in Redis, so
-	 * that its owner id must go to the {@link HoldReconciler}: the call went unanswered (it may run yet), or Redis
+	 * that its owner id must go to the {@code HoldReconciler}: the call went unanswered (it may run yet), or Redis
 	 * answered with an error raised inside the script, after which the script keeps what it wrote before (a lease
 	 * without expiry: a refused PEXPIRE, or one given a number Redis does not take), until the scripts undo their
 	 * writes on such an error. Not when the script was refused as a whole (a revoked {@code +evalsha}, LOADING, BUSY,
 	 * READONLY, OOM) or failed with WRONGTYPE, which the first access to a key another client wrote raises: none of
 	 * them wrote, and none runs later.
+	 * @param failure the failure
+	 * @return whether the call may have written, or may yet
 	 */
-	static boolean mayHaveWritten(Throwable failure) {
+	public static boolean mayHaveWritten(Throwable failure) {
 		RedisError error = RedisErrorClassifier.classify(failure);
 		if (error.kind() == RedisErrorKind.AUTHENTICATION || error.kind() == RedisErrorKind.TLS) {
 			return false; // the connection was refused before the call was sent
@@ -85,8 +97,10 @@ final class RedisFailures {
 	 * an ACL permission, TLS) or answered with an error that is not a passing state of the server (WRONGTYPE, a script
 	 * error, NOSCRIPT where the script could not be loaded again). Not when Redis did not answer, or answered that it
 	 * cannot serve now (LOADING, BUSY, TRYAGAIN, MASTERDOWN, CLUSTERDOWN, OOM).
+	 * @param failure the failure
+	 * @return whether retrying cannot help
 	 */
-	static boolean isPermanent(Throwable failure) {
+	public static boolean isPermanent(Throwable failure) {
 		RedisError error = RedisErrorClassifier.classify(failure);
 		return error.isMisconfiguration()
 				|| (error.kind() != RedisErrorKind.UNAVAILABLE && RedisErrorClassifier.isErrorReply(failure));
@@ -109,15 +123,23 @@ final class RedisFailures {
 	/**
 	 * A short account of {@code failure} for logs and the health details, without a stack trace or a client's
 	 * exception type: what was refused and what to grant, or that Redis did not answer.
+	 * @param failure the failure
+	 * @param redisKey the key of the call that failed
+	 * @return the account
 	 */
-	static String describe(Throwable failure, String redisKey) {
+	public static String describe(Throwable failure, String redisKey) {
 		RedisError error = RedisErrorClassifier.classify(failure);
 		String text = error.isMisconfiguration() ? denial(error, redisKey).text() : answer(error, redisKey);
 		return text + " (" + error.message() + ")";
 	}
 
-	/** As {@link #describe(Throwable, String)} for an error reply a script caught with {@code redis.pcall}. */
-	static String describeReply(String errorReply, String redisKey) {
+	/**
+	 * As {@link #describe(Throwable, String)} for an error reply a script caught with {@code redis.pcall}.
+	 * @param errorReply the error reply
+	 * @param redisKey the key of the call that failed
+	 * @return the account
+	 */
+	public static String describeReply(String errorReply, String redisKey) {
 		RedisError error = RedisErrorClassifier.classify(errorReply);
 		String text = error.isMisconfiguration() ? denial(error, redisKey).text() : answer(error, redisKey);
 		return text + " (" + error.message() + ")";

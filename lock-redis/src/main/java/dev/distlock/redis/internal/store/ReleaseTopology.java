@@ -1,6 +1,5 @@
-package dev.distlock.redis;
+package dev.distlock.redis.internal.store;
 
-import dev.distlock.redis.internal.pubsub.SubscriptionConnection;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 
@@ -8,7 +7,6 @@ import org.springframework.data.redis.connection.RedisClusterConnection;
 import org.springframework.data.redis.connection.RedisConnection;
 import org.springframework.data.redis.connection.RedisConnectionFactory;
 import org.springframework.data.redis.connection.jedis.JedisConnectionFactory;
-import org.springframework.util.ClassUtils;
 
 /**
  * Which wire release messages take: on a Redis Cluster, sharded pub/sub ({@code SPUBLISH}, {@code SSUBSCRIBE} on the
@@ -22,15 +20,10 @@ import org.springframework.util.ClassUtils;
  * which is a {@link RedisClusterConnection} on a Cluster, or, if none can be had now, whether it gives a cluster
  * connection at all (a factory that is not set up for a Cluster refuses to without connecting).
  */
-final class ReleaseTopology {
+public final class ReleaseTopology {
 
-	private static final Log logger = LogFactory.getLog(ReleaseSubscriber.class);
-
-	private static final boolean LETTUCE_PRESENT = ClassUtils.isPresent(RedisEngineRuntimeHints.LETTUCE_TYPE,
-			ReleaseTopology.class.getClassLoader());
-
-	private static final boolean JEDIS_PRESENT = ClassUtils.isPresent(RedisEngineRuntimeHints.JEDIS_TYPE,
-			ReleaseTopology.class.getClassLoader());
+	/** The release subscriber's logger, by name, as before the store had a package of its own. */
+	private static final Log logger = LogFactory.getLog("dev.distlock.redis.ReleaseSubscriber");
 
 	private ReleaseTopology() {
 	}
@@ -40,19 +33,27 @@ final class ReleaseTopology {
 	 * Data's listener container tells a non-blocking client by the factory's class ({@code ConnectionUtils.isAsync}),
 	 * so behind a wrapper it took Lettuce for a blocking client, never confirmed a release channel, and its waiters
 	 * polled every 20-30 ms. A wrapped factory's release subscription therefore runs on the engine's own
-	 * {@link SubscriptionConnection}, which works with either kind of client.
+	 * {@code SubscriptionConnection}, which works with either kind of client.
+	 * @param connectionFactory the factory
+	 * @return whether it is Lettuce's or Jedis's own
 	 */
-	static boolean isClientsOwnFactory(RedisConnectionFactory connectionFactory) {
-		return (LETTUCE_PRESENT && LettuceScripts.isLettuce(connectionFactory))
-				|| (JEDIS_PRESENT && connectionFactory instanceof JedisConnectionFactory);
+	public static boolean isClientsOwnFactory(RedisConnectionFactory connectionFactory) {
+		return (ClientTypes.LETTUCE_PRESENT && LettuceScripts.isLettuce(connectionFactory))
+				|| (ClientTypes.JEDIS_PRESENT && connectionFactory instanceof JedisConnectionFactory);
 	}
 
-	/** Whether {@code connectionFactory} connects to a Redis Cluster: release messages are then sharded. */
-	static boolean isCluster(RedisConnectionFactory connectionFactory) {
-		if (LETTUCE_PRESENT && LettuceScripts.isLettuce(connectionFactory)) {
+	/**
+	 * Whether {@code connectionFactory} connects to a Redis Cluster: release messages are then announced with sharded
+	 * pub/sub, whatever the client (the subscriber and the scripts both fall back to classic pub/sub on Redis before
+	 * 7.0).
+	 * @param connectionFactory the connections to Redis
+	 * @return whether releases are announced on their shard
+	 */
+	public static boolean isCluster(RedisConnectionFactory connectionFactory) {
+		if (ClientTypes.LETTUCE_PRESENT && LettuceScripts.isLettuce(connectionFactory)) {
 			return LettuceScripts.isCluster(connectionFactory);
 		}
-		if (JEDIS_PRESENT && connectionFactory instanceof JedisConnectionFactory jedis) {
+		if (ClientTypes.JEDIS_PRESENT && connectionFactory instanceof JedisConnectionFactory jedis) {
 			return jedis.isRedisClusterAware();
 		}
 		try (RedisConnection connection = connectionFactory.getConnection()) {
