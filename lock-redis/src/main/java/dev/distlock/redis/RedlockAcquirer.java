@@ -80,7 +80,7 @@ final class RedlockAcquirer {
 		long ttlMillis = request.ttl().toMillis();
 		long deadline = start + request.waitTime().toNanos();
 		try {
-			RedlockEntry held = this.registry.heldByCurrentOwner(request.key());
+			RedlockEntry held = this.registry.heldByCurrentOwner(redisKey);
 			if (held != null) {
 				Lease reentered = reenter(held, request);
 				if (reentered != null) {
