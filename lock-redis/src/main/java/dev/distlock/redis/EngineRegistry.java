@@ -1,5 +1,6 @@
 package dev.distlock.redis;
 
+import java.time.Duration;
 import java.util.Collection;
 import java.util.List;
 import java.util.concurrent.ConcurrentHashMap;
@@ -114,17 +115,22 @@ abstract class EngineRegistry<E extends LeaseRecord> {
 		}
 	}
 
-	/**
-	 * Stop the events thread, giving what was announced before up to two seconds to be delivered, so that a loss
-	 * found just before the service closed still reaches the application.
-	 */
+	/** Stop the events thread: what was announced before still runs, nothing new is accepted. */
 	void close() {
 		this.events.shutdown();
+	}
+
+	/**
+	 * Wait up to {@code timeout} for what was announced before {@link #close()} to be delivered; false when it was
+	 * not, or the caller was interrupted (its interrupt status is kept).
+	 */
+	final boolean awaitEvents(Duration timeout) {
 		try {
-			this.events.awaitTermination(2, TimeUnit.SECONDS);
+			return this.events.awaitTermination(timeout.toNanos(), TimeUnit.NANOSECONDS);
 		}
 		catch (InterruptedException ex) {
 			Thread.currentThread().interrupt();
+			return false;
 		}
 	}
 

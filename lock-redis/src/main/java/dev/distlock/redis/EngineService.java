@@ -3,6 +3,7 @@ package dev.distlock.redis;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Consumer;
+import java.util.function.Supplier;
 
 import dev.distlock.core.LeaseSnapshot;
 import dev.distlock.core.LockActivity;
@@ -10,6 +11,8 @@ import dev.distlock.core.LockOperatorView;
 import dev.distlock.core.LockRequest;
 import dev.distlock.core.LogSafe;
 import dev.distlock.core.RenewalStatus;
+
+import org.jspecify.annotations.Nullable;
 
 import org.springframework.context.SmartLifecycle;
 import org.springframework.util.Assert;
@@ -35,6 +38,14 @@ abstract class EngineService implements LockOperatorView, SmartLifecycle, AutoCl
 	EngineService(String keyPrefix) {
 		this.keyPrefix = keyPrefix;
 		this.clientId = OwnerIds.newClientId();
+	}
+
+	/**
+	 * The owner ids of this service's new leases: the client id and 128 random bits each, or, for tests that must know
+	 * an owner id in advance, the client id and {@code parts}'s values. The one source of owner ids on both engines.
+	 */
+	final OwnerIds ownerIds(@Nullable Supplier<String> parts) {
+		return (parts != null) ? new OwnerIds(this.clientId, parts) : new OwnerIds(this.clientId);
 	}
 
 	/** The engine's operator view, made by the subclass once its registry and waiting exist. */

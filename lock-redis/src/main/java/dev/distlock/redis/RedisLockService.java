@@ -144,8 +144,7 @@ public class RedisLockService extends EngineService
 		this.acquirer = new LeaseAcquirer(store, this.subscriber, this.watchdog, this.registry, this.reconciler,
 				releaser, listeners, clientId(), builder.replicaAcks, builder.replicaAckTimeout.toMillis(),
 				this.asyncCalls, this.asyncTimers, builder.fairEntryTtl.toMillis(),
-				(builder.ownerIdParts != null) ? new OwnerIds(clientId(), builder.ownerIdParts)
-						: new OwnerIds(clientId()),
+				ownerIds(builder.ownerIdParts),
 				builder.settings.holderApplication,
 				builder.settings.holderInstanceOrHost(),
 				builder.settings.storeHolderLabel);

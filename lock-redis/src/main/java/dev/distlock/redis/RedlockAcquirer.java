@@ -45,9 +45,10 @@ final class RedlockAcquirer {
 
 	private final List<LockListener> listeners;
 
+	/** The service's client id, which an attempt that will wait presents to the nodes. */
 	private final String clientId;
 
-	/** A fresh, unpredictable owner id for every new acquisition (the same on every node). */
+	/** A fresh, unpredictable owner id for every new acquisition (the same on every node), from the service. */
 	private final OwnerIds ownerIds;
 
 	/** The application the holder labels of this service's leases name. */
@@ -60,8 +61,8 @@ final class RedlockAcquirer {
 	private final boolean storeHolderLabel;
 
 	RedlockAcquirer(RedlockNodes nodes, RedlockRegistry registry, RedlockWaiting waiting, RedlockReleaser releaser,
-			RedlockWatchdog watchdog, List<LockListener> listeners, String clientId, String holderApplication,
-			String holderInstance, boolean storeHolderLabel) {
+			RedlockWatchdog watchdog, List<LockListener> listeners, String clientId, OwnerIds ownerIds,
+			String holderApplication, String holderInstance, boolean storeHolderLabel) {
 		this.nodes = nodes;
 		this.registry = registry;
 		this.waiting = waiting;
@@ -69,7 +70,7 @@ final class RedlockAcquirer {
 		this.watchdog = watchdog;
 		this.listeners = listeners;
 		this.clientId = clientId;
-		this.ownerIds = new OwnerIds(clientId);
+		this.ownerIds = ownerIds;
 		this.holderApplication = holderApplication;
 		this.holderInstance = holderInstance;
 		this.storeHolderLabel = storeHolderLabel;

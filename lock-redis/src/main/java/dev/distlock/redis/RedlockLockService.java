@@ -90,9 +90,8 @@ public class RedlockLockService extends EngineService
 				threads, threadName + "-watchdog");
 		RedlockReleaser releaser = new RedlockReleaser(this.nodes, this.registry, listeners, clientId());
 		this.acquirer = new RedlockAcquirer(this.nodes, this.registry, this.waiting, releaser, this.watchdog,
-				listeners, clientId(), builder.settings.holderApplication,
-				builder.settings.holderInstanceOrHost(),
-				builder.settings.storeHolderLabel);
+				listeners, clientId(), ownerIds(null), builder.settings.holderApplication,
+				builder.settings.holderInstanceOrHost(), builder.settings.storeHolderLabel);
 		this.listing = new RedlockListing(this.nodes, this.keyPrefix);
 		this.view = new LeaseView(this.registry, this.waiting::waiterCount, this.waiting::waitersByName);
 		for (int i = 0; i < this.nodes.size(); i++) {

@@ -1,5 +1,6 @@
 package dev.distlock.redis;
 
+import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.ExecutorService;
 
@@ -48,9 +49,14 @@ final class RedlockRegistry extends EngineRegistry<RedlockEntry> implements Auto
 		}
 	}
 
+	/**
+	 * Stop the events thread and give what was announced before up to two seconds to be delivered, as this engine
+	 * always did (the single-node engine's close does not wait).
+	 */
 	@Override
 	public void close() {
 		super.close();
+		awaitEvents(Duration.ofSeconds(2));
 	}
 
 }
