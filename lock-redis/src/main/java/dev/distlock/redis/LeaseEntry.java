@@ -1,21 +1,16 @@
 package dev.distlock.redis;
 
-import java.time.Duration;
-import java.time.Instant;
 import java.util.List;
 
 import dev.distlock.core.HolderLabel;
-import dev.distlock.core.LeaseSnapshot;
 import dev.distlock.core.LockLostEvent;
 import dev.distlock.core.LockMode;
 import dev.distlock.core.LockOwner;
-import dev.distlock.core.LogSafe;
 import dev.distlock.redis.internal.script.FairScripts;
 import dev.distlock.redis.internal.script.ReadWriteScripts;
 import dev.distlock.redis.internal.store.StoredLease;
 
 import org.jspecify.annotations.Nullable;
-
 import org.springframework.data.redis.core.script.RedisScript;
 
 /**
@@ -51,36 +46,7 @@ import org.springframework.data.redis.core.script.RedisScript;
  * {@code state} is also volatile, so that the gauges and the health check can tell held from lost leases at scrape time
  * without taking the lock the holder's thread uses.
  */
-final class LeaseEntry implements StoredLease {
-
-	enum State {
-		HELD, RELEASED, LOST, EXPIRED
-	}
-
-	final String key;
-
-	final String redisKey;
-
-	final String channel;
-
-	final String owner;
-
-	/** For operators: the name of the thread that acquired the lease, or the owner's when it is not a thread. */
-	final String ownerThread;
-
-	/**
-	 * Whose lease this is for re-entry ({@link LockOwner#current()} at acquisition, or the owner an asynchronous
-	 * acquisition named): its re-entries find the lease by it, whichever thread they run on.
-	 */
-	final LockOwner lockOwner;
-
-	/**
-	 * Who holds it, for log lines, messages and {@link dev.distlock.core.Lease#holder()}: what they name the holder
-	 * by, never {@link #owner}, which a release presents to Redis.
-	 */
-	final HolderLabel holder;
-
-	final String name;
+final class LeaseEntry extends LeaseRecord implements StoredLease {
 
 	/** EXCLUSIVE, FAIR ({@link FairScripts}), or READ / WRITE ({@link ReadWriteScripts}). */
 	final LockMode mode;
@@ -88,30 +54,8 @@ final class LeaseEntry implements StoredLease {
 	/** What its kind of lock does ({@link LockKind}): every branch on {@link #mode} is one of its hooks. */
 	final LockKind kind;
 
-	final long token;
-
-	final Instant acquiredAt;
-
-	final long acquiredAtNanos;
-
-	/** The {@link dev.distlock.core.Lease#onLost} actions of its holds. */
-	final LostActions lostActions = new LostActions();
-
 	/** How many times in a row the lease was handed from one owner of this process to another to get here. */
 	final int handOvers;
-
-	private volatile State state = State.HELD;
-
-	private int holds;
-
-	/** Re-entries sent and not answered yet, guarded by {@code this}. */
-	private final PendingReentries reentries = new PendingReentries();
-
-	private long ttlMillis;
-
-	private boolean autoRenew;
-
-	private long validUntilNanos;
 
 	private long nextRenewalNanos;
 
@@ -124,18 +68,6 @@ final class LeaseEntry implements StoredLease {
 	private long renewalDeadlineNanos;
 
 	private boolean lastHoldReleasing;
-
-	/** The longest hold of a renewed lease, from {@code acquiredAtNanos}; 0 for none. See the class comment. */
-	private long maxHoldNanos;
-
-	private @Nullable Instant lastRenewal;
-
-	private @Nullable LockLostEvent lostEvent;
-
-	/** When the renewals of this lease started failing (the first failure since the last success), or null. */
-	private @Nullable Instant renewalFailingSince;
-
-	private @Nullable String lastRenewalError;
 
 	LeaseEntry(String key, String redisKey, String channel, String owner, String name, long token, long ttlMillis,
 			boolean autoRenew, long sentAtNanos, int handOvers) {
@@ -152,25 +84,16 @@ final class LeaseEntry implements StoredLease {
 	LeaseEntry(String key, String redisKey, String channel, String owner, String name, long token, long ttlMillis,
 			boolean autoRenew, long sentAtNanos, int handOvers, LockOwner lockOwner, HolderLabel holder,
 			LockMode mode) {
+		super(key, redisKey, channel, owner, name, token, lockOwner, holder, sentAtNanos, ttlMillis, autoRenew,
+				sentAtNanos + ttlMillis * 1_000_000L);
 		this.mode = mode;
 		this.kind = LockKind.of(mode);
-		this.lockOwner = lockOwner;
-		this.holder = holder;
 		this.handOvers = handOvers;
-		this.key = key;
-		this.redisKey = redisKey;
-		this.channel = channel;
-		this.owner = owner;
-		// an owner that is not a thread is named by itself: the engine thread that completes its acquisition says nothing
-		this.ownerThread = lockOwner.isThread() ? Thread.currentThread().getName() : lockOwner.toString();
-		this.name = name;
-		this.token = token;
-		this.acquiredAt = Instant.now();
-		this.acquiredAtNanos = sentAtNanos;
-		this.holds = 1;
-		this.ttlMillis = ttlMillis;
-		this.autoRenew = autoRenew;
-		this.validUntilNanos = sentAtNanos + ttlMillis * 1_000_000L;
+	}
+
+	@Override
+	LockMode lockMode() {
+		return this.mode;
 	}
 
 	/**
@@ -178,66 +101,8 @@ final class LeaseEntry implements StoredLease {
 	 * longer HELD (the caller then starts a new entry). A re-entry with a longer lease time or with renewal widens the
 	 * entry: it never shortens a lease.
 	 */
-	synchronized boolean reenter(long ttlMillis, boolean autoRenew, long sentAtNanos,
-			PendingReentries.Reentry reentry) {
-		if (this.state != State.HELD) {
-			this.reentries.answered(reentry);
-			return false;
-		}
-		this.reentries.counted(reentry); // with the hold, in one step (see PendingReentries)
-		this.holds++;
-		this.ttlMillis = Math.max(this.ttlMillis, ttlMillis);
-		this.autoRenew |= autoRenew;
-		this.validUntilNanos = later(this.validUntilNanos, sentAtNanos + ttlMillis * 1_000_000L);
-		return true;
-	}
-
-	/**
-	 * {@return one more re-entry on its way, with the hold count it is to reach in Redis} (see
-	 * {@link PendingReentries}); {@link #reenter} counts it, else pair it with {@link #reentryAnswered}.
-	 */
-	synchronized PendingReentries.Reentry reentryTarget() {
-		return this.reentries.reserve(this.holds);
-	}
-
-	/** The re-entry was answered without a hold counted, or given up; nothing when {@link #reenter} counted it. */
-	synchronized void reentryAnswered(PendingReentries.Reentry reentry) {
-		this.reentries.answered(reentry);
-	}
-
-	/** {@return the holds Redis counts at least while a release is sent} (see {@link PendingReentries}). */
-	public synchronized long holdsBeforeRelease() {
-		return this.reentries.holdsBeforeRelease(this.holds);
-	}
-
-	synchronized State state() {
-		return this.state;
-	}
-
-	/** Whether the lease was found lost; a lock-free read for diagnostics (see the class comment). */
-	boolean isLost() {
-		return this.state == State.LOST;
-	}
-
-	synchronized boolean isHeld(long nowNanos) {
-		return this.state == State.HELD && nowNanos - this.validUntilNanos < 0;
-	}
-
-	synchronized boolean isAutoRenew() {
-		return this.autoRenew;
-	}
-
-	/** The holds (re-entries) this process has open on the lease. */
-	synchronized int holds() {
-		return this.holds;
-	}
-
-	public synchronized long ttlMillis() {
-		return this.ttlMillis;
-	}
-
-	synchronized @Nullable LockLostEvent lostEvent() {
-		return this.lostEvent;
+	boolean reenter(long ttlMillis, boolean autoRenew, long sentAtNanos, PendingReentries.Reentry reentry) {
+		return reenterUntil(ttlMillis, autoRenew, sentAtNanos + ttlMillis * 1_000_000L, reentry);
 	}
 
 	/** The holder is about to send the release (or hand-over) of a hold; see the class comment. */
@@ -263,17 +128,6 @@ final class LeaseEntry implements StoredLease {
 		return false;
 	}
 
-	/** Mark the lease lost unless it already ended; returns the event to publish, or null if it already ended. */
-	synchronized @Nullable LockLostEvent markLost(LockLostEvent.Detection detection) {
-		if (this.state != State.HELD) {
-			return null;
-		}
-		this.state = State.LOST;
-		this.lostEvent = new LockLostEvent(this.key, this.name, this.owner, this.token, detection, Instant.now(),
-				this.holder);
-		return this.lostEvent;
-	}
-
 	/**
 	 * The holder found the lease gone from Redis: record the loss whatever the state (a fixed lease may have ended as
 	 * EXPIRED already). Returns the new event, or null if a loss was already recorded.
@@ -284,10 +138,7 @@ final class LeaseEntry implements StoredLease {
 		}
 		LockLostEvent.Detection detection = (this.state == State.EXPIRED) ? LockLostEvent.Detection.EXPIRED
 				: LockLostEvent.Detection.FOUND_GONE_BY_HOLDER;
-		this.state = State.LOST;
-		this.lostEvent = new LockLostEvent(this.key, this.name, this.owner, this.token, detection, Instant.now(),
-				this.holder);
-		return this.lostEvent;
+		return lost(detection);
 	}
 
 	/** End a fixed lease whose time ran out while held; returns whether it was HELD. */
@@ -351,31 +202,7 @@ final class LeaseEntry implements StoredLease {
 		return this.lastHoldReleasing;
 	}
 
-	/** The moment ({@link System#nanoTime()}) until which Redis keeps the lease at least; see the class comment. */
-	synchronized long validUntilNanos() {
-		return this.validUntilNanos;
-	}
-
-	/**
-	 * Cap the hold of this lease at {@code maxHold} from its acquisition (see the class comment); called once, before
-	 * the entry is registered with the watchdog. Nothing for null.
-	 */
-	synchronized void capHold(@Nullable Duration maxHold) {
-		if (maxHold != null) {
-			this.maxHoldNanos = Math.max(1, maxHold.toNanos());
-		}
-	}
-
 	// watchdog side
-
-	/**
-	 * Whether the watchdog must give up this renewed lease at {@code nowNanos}, because it has been held for its
-	 * longest hold. A fixed lease is never given up for it: it ends at its lease time, which is not beyond the cap.
-	 */
-	synchronized boolean isMaxHoldReached(long nowNanos) {
-		return this.state == State.HELD && this.autoRenew && this.maxHoldNanos != 0
-				&& nowNanos - (this.acquiredAtNanos + this.maxHoldNanos) >= 0;
-	}
 
 	/** Whether a renewal is due now (not merely soon) and none is in flight. */
 	synchronized boolean isRenewalDue(long nowNanos, long intervalNanos) {
@@ -442,9 +269,7 @@ final class LeaseEntry implements StoredLease {
 		}
 		this.validUntilNanos = later(this.validUntilNanos, sentAtNanos + this.ttlMillis * 1_000_000L);
 		this.nextRenewalNanos = sentAtNanos + intervalNanos;
-		this.lastRenewal = Instant.now();
-		this.renewalFailingSince = null;
-		this.lastRenewalError = null;
+		renewalSucceeded();
 		return null;
 	}
 
@@ -456,19 +281,7 @@ final class LeaseEntry implements StoredLease {
 		this.renewalInFlight = false;
 		this.renewalSentNanos = 0;
 		this.nextRenewalNanos = nowNanos + retryNanos;
-		if (this.renewalFailingSince == null) {
-			this.renewalFailingSince = Instant.now();
-		}
-		this.lastRenewalError = error;
-	}
-
-	/** When the renewals of this held lease started failing, or null when the last attempt succeeded (or none failed). */
-	synchronized @Nullable Instant renewalFailingSince() {
-		return (this.state == State.HELD) ? this.renewalFailingSince : null;
-	}
-
-	synchronized @Nullable String lastRenewalError() {
-		return this.lastRenewalError;
+		renewalFailure(error);
 	}
 
 	/** The next moment the watchdog must look at this entry: also when its longest hold ends, if it has one. */
@@ -490,29 +303,6 @@ final class LeaseEntry implements StoredLease {
 		}
 		long due = (this.nextRenewalNanos != 0) ? this.nextRenewalNanos : this.acquiredAtNanos + intervalNanos;
 		return (due - this.validUntilNanos < 0) ? due : this.validUntilNanos;
-	}
-
-
-	synchronized LeaseSnapshot snapshot(long nowNanos) {
-		// a lost lease has no time left, whatever this process last confirmed
-		long remaining = (this.state == State.LOST) ? 0 : Math.max(0, this.validUntilNanos - nowNanos);
-		return new LeaseSnapshot(this.key, this.name, this.owner, this.ownerThread, this.acquiredAt, this.holds,
-				Duration.ofMillis(this.ttlMillis), Duration.ofNanos(remaining), this.lastRenewal, this.token,
-				this.autoRenew, this.state == State.LOST, this.mode);
-	}
-
-	private static long earlier(long a, long b) {
-		return (a - b < 0) ? a : b;
-	}
-
-	private static long later(long a, long b) {
-		return (a - b < 0) ? b : a;
-	}
-
-	@Override
-	public String toString() {
-		// never the owner id: what a release presents to Redis stays out of logs
-		return "lease '" + LogSafe.escape(this.key) + "' (held by " + this.holder + ", token " + this.token + ")";
 	}
 
 	// the store's view of the lease (StoredLease): its final fields, and its kind's renewal script

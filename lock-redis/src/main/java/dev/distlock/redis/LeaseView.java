@@ -1,7 +1,7 @@
 package dev.distlock.redis;
 
 import java.time.Instant;
-import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -9,6 +9,8 @@ import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.function.Consumer;
+import java.util.function.IntSupplier;
+import java.util.function.Supplier;
 
 import dev.distlock.core.LeaseSnapshot;
 import dev.distlock.core.LockActivity;
@@ -21,69 +23,59 @@ import org.apache.commons.logging.LogFactory;
 import org.springframework.util.Assert;
 
 /**
- * The operator's view of one service: its leases, its waiting threads, the lock names it has been asked for, and
- * whether renewals fail. One role: reading the engine's state for the endpoint, the health indicator and the gauges,
- * never on a lock's path to Redis (but for one set lookup per acquisition, {@link #noteName}).
+ * The operator's view of one service, on either engine: its leases, its waiting threads, the lock names it has been
+ * asked for, and whether renewals fail. One role: reading the engine's state for the endpoint, the health indicator
+ * and the gauges, never on a lock's path to Redis (but for one set lookup per acquisition, {@link #noteName}). It
+ * reads the records' volatile state without their locks for the counts, so a scrape never waits for a holder.
  */
 final class LeaseView {
 
 	private static final Log logger = LogFactory.getLog(RedisLockService.class);
 
-	private final LeaseRegistry registry;
+	private final EngineRegistry<?> registry;
 
-	private final ReleaseSubscriber subscriber;
+	private final IntSupplier waiterCount;
+
+	private final Supplier<Map<String, Integer>> waitersByName;
 
 	/** The lock names acquired or waited for so far; bounded by the names in use, as the meters tagged by them are. */
 	private final Set<String> names = ConcurrentHashMap.newKeySet();
 
 	private final List<Consumer<String>> nameActions = new CopyOnWriteArrayList<>();
 
-	LeaseView(LeaseRegistry registry, ReleaseSubscriber subscriber) {
+	LeaseView(EngineRegistry<?> registry, IntSupplier waiterCount, Supplier<Map<String, Integer>> waitersByName) {
 		this.registry = registry;
-		this.subscriber = subscriber;
+		this.waiterCount = waiterCount;
+		this.waitersByName = waitersByName;
 	}
 
+	/** The leases listed, oldest first (by when they were acquired). */
 	List<LeaseSnapshot> activeLeases() {
 		long now = System.nanoTime();
-		List<LeaseSnapshot> snapshots = new ArrayList<>();
-		for (LeaseEntry entry : this.registry.entries()) {
-			snapshots.add(entry.snapshot(now));
-		}
-		return snapshots;
+		return this.registry.entries().stream().map(entry -> entry.snapshot(now))
+			.sorted(Comparator.comparing(LeaseSnapshot::heldSince)).toList();
 	}
 
 	int activeLeaseCount() {
-		int held = 0;
-		for (LeaseEntry entry : this.registry.entries()) {
-			if (!entry.isLost()) {
-				held++;
-			}
-		}
-		return held;
+		return (int) this.registry.entries().stream().filter(entry -> entry.state == LeaseRecord.State.HELD).count();
 	}
 
 	int lostLeaseCount() {
-		int lost = 0;
-		for (LeaseEntry entry : this.registry.entries()) {
-			if (entry.isLost()) {
-				lost++;
-			}
-		}
-		return lost;
+		return (int) this.registry.entries().stream().filter(LeaseRecord::isLost).count();
 	}
 
 	LockActivity activityByName() {
 		Map<String, Integer> held = new HashMap<>();
-		for (LeaseEntry entry : this.registry.entries()) {
-			if (!entry.isLost()) {
+		for (LeaseRecord entry : this.registry.entries()) {
+			if (entry.state == LeaseRecord.State.HELD) {
 				held.merge(entry.name, 1, Integer::sum);
 			}
 		}
-		return new LockActivity(held, this.subscriber.waiterCountsByName());
+		return new LockActivity(held, this.waitersByName.get());
 	}
 
 	int waitingThreads() {
-		return this.subscriber.waiterCount();
+		return this.waiterCount.getAsInt();
 	}
 
 	void onLockName(Consumer<String> action) {
@@ -108,22 +100,22 @@ final class LeaseView {
 		}
 	}
 
+	/** How many held leases fail to renew, since when the first of them fails, and that lease's last error. */
 	RenewalStatus renewalStatus() {
 		int failing = 0;
 		Instant since = null;
-		String lastError = null;
-		for (LeaseEntry entry : this.registry.entries()) {
+		String error = null;
+		for (LeaseRecord entry : this.registry.entries()) {
 			Instant entrySince = entry.renewalFailingSince();
 			if (entrySince != null) {
 				failing++;
 				if (since == null || entrySince.isBefore(since)) {
 					since = entrySince;
+					error = entry.lastRenewalError();
 				}
-				String error = entry.lastRenewalError();
-				lastError = (error != null) ? error : lastError;
 			}
 		}
-		return (failing == 0) ? RenewalStatus.HEALTHY : new RenewalStatus(failing, since, lastError);
+		return (failing == 0) ? RenewalStatus.HEALTHY : new RenewalStatus(failing, since, error);
 	}
 
 }

@@ -56,6 +56,14 @@ final class OwnerIds {
 		return this.prefix.concat(this.randomParts.get());
 	}
 
+	/**
+	 * {@return a new service's random client id: 128 random bits, as an owner id's own part} Both engines take theirs
+	 * here, so no owner id of one service shares a prefix with another's.
+	 */
+	static String newClientId() {
+		return randomPart();
+	}
+
 	/** {@return 128 random bits, URL-safe Base64 without padding (22 characters)} */
 	static String randomPart() {
 		byte[] bytes = new byte[RANDOM_BYTES];

@@ -1,37 +1,30 @@
 package dev.distlock.redis;
 
-import java.security.SecureRandom;
 import java.time.Duration;
-import java.util.Base64;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.LinkedTransferQueue;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.ThreadPoolExecutor;
-import java.util.function.Consumer;
 
 import dev.distlock.core.AsyncLockService;
 import dev.distlock.core.ForcedRelease;
-import dev.distlock.core.HolderLabel;
 import dev.distlock.core.Lease;
 import dev.distlock.core.LeaseSnapshot;
 import dev.distlock.core.LockDirectory;
 import dev.distlock.core.LockHolder;
-import dev.distlock.core.LockActivity;
 import dev.distlock.core.LockForceReleaser;
 import dev.distlock.core.LockListener;
 import dev.distlock.core.LockLostEvent;
 import dev.distlock.core.LockOperatorView;
 import dev.distlock.core.LockOwner;
 import dev.distlock.core.LockPage;
-import dev.distlock.core.LockMode;
 import dev.distlock.core.LockRequest;
 import dev.distlock.core.LockService;
 import dev.distlock.core.LockSettings;
 import dev.distlock.core.LockUnavailableException;
 import dev.distlock.core.LogSafe;
-import dev.distlock.core.RenewalStatus;
 import dev.distlock.redis.internal.store.FairStore;
 import dev.distlock.redis.internal.store.HolderQuery;
 import dev.distlock.redis.internal.store.LeaseStore;
@@ -68,7 +61,7 @@ import org.springframework.util.Assert;
  *
  * @since 0.1.0
  */
-public class RedisLockService
+public class RedisLockService extends EngineService
 		implements AsyncLockService, LockOperatorView, LockForceReleaser, LockDirectory, SmartLifecycle, AutoCloseable {
 
 	/**
@@ -82,10 +75,6 @@ public class RedisLockService
 
 	/** How many engine threads run asynchronous callers' blocking calls at most. */
 	private static final int ASYNC_THREADS = 2;
-
-	private final String keyPrefix;
-
-	private final String clientId;
 
 	private final LeaseWatchdog watchdog;
 
@@ -123,51 +112,48 @@ public class RedisLockService
 	/** Replicas that must acknowledge a new lease; 0 for none (above 0, read-write locks are refused). */
 	private final int replicaAcks;
 
-	private volatile boolean closed;
-
 	/**
 	 * A service as the builder describes it; use {@link #builder(RedisConnectionFactory)}.
 	 * @param builder the settings
 	 */
 	protected RedisLockService(RedisLockServiceBuilder builder) {
-		this.keyPrefix = builder.keyPrefix;
+		super(builder.settings.keyPrefix);
 		this.replicaAcks = builder.replicaAcks;
-		this.clientId = newClientId();
 		// an ArrayList's forEach runs without an iterator, List.copyOf's allocates one per call (several per operation)
-		List<LockListener> listeners = java.util.Collections.unmodifiableList(new java.util.ArrayList<>(builder.listeners));
+		List<LockListener> listeners = java.util.Collections
+			.unmodifiableList(new java.util.ArrayList<>(builder.settings.listeners));
 		LeaseStore store = new LeaseStore(builder.connectionFactory, builder.paths.nativeScripts());
-		String threadName = builder.threadNamePrefix + "-" + this.clientId.substring(0, 6);
-		ApplicationEventPublisher eventPublisher = builder.eventPublisher;
-		EngineThreads threads = new EngineThreads(builder.threadFactory);
+		String threadName = builder.settings.threadNamePrefix + "-" + clientId().substring(0, 6);
+		ApplicationEventPublisher eventPublisher = builder.settings.eventPublisher;
+		EngineThreads threads = new EngineThreads(builder.settings.threadFactory);
 		// the events thread starts with the first event or lost-lease action only
 		this.registry = new LeaseRegistry(listeners, eventPublisher, threads.singleThread(threadName + "-events"));
 		NotificationRefusals refusals = new NotificationRefusals(listeners);
 		this.subscriber = new ReleaseSubscriber(builder.connectionFactory, this.keyPrefix + ":__subscriber__",
-				builder.idleUnsubscribe.toNanos(), threads, threadName + "-pubsub", builder.paths.listenerContainer(), builder.listenerContainerCustomizer, refusals);
+				builder.settings.idleUnsubscribe.toNanos(), threads, threadName + "-pubsub", builder.paths.listenerContainer(), builder.listenerContainerCustomizer, refusals);
 		this.asyncCalls = threads.boundedPool(threadName + "-async", ASYNC_THREADS);
 		long timeout = store.commandTimeoutMillis();
 		this.reconciler = new HoldReconciler(store, (timeout > 0) ? Math.min(timeout, 5_000) : 2_000,
 				builder.fairEntryTtl.toMillis(), listeners, threads, threadName + "-reconcile");
-		this.watchdog = new LeaseWatchdog(store.renewals(), builder.renewalRatio, timeout,
+		this.watchdog = new LeaseWatchdog(store.renewals(), builder.settings.renewalRatio, timeout,
 				new WatchdogCallbacks(listeners, this.registry, this.reconciler), threads, threadName + "-watchdog");
 		// with replica acknowledgements every new holder acquires through the script and WAIT: no hand-overs
 		LeaseReleaser releaser = new LeaseReleaser(store, this.subscriber, this.watchdog, this.registry,
-				this.reconciler, listeners, this.clientId, (builder.replicaAcks > 0) ? 0 : builder.localHandOvers,
+				this.reconciler, listeners, clientId(), (builder.replicaAcks > 0) ? 0 : builder.localHandOvers,
 				refusals, this.asyncCalls);
 		this.asyncTimers = new ScheduledThreadPoolExecutor(1, threads.named(threadName + "-async-timer"));
 		// a cancelled timer stays queued until its time (at most the wait's deadline): removing it on cancel would take
 		// the queue's lock on the canceller's thread, which may be a Reactor thread
 		this.asyncTimers.setRemoveOnCancelPolicy(false);
 		this.acquirer = new LeaseAcquirer(store, this.subscriber, this.watchdog, this.registry, this.reconciler,
-				releaser, listeners, this.clientId, builder.replicaAcks, builder.replicaAckTimeout.toMillis(),
+				releaser, listeners, clientId(), builder.replicaAcks, builder.replicaAckTimeout.toMillis(),
 				this.asyncCalls, this.asyncTimers, builder.fairEntryTtl.toMillis(),
-				(builder.ownerIdParts != null) ? new OwnerIds(this.clientId, builder.ownerIdParts)
-						: new OwnerIds(this.clientId),
-				builder.holderApplication,
-				(builder.holderInstance != null) ? builder.holderInstance : HolderLabel.hostName(),
-				builder.storeHolderLabel);
-		this.view = new LeaseView(this.registry, this.subscriber);
-		this.forcedReleaser = new ForcedReleaser(store, this.subscriber, refusals, this.clientId);
+				ownerIds(builder.ownerIdParts),
+				builder.settings.holderApplication,
+				builder.settings.holderInstanceOrHost(),
+				builder.settings.storeHolderLabel);
+		this.view = new LeaseView(this.registry, this.subscriber::waiterCount, this.subscriber::waiterCountsByName);
+		this.forcedReleaser = new ForcedReleaser(store, this.subscriber, refusals, clientId());
 		this.holderQuery = new HolderQuery(store);
 		this.scan = store.scan(this.keyPrefix);
 		this.fairStore = store.fair();
@@ -184,11 +170,7 @@ public class RedisLockService
 
 	@Override
 	public Optional<Lease> tryAcquire(LockRequest request) {
-		Assert.notNull(request, "'request' must not be null");
-		if (this.closed) {
-			throw new IllegalStateException("Lock service is closed; cannot acquire '" + LogSafe.escape(request.key())
-					+ "'");
-		}
+		checkAcquirable(request);
 		RuntimeException refused = ReadWriteLocks.refusal(request, redisKey(request.key()), LockOwner.current(),
 				this.registry, this.replicaAcks > 0);
 		if (refused != null) {
@@ -208,10 +190,8 @@ public class RedisLockService
 	public CompletableFuture<Optional<Lease>> tryAcquireAsync(LockRequest request, LockOwner owner) {
 		Assert.notNull(request, "'request' must not be null");
 		Assert.notNull(owner, "'owner' must not be null for lock '" + LogSafe.escape(request.key()) + "'");
-		if (this.closed) {
-			return CompletableFuture.failedFuture(
-					new IllegalStateException("Lock service is closed; cannot acquire '" + LogSafe.escape(request.key())
-							+ "'"));
+		if (!isRunning()) {
+			return CompletableFuture.failedFuture(closedFor(request.key()));
 		}
 		RuntimeException refused = ReadWriteLocks.refusal(request, redisKey(request.key()), owner, this.registry,
 				this.replicaAcks > 0);
@@ -234,31 +214,10 @@ public class RedisLockService
 		return LockListing.page(this.scan, cursor, pageSize, this.keyPrefix);
 	}
 
-	/** {@inheritDoc} Oldest first. */
-	@Override
-	public List<LeaseSnapshot> activeLeases() {
-		return this.view.activeLeases();
-	}
-
-	@Override
-	public int activeLeaseCount() {
-		return this.view.activeLeaseCount();
-	}
-
-	@Override
-	public int lostLeaseCount() {
-		return this.view.lostLeaseCount();
-	}
-
 	/** {@inheritDoc} Here {@code command timeout / (1 − 1.25 × renewal ratio)}, from Lettuce's command timeout. */
 	@Override
 	public Duration shortestRenewableTtl() {
 		return this.watchdog.shortestRenewableTtl();
-	}
-
-	@Override
-	public int waitingThreads() {
-		return this.view.waitingThreads();
 	}
 
 	/** {@inheritDoc} A {@code ZCARD} of the lock's queue key (entries of dead waiters count until pruned). */
@@ -273,23 +232,6 @@ public class RedisLockService
 		}
 	}
 
-	@Override
-	public LockActivity activityByName() {
-		return this.view.activityByName();
-	}
-
-	/** {@inheritDoc} The action runs on the thread that uses a new name first. */
-	@Override
-	public void onLockName(Consumer<String> action) {
-		this.view.onLockName(action);
-	}
-
-	/** {@inheritDoc} The watchdog's renewals decide it. */
-	@Override
-	public RenewalStatus renewalStatus() {
-		return this.view.renewalStatus();
-	}
-
 	/**
 	 * {@inheritDoc} The lease's hash is read, deleted and its release announced in one script, so waiters wake at once.
 	 * @throws LockUnavailableException if Redis could not be reached
@@ -301,14 +243,6 @@ public class RedisLockService
 	}
 
 	/**
-	 * {@return the Redis key of a lock key: {@code <prefix>:{<key>}}; the braces make it a cluster hash tag}
-	 * @param key the lock key as callers give it
-	 */
-	public String redisKey(String key) {
-		return this.keyPrefix + ":{" + key + "}";
-	}
-
-	/**
 	 * {@return how many replicas must acknowledge a new lease before it counts ({@code distlock.replica-acks}); 0 for
 	 * none}
 	 * @since 0.7.0
@@ -317,10 +251,9 @@ public class RedisLockService
 		return this.replicaAcks;
 	}
 
-	/** {@return this service's random client id, the prefix of every owner id it writes} */
 	@Override
-	public String clientId() {
-		return this.clientId;
+	LeaseView view() {
+		return this.view;
 	}
 
 	/** The reconciler of this service's unknown holds, for the tests of this package. */
@@ -333,33 +266,11 @@ public class RedisLockService
 		return redisKey + ":released";
 	}
 
-	/** The service runs from construction; a context's start has nothing to do. */
-	@Override
-	public void start() {
-	}
-
-	/** Stop renewing and close the pub/sub connection: as {@link #close()}. */
-	@Override
-	public void stop() {
-		close();
-	}
-
-	@Override
-	public boolean isRunning() {
-		return !this.closed;
-	}
-
-	@Override
-	public int getPhase() {
-		return LIFECYCLE_PHASE;
-	}
-
 	@Override
 	public void close() {
-		if (this.closed) {
+		if (!markClosed()) {
 			return;
 		}
-		this.closed = true;
 		List<LeaseSnapshot> held = this.view.activeLeases().stream().filter(lease -> !lease.lost()).toList();
 		if (!held.isEmpty()) {
 			// Releasing them would end the mutual exclusion of threads still inside their critical sections; they
@@ -375,12 +286,6 @@ public class RedisLockService
 		this.registry.close();
 		this.asyncTimers.shutdown();
 		this.asyncCalls.shutdown();
-	}
-
-	private static String newClientId() {
-		byte[] bytes = new byte[16];
-		new SecureRandom().nextBytes(bytes);
-		return Base64.getUrlEncoder().withoutPadding().encodeToString(bytes);
 	}
 
 	/**

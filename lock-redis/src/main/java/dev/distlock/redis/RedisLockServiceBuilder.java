@@ -1,8 +1,6 @@
 package dev.distlock.redis;
 
 import java.time.Duration;
-import java.util.ArrayList;
-import java.util.List;
 import java.util.concurrent.ThreadFactory;
 import java.util.function.Consumer;
 import java.util.function.Supplier;
@@ -37,22 +35,6 @@ public final class RedisLockServiceBuilder {
 
 	final RedisConnectionFactory connectionFactory;
 
-	String keyPrefix = "lock";
-
-	double renewalRatio = 1.0 / 3;
-
-	Duration idleUnsubscribe = Duration.ofSeconds(1);
-
-	String threadNamePrefix = "distlock";
-
-	String holderApplication = HolderLabel.DEFAULT_APPLICATION;
-
-	/** Whether leases store their holder label in Redis. */
-	boolean storeHolderLabel = true;
-
-	/** The holder labels' instance; null for the host's name, looked up when the service is built. */
-	@Nullable String holderInstance;
-
 	int localHandOvers = 4;
 
 	Duration fairEntryTtl = Duration.ofSeconds(2);
@@ -60,12 +42,6 @@ public final class RedisLockServiceBuilder {
 	int replicaAcks;
 
 	Duration replicaAckTimeout = Duration.ofMillis(500);
-
-	@Nullable ApplicationEventPublisher eventPublisher;
-
-	@Nullable ThreadFactory threadFactory;
-
-	final List<LockListener> listeners = new ArrayList<>();
 
 	Consumer<RedisMessageListenerContainer> listenerContainerCustomizer = (container) -> {
 	};
@@ -75,6 +51,9 @@ public final class RedisLockServiceBuilder {
 
 	/** What follows the client id in owner ids; null for 128 random bits. Package-private, for tests only. */
 	@Nullable Supplier<String> ownerIdParts;
+
+	/** The settings both engines take; this builder's setters hand them over. */
+	final EngineSettings settings = new EngineSettings("distlock");
 
 	RedisLockServiceBuilder(RedisConnectionFactory connectionFactory) {
 		Assert.notNull(connectionFactory, "'connectionFactory' must not be null");
@@ -87,7 +66,7 @@ public final class RedisLockServiceBuilder {
 	 * @return this builder
 	 */
 	public RedisLockServiceBuilder keyPrefix(String keyPrefix) {
-		this.keyPrefix = LockSettings.checkKeyPrefix(keyPrefix, "'keyPrefix'");
+		this.settings.keyPrefix(keyPrefix);
 		return this;
 	}
 
@@ -97,7 +76,7 @@ public final class RedisLockServiceBuilder {
 	 * @return this builder
 	 */
 	public RedisLockServiceBuilder renewalRatio(double renewalRatio) {
-		this.renewalRatio = LockSettings.checkRenewalRatio(renewalRatio, "'renewalRatio'");
+		this.settings.renewalRatio(renewalRatio);
 		return this;
 	}
 
@@ -107,7 +86,7 @@ public final class RedisLockServiceBuilder {
 	 * @return this builder
 	 */
 	public RedisLockServiceBuilder idleUnsubscribe(Duration idleUnsubscribe) {
-		this.idleUnsubscribe = LockSettings.checkIdleUnsubscribe(idleUnsubscribe, "'idleUnsubscribe'");
+		this.settings.idleUnsubscribe(idleUnsubscribe);
 		return this;
 	}
 
@@ -117,7 +96,7 @@ public final class RedisLockServiceBuilder {
 	 * @return this builder
 	 */
 	public RedisLockServiceBuilder eventPublisher(@Nullable ApplicationEventPublisher eventPublisher) {
-		this.eventPublisher = eventPublisher;
+		this.settings.eventPublisher = eventPublisher;
 		return this;
 	}
 
@@ -127,8 +106,7 @@ public final class RedisLockServiceBuilder {
 	 * @return this builder
 	 */
 	public RedisLockServiceBuilder listener(LockListener listener) {
-		Assert.notNull(listener, "'listener' must not be null");
-		this.listeners.add(listener);
+		this.settings.listener(listener);
 		return this;
 	}
 
@@ -186,8 +164,7 @@ public final class RedisLockServiceBuilder {
 	 * @since 0.7.0
 	 */
 	public RedisLockServiceBuilder holderApplication(String application) {
-		Assert.hasText(application, "'application' must not be blank");
-		this.holderApplication = application;
+		this.settings.holderApplication(application);
 		return this;
 	}
 
@@ -202,7 +179,7 @@ public final class RedisLockServiceBuilder {
 	 * @since 0.9.0
 	 */
 	public RedisLockServiceBuilder storeHolderLabel(boolean store) {
-		this.storeHolderLabel = store;
+		this.settings.storeHolderLabel = store;
 		return this;
 	}
 
@@ -215,8 +192,7 @@ public final class RedisLockServiceBuilder {
 	 * @since 0.7.0
 	 */
 	public RedisLockServiceBuilder holderInstance(String instance) {
-		Assert.hasText(instance, "'instance' must not be blank");
-		this.holderInstance = instance;
+		this.settings.holderInstance(instance);
 		return this;
 	}
 
@@ -227,7 +203,7 @@ public final class RedisLockServiceBuilder {
 	 * @return this builder
 	 */
 	public RedisLockServiceBuilder threadFactory(@Nullable ThreadFactory threadFactory) {
-		this.threadFactory = threadFactory;
+		this.settings.threadFactory = threadFactory;
 		return this;
 	}
 
@@ -237,8 +213,7 @@ public final class RedisLockServiceBuilder {
 	 * @return this builder
 	 */
 	public RedisLockServiceBuilder threadNamePrefix(String threadNamePrefix) {
-		Assert.hasText(threadNamePrefix, "'threadNamePrefix' must not be blank");
-		this.threadNamePrefix = threadNamePrefix;
+		this.settings.threadNamePrefix(threadNamePrefix);
 		return this;
 	}
 

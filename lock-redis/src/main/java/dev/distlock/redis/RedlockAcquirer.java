@@ -48,9 +48,10 @@ final class RedlockAcquirer {
 
 	private final List<LockListener> listeners;
 
+	/** The service's client id, which an attempt that will wait presents to the nodes. */
 	private final String clientId;
 
-	/** A fresh, unpredictable owner id for every new acquisition (the same on every node). */
+	/** A fresh, unpredictable owner id for every new acquisition (the same on every node), from the service. */
 	private final OwnerIds ownerIds;
 
 	/** The application the holder labels of this service's leases name. */
@@ -63,8 +64,8 @@ final class RedlockAcquirer {
 	private final boolean storeHolderLabel;
 
 	RedlockAcquirer(RedlockNodes nodes, RedlockRegistry registry, RedlockWaiting waiting, RedlockReleaser releaser,
-			RedlockWatchdog watchdog, List<LockListener> listeners, String clientId, String holderApplication,
-			String holderInstance, boolean storeHolderLabel) {
+			RedlockWatchdog watchdog, List<LockListener> listeners, String clientId, OwnerIds ownerIds,
+			String holderApplication, String holderInstance, boolean storeHolderLabel) {
 		this.nodes = nodes;
 		this.registry = registry;
 		this.waiting = waiting;
@@ -72,7 +73,7 @@ final class RedlockAcquirer {
 		this.watchdog = watchdog;
 		this.listeners = listeners;
 		this.clientId = clientId;
-		this.ownerIds = new OwnerIds(clientId);
+		this.ownerIds = ownerIds;
 		this.holderApplication = holderApplication;
 		this.holderInstance = holderInstance;
 		this.storeHolderLabel = storeHolderLabel;
@@ -83,7 +84,7 @@ final class RedlockAcquirer {
 		long ttlMillis = request.ttl().toMillis();
 		long deadline = start + request.waitTime().toNanos();
 		try {
-			RedlockEntry held = this.registry.heldByCurrentOwner(request.key());
+			RedlockEntry held = this.registry.heldByCurrentOwner(redisKey);
 			if (held != null) {
 				Lease reentered = reenter(held, request);
 				if (reentered != null) {

@@ -1,24 +1,15 @@
 package dev.distlock.redis;
 
-import java.security.SecureRandom;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Base64;
 import java.util.Comparator;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.concurrent.LinkedBlockingQueue;
-import java.util.concurrent.ThreadPoolExecutor;
-import java.util.concurrent.TimeUnit;
-import java.util.function.Consumer;
 
 import dev.distlock.core.ForcedRelease;
-import dev.distlock.core.HolderLabel;
 import dev.distlock.core.Lease;
-import dev.distlock.core.LeaseSnapshot;
-import dev.distlock.core.LockActivity;
 import dev.distlock.core.LockDirectory;
 import dev.distlock.core.LockHolder;
 import dev.distlock.core.LockForceReleaser;
@@ -31,7 +22,6 @@ import dev.distlock.core.LockService;
 import dev.distlock.core.LockSettings;
 import dev.distlock.core.LockUnavailableException;
 import dev.distlock.core.LogSafe;
-import dev.distlock.core.RenewalStatus;
 import dev.distlock.redis.internal.store.LeaseStore;
 import org.jspecify.annotations.Nullable;
 import org.apache.commons.logging.Log;
@@ -39,7 +29,6 @@ import org.apache.commons.logging.LogFactory;
 
 import org.springframework.context.SmartLifecycle;
 import org.springframework.data.redis.connection.RedisConnectionFactory;
-import org.springframework.util.Assert;
 
 /**
  * {@link LockService} over N independent Redis masters (Redlock): a lease is held when a quorum (N/2 + 1) of them
@@ -61,14 +50,10 @@ import org.springframework.util.Assert;
  *
  * @since 0.1.0
  */
-public class RedlockLockService
+public class RedlockLockService extends EngineService
 		implements LockService, LockOperatorView, LockForceReleaser, LockDirectory, SmartLifecycle, AutoCloseable {
 
 	private static final Log logger = LogFactory.getLog(RedlockLockService.class);
-
-	private final String keyPrefix;
-
-	private final String clientId;
 
 	private final RedlockNodes nodes;
 
@@ -84,35 +69,34 @@ public class RedlockLockService
 
 	private final RedlockListing listing;
 
-	private volatile boolean closed;
+	private final LeaseView view;
 
 	/**
 	 * A service as the builder describes it; use {@link #builder(List)}.
 	 * @param builder the settings
 	 */
 	protected RedlockLockService(RedlockLockServiceBuilder builder) {
-		this.keyPrefix = builder.keyPrefix;
-		this.clientId = newClientId();
-		List<LockListener> listeners = List.copyOf(builder.listeners);
-		String threadName = builder.threadNamePrefix + "-" + this.clientId.substring(0, 6);
-		EngineThreads threads = new EngineThreads(builder.threadFactory);
+		super(builder.settings.keyPrefix);
+		List<LockListener> listeners = List.copyOf(builder.settings.listeners);
+		String threadName = builder.settings.threadNamePrefix + "-" + clientId().substring(0, 6);
+		EngineThreads threads = new EngineThreads(builder.settings.threadFactory);
 		this.nodes = new RedlockNodes(builder.nodes, builder.nodeTimeout.toNanos(), builder.driftFactor,
 				builder.restartQuarantine.toMillis(), threads, threadName + "-node");
 		// the events thread starts with the first event or lost-lease action only
-		this.registry = new RedlockRegistry(listeners, builder.eventPublisher, new ThreadPoolExecutor(1, 1, 0,
-				TimeUnit.MILLISECONDS, new LinkedBlockingQueue<>(), threads.named(threadName + "-events")));
+		this.registry = new RedlockRegistry(listeners, builder.settings.eventPublisher,
+				threads.singleThread(threadName + "-events"));
 		this.waiting = new RedlockWaiting(builder.nodes, this.keyPrefix + ":__subscriber__",
-				builder.idleUnsubscribe.toNanos(), threads, threadName + "-pubsub", listeners);
-		this.watchdog = new RedlockWatchdog(this.nodes, this.registry, listeners, builder.renewalRatio, threads,
-				threadName + "-watchdog");
-		RedlockReleaser releaser = new RedlockReleaser(this.nodes, this.registry, listeners, this.clientId);
+				builder.settings.idleUnsubscribe.toNanos(), threads, threadName + "-pubsub", listeners);
+		this.watchdog = new RedlockWatchdog(this.nodes, this.registry, listeners, builder.settings.renewalRatio,
+				threads, threadName + "-watchdog");
+		RedlockReleaser releaser = new RedlockReleaser(this.nodes, this.registry, listeners, clientId());
 		this.acquirer = new RedlockAcquirer(this.nodes, this.registry, this.waiting, releaser, this.watchdog,
-				listeners, this.clientId, builder.holderApplication,
-				(builder.holderInstance != null) ? builder.holderInstance : HolderLabel.hostName(),
-				builder.storeHolderLabel);
+				listeners, clientId(), ownerIds(null), builder.settings.holderApplication,
+				builder.settings.holderInstanceOrHost(), builder.settings.storeHolderLabel);
 		this.listing = new RedlockListing(this.nodes, this.keyPrefix);
+		this.view = new LeaseView(this.registry, this.waiting::waiterCount, this.waiting::waitersByName);
 		for (int i = 0; i < this.nodes.size(); i++) {
-			this.forcedReleasers.add(this.waiting.forcedReleaser(i, this.nodes.store(i), this.clientId));
+			this.forcedReleasers.add(this.waiting.forcedReleaser(i, this.nodes.store(i), clientId()));
 		}
 	}
 
@@ -132,11 +116,7 @@ public class RedlockLockService
 	 */
 	@Override
 	public Optional<Lease> tryAcquire(LockRequest request) {
-		Assert.notNull(request, "'request' must not be null");
-		if (this.closed) {
-			throw new IllegalStateException("Lock service is closed; cannot acquire '" + LogSafe.escape(request.key())
-					+ "'");
-		}
+		checkAcquirable(request);
 		if (request.mode() != LockMode.EXCLUSIVE) {
 			throw request.mode().unsupported(request.key(), "the Redlock engine");
 		}
@@ -146,7 +126,7 @@ public class RedlockLockService
 					+ "' must be at least three Redlock "
 					+ "per-node timeouts (" + Duration.ofNanos(minTtlNanos) + "), but was " + request.ttl());
 		}
-		this.registry.noteName(request.effectiveName());
+		this.view.noteName(request.effectiveName());
 		return this.acquirer.tryAcquire(request, redisKey(request.key()));
 	}
 
@@ -240,50 +220,6 @@ public class RedlockLockService
 						newest.holders());
 	}
 
-	/** {@inheritDoc} Oldest first. */
-	@Override
-	public List<LeaseSnapshot> activeLeases() {
-		return this.registry.snapshots();
-	}
-
-	@Override
-	public int activeLeaseCount() {
-		return this.registry.heldCount();
-	}
-
-	@Override
-	public int lostLeaseCount() {
-		return this.registry.lostCount();
-	}
-
-	@Override
-	public int waitingThreads() {
-		return this.waiting.waiterCount();
-	}
-
-	@Override
-	public LockActivity activityByName() {
-		return this.registry.activity(this.waiting.waitersByName());
-	}
-
-	/** {@inheritDoc} The action runs on the thread that uses a new name first. */
-	@Override
-	public void onLockName(Consumer<String> action) {
-		this.registry.onLockName(action);
-	}
-
-	/** {@inheritDoc} The watchdog's quorum renewals decide it. */
-	@Override
-	public RenewalStatus renewalStatus() {
-		return this.registry.renewalStatus();
-	}
-
-	/** {@return this service's random client id, the prefix of every owner id it writes on every node} */
-	@Override
-	public String clientId() {
-		return this.clientId;
-	}
-
 	/**
 	 * {@inheritDoc} The nodes are scanned in turn, each lock listed once, with the nodes that hold it; a node that does
 	 * not answer is skipped. Needs {@code +scan} in an ACL.
@@ -293,12 +229,9 @@ public class RedlockLockService
 		return LockListing.page(this.listing, cursor, pageSize, this.keyPrefix);
 	}
 
-	/**
-	 * {@return the key of a lock on each node: {@code <prefix>:{<key>}}, as on the single-node engine}
-	 * @param key the lock key as callers give it
-	 */
-	public String redisKey(String key) {
-		return this.keyPrefix + ":{" + key + "}";
+	@Override
+	LeaseView view() {
+		return this.view;
 	}
 
 	/** {@return how many nodes this service locks on} */
@@ -306,35 +239,12 @@ public class RedlockLockService
 		return this.nodes.size();
 	}
 
-	/** The service runs from construction; a context's start has nothing to do. */
-	@Override
-	public void start() {
-	}
-
-	/** Stop renewing and close the pub/sub connections: as {@link #close()}. */
-	@Override
-	public void stop() {
-		close();
-	}
-
-	@Override
-	public boolean isRunning() {
-		return !this.closed;
-	}
-
-	/** {@return the same phase as the single-node engine: {@link RedisLockService#LIFECYCLE_PHASE}} */
-	@Override
-	public int getPhase() {
-		return RedisLockService.LIFECYCLE_PHASE;
-	}
-
 	@Override
 	public void close() {
-		if (this.closed) {
+		if (!markClosed()) {
 			return;
 		}
-		this.closed = true;
-		int held = this.registry.heldCount();
+		int held = this.view.activeLeaseCount();
 		if (held > 0) {
 			logger.warn("Redlock service stops with " + held + " lease(s) held, no longer renewed; they expire within "
 					+ "their lease times");
@@ -343,12 +253,6 @@ public class RedlockLockService
 		this.waiting.close();
 		this.registry.close();
 		this.nodes.close();
-	}
-
-	private static String newClientId() {
-		byte[] bytes = new byte[16];
-		new SecureRandom().nextBytes(bytes);
-		return Base64.getUrlEncoder().withoutPadding().encodeToString(bytes);
 	}
 
 }

@@ -1,14 +1,12 @@
 package dev.distlock.redis;
 
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.ThreadFactory;
 
 import dev.distlock.core.HolderLabel;
 import dev.distlock.core.LockListener;
 import dev.distlock.core.LockLostEvent;
-import dev.distlock.core.LockSettings;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.context.ApplicationEventPublisher;
@@ -25,33 +23,14 @@ public final class RedlockLockServiceBuilder {
 
 	final List<RedisConnectionFactory> nodes;
 
-	String keyPrefix = "lock";
-
 	Duration nodeTimeout = Duration.ofMillis(50);
 
 	double driftFactor = 0.01;
 
-	double renewalRatio = 1.0 / 3;
-
 	Duration restartQuarantine = Duration.ZERO;
 
-	Duration idleUnsubscribe = Duration.ofSeconds(1);
-
-	String threadNamePrefix = "distlock-redlock";
-
-	String holderApplication = HolderLabel.DEFAULT_APPLICATION;
-
-	/** Whether leases store their holder label in Redis. */
-	boolean storeHolderLabel = true;
-
-	/** The holder labels' instance; null for the host's name, looked up when the service is built. */
-	@Nullable String holderInstance;
-
-	@Nullable ApplicationEventPublisher eventPublisher;
-
-	@Nullable ThreadFactory threadFactory;
-
-	final List<LockListener> listeners = new ArrayList<>();
+	/** The settings both engines take; this builder's setters hand them over. */
+	final EngineSettings settings = new EngineSettings("distlock-redlock");
 
 	RedlockLockServiceBuilder(List<RedisConnectionFactory> nodes) {
 		Assert.notNull(nodes, "'nodes' must not be null");
@@ -69,7 +48,7 @@ public final class RedlockLockServiceBuilder {
 	 * @return this builder
 	 */
 	public RedlockLockServiceBuilder keyPrefix(String keyPrefix) {
-		this.keyPrefix = LockSettings.checkKeyPrefix(keyPrefix, "'keyPrefix'");
+		this.settings.keyPrefix(keyPrefix);
 		return this;
 	}
 
@@ -127,7 +106,7 @@ public final class RedlockLockServiceBuilder {
 	 * @return this builder
 	 */
 	public RedlockLockServiceBuilder renewalRatio(double renewalRatio) {
-		this.renewalRatio = LockSettings.checkRenewalRatio(renewalRatio, "'renewalRatio'");
+		this.settings.renewalRatio(renewalRatio);
 		return this;
 	}
 
@@ -137,7 +116,7 @@ public final class RedlockLockServiceBuilder {
 	 * @return this builder
 	 */
 	public RedlockLockServiceBuilder idleUnsubscribe(Duration idleUnsubscribe) {
-		this.idleUnsubscribe = LockSettings.checkIdleUnsubscribe(idleUnsubscribe, "'idleUnsubscribe'");
+		this.settings.idleUnsubscribe(idleUnsubscribe);
 		return this;
 	}
 
@@ -147,7 +126,7 @@ public final class RedlockLockServiceBuilder {
 	 * @return this builder
 	 */
 	public RedlockLockServiceBuilder eventPublisher(@Nullable ApplicationEventPublisher eventPublisher) {
-		this.eventPublisher = eventPublisher;
+		this.settings.eventPublisher = eventPublisher;
 		return this;
 	}
 
@@ -157,8 +136,7 @@ public final class RedlockLockServiceBuilder {
 	 * @return this builder
 	 */
 	public RedlockLockServiceBuilder listener(LockListener listener) {
-		Assert.notNull(listener, "'listener' must not be null");
-		this.listeners.add(listener);
+		this.settings.listener(listener);
 		return this;
 	}
 
@@ -172,8 +150,7 @@ public final class RedlockLockServiceBuilder {
 	 * @since 0.7.0
 	 */
 	public RedlockLockServiceBuilder holderApplication(String application) {
-		Assert.hasText(application, "'application' must not be blank");
-		this.holderApplication = application;
+		this.settings.holderApplication(application);
 		return this;
 	}
 
@@ -188,7 +165,7 @@ public final class RedlockLockServiceBuilder {
 	 * @since 0.9.0
 	 */
 	public RedlockLockServiceBuilder storeHolderLabel(boolean store) {
-		this.storeHolderLabel = store;
+		this.settings.storeHolderLabel = store;
 		return this;
 	}
 
@@ -201,8 +178,7 @@ public final class RedlockLockServiceBuilder {
 	 * @since 0.7.0
 	 */
 	public RedlockLockServiceBuilder holderInstance(String instance) {
-		Assert.hasText(instance, "'instance' must not be blank");
-		this.holderInstance = instance;
+		this.settings.holderInstance(instance);
 		return this;
 	}
 
@@ -213,7 +189,7 @@ public final class RedlockLockServiceBuilder {
 	 * @return this builder
 	 */
 	public RedlockLockServiceBuilder threadFactory(@Nullable ThreadFactory threadFactory) {
-		this.threadFactory = threadFactory;
+		this.settings.threadFactory = threadFactory;
 		return this;
 	}
 
@@ -223,8 +199,7 @@ public final class RedlockLockServiceBuilder {
 	 * @return this builder
 	 */
 	public RedlockLockServiceBuilder threadNamePrefix(String threadNamePrefix) {
-		Assert.hasText(threadNamePrefix, "'threadNamePrefix' must not be blank");
-		this.threadNamePrefix = threadNamePrefix;
+		this.settings.threadNamePrefix(threadNamePrefix);
 		return this;
 	}
 

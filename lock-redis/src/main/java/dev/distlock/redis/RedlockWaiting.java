@@ -4,7 +4,6 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.locks.LockSupport;
 
 import dev.distlock.core.LockListener;
 import dev.distlock.redis.internal.store.LeaseStore;
@@ -101,15 +100,8 @@ final class RedlockWaiting implements AutoCloseable {
 		 * Consumes the wake-ups.
 		 */
 		boolean await(long untilNanos) throws InterruptedException {
-			while (!signalled()) {
-				long remaining = untilNanos - System.nanoTime();
-				if (remaining <= 0) {
-					return false;
-				}
-				LockSupport.parkNanos(this, remaining);
-				if (Thread.interrupted()) {
-					throw new InterruptedException();
-				}
+			if (!Waiter.parkUntil(this::signalled, untilNanos, this)) {
+				return false;
 			}
 			for (Waiter waiter : this.waiters) {
 				waiter.signalled = false;

@@ -90,11 +90,11 @@ final class RedlockWatchdog implements AutoCloseable {
 			next = earlier(next, entry.maxHoldEndsNanos(next));
 			if (entry.validUntilNanos() - now <= 0) {
 				this.retryAt.remove(entry);
-				this.registry.lose(entry, entry.autoRenew() ? LockLostEvent.Detection.RENEWAL_FAILED
+				this.registry.lose(entry, entry.isAutoRenew() ? LockLostEvent.Detection.RENEWAL_FAILED
 						: LockLostEvent.Detection.EXPIRED);
 				this.nodes.forAll((node, store) -> store.discard(entry.redisKey, entry.owner, entry.channel));
 			}
-			else if (!entry.autoRenew()) {
+			else if (!entry.isAutoRenew()) {
 				next = earlier(next, entry.validUntilNanos());
 			}
 		}

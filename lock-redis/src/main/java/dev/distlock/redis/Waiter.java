@@ -4,6 +4,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.LockSupport;
+import java.util.function.BooleanSupplier;
 import java.util.function.LongConsumer;
 
 import dev.distlock.redis.internal.script.LockScripts;
@@ -138,15 +139,8 @@ final class Waiter {
 	 */
 	boolean awaitSubscribed(long deadlineNanos) throws InterruptedException {
 		this.subscribed.whenComplete((result, failure) -> LockSupport.unpark(this.thread));
-		while (!this.subscribed.isDone() && !this.signalled) {
-			long remaining = deadlineNanos - System.nanoTime();
-			if (remaining <= 0) {
-				return false;
-			}
-			LockSupport.parkNanos(this, remaining);
-			if (Thread.interrupted()) {
-				throw new InterruptedException();
-			}
+		if (!parkUntil(() -> this.subscribed.isDone() || this.signalled, deadlineNanos, this)) {
+			return false;
 		}
 		return this.subscribed.isDone() && !this.subscribed.isCompletedExceptionally();
 	}
@@ -156,17 +150,29 @@ final class Waiter {
 	 * Consumes the wake-up.
 	 */
 	boolean await(long untilNanos) throws InterruptedException {
-		while (!this.signalled) {
+		if (!parkUntil(() -> this.signalled, untilNanos, this)) {
+			return false;
+		}
+		this.signalled = false;
+		return true;
+	}
+
+	/**
+	 * Park the calling thread until {@code woken} holds, {@code untilNanos} ({@link System#nanoTime()}), or an
+	 * interrupt: the one wait loop of both engines' waiting threads (a Redlock wait parks on the waiters of all its
+	 * nodes at once). Returns true if woken in time; a spurious wake-up parks again for what is left.
+	 */
+	static boolean parkUntil(BooleanSupplier woken, long untilNanos, Object blocker) throws InterruptedException {
+		while (!woken.getAsBoolean()) {
 			long remaining = untilNanos - System.nanoTime();
 			if (remaining <= 0) {
 				return false;
 			}
-			LockSupport.parkNanos(this, remaining);
+			LockSupport.parkNanos(blocker, remaining);
 			if (Thread.interrupted()) {
 				throw new InterruptedException();
 			}
 		}
-		this.signalled = false;
 		return true;
 	}
 

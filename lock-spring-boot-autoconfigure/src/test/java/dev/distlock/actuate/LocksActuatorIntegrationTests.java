@@ -263,7 +263,9 @@ class LocksActuatorIntegrationTests {
 			while (cursor != null && pages < 100);
 
 			assertThat(cursor).isNull();
-			assertThat(pages).isGreaterThanOrEqualTo(3);
+			// a SCAN step may give more than it was asked for (at most 4 here, the bound above), so 5 locks take at least
+			// 2 pages; how many more is up to how Redis walks its table, which its random hash seed changes per start
+			assertThat(pages).isGreaterThanOrEqualTo(2);
 			assertThat(listed).extracting(lock -> lock.get("key"))
 				.containsExactlyInAnyOrder("shelf:1", "shelf:2", "shelf:3", "shelf:4", "shelf:5");
 			assertThat(listed).filteredOn(lock -> lock.get("key").equals("shelf:1")).singleElement().satisfies(lock -> {
