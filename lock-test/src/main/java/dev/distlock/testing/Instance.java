@@ -298,7 +298,9 @@ final class Instance {
 		effects.add(() -> {
 			logger.warn("Lock '" + LogSafe.escape(event.key()) + "' (fencing token " + event.fencingToken()
 					+ ") held by " + event.holder() + " was lost: " + event.detection().description());
-			this.listeners.forEach((listener) -> listener.lost(event));
+			// each listener guarded: one that throws neither keeps the others from hearing nor the actions and event
+			this.listeners.forEach((listener) -> CallbackThreads.runLogged(() -> listener.lost(event),
+					"a listener told of the loss of lock '" + LogSafe.escape(event.key()) + "'"));
 			if (!actions.isEmpty()) {
 				this.store.events.execute(() -> actions.forEach((action) -> CallbackThreads.runLogged(
 						() -> action.accept(event), "a lost-lease action of lock '" + event.key() + "'")));
@@ -353,8 +355,10 @@ final class Instance {
 		for (LeaseEntry entry : this.entries) {
 			if (entry.state == LeaseEntry.State.HELD && entry.failingSince != null) {
 				failing++;
-				since = Instants.earlier(since, entry.failingSince);
-				lastError = entry.lastRenewalError;
+				if (since == null || entry.failingSince.isBefore(since)) { // the error of the longest failing lease
+					since = entry.failingSince;
+					lastError = entry.lastRenewalError;
+				}
 			}
 		}
 		return (failing == 0) ? RenewalStatus.HEALTHY : new RenewalStatus(failing, since, lastError);

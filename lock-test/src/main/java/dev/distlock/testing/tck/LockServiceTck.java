@@ -39,8 +39,9 @@ package dev.distlock.testing.tck;
  * engine.</li>
  * <li>store queries: {@code isLocked}, {@code holder}, {@code isOwned}. Every engine.</li>
  * <li>lost leases: a lease gone from the store is found lost by its holder's question and by the watchdog, and told
- * through the listeners, the application event, {@code onLost} and {@code LockLostException}. An engine whose leases
- * the test can make lost ({@link #loseLease}; by default a {@link dev.distlock.core.LockForceReleaser}).</li>
+ * through the listeners, the application event, {@code onLost} and {@code LockLostException}; a listener that throws
+ * keeps neither the other listeners nor the engine from going on. An engine whose leases the test can make lost
+ * ({@link #loseLease}; by default a {@link dev.distlock.core.LockForceReleaser}).</li>
  * <li>the longest hold ({@code maxHold}): a renewed lease is renewed until it has been held that long, then lost
  * ({@code MAX_HOLD_EXCEEDED}) and told as every loss; a re-entry neither restarts nor changes the cap; a cap under the
  * lease time is refused, naming the key. Every engine.</li>
@@ -51,8 +52,9 @@ package dev.distlock.testing.tck;
  * queue's length in the {@link dev.distlock.core.LockOperatorView}.</li>
  * <li>read-write locks: readers share, a writer excludes, a waiting writer keeps new readers out, a writer may read
  * (a downgrade), a reader may not write (an upgrade), tokens by phase. {@code READ} and {@code WRITE}.</li>
- * <li>the operator view: leases with their holds, waiters and leases by name, lock names, healthy renewals, lost
- * leases listed until released, forced releases. A {@link dev.distlock.core.LockOperatorView} (and a
+ * <li>the operator view: leases with their holds, listed oldest first; waiters and leases by name, only held leases
+ * counted; lock names, an action that throws kept from the acquisition; healthy renewals; lost leases listed until
+ * released; forced releases. A {@link dev.distlock.core.LockOperatorView} (and a
  * {@link dev.distlock.core.LockForceReleaser} for the forced release).</li>
  * </ul>
  * No test depends on the speed of the machine: waits have generous deadlines and end on latches or polls, never on

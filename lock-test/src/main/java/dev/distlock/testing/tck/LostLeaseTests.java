@@ -5,6 +5,7 @@ import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 
 import dev.distlock.core.Lease;
+import dev.distlock.core.LockListener;
 import dev.distlock.core.LockLostEvent;
 import dev.distlock.core.LockLostException;
 import dev.distlock.core.LockService;
@@ -131,6 +132,58 @@ abstract class LostLeaseTests extends StoreQueryTests {
 		assertThat(awaitLosses(losses, 1).get(0).detection()).isIn(LockLostEvent.Detection.RENEWAL_FOUND_GONE,
 				LockLostEvent.Detection.RENEWAL_FAILED);
 		assertThatExceptionOfType(LockLostException.class).isThrownBy(lease::release);
+	}
+
+	/**
+	 * A listener that throws when told of a loss breaks its own contract, not the engine's: the failure is logged, the
+	 * listeners after it are still told, the loss still runs the lease's {@code onLost} actions and is published, the
+	 * holder's question still answers, and the instance goes on finding and telling losses. Both Redis engines and the
+	 * in-memory one behave so; the single-node engine used to let the listener's exception through.
+	 */
+	@Test
+	void aListenerThatThrowsOnALossKeepsNeitherTheOtherListenersNorTheEngineFromGoingOn() {
+		String key = key("listener-throws");
+		List<LockLostEvent> losses = newLosses();
+		List<Object> published = newEvents();
+		LockListener throwing = new LockListener() {
+
+			@Override
+			public void lost(LockLostEvent event) {
+				throw new IllegalStateException("A listener that breaks its contract (thrown on purpose by the TCK)");
+			}
+
+		};
+		LockListener recording = new LockListener() {
+
+			@Override
+			public void lost(LockLostEvent event) {
+				losses.add(event);
+			}
+
+		};
+		LockService service = instance(new Options(List.of(throwing, recording), published::add));
+		LockService other = instance();
+		Lease lease = service.acquire(key, LONG_TTL, Duration.ZERO);
+		List<LockLostEvent> actions = new CopyOnWriteArrayList<>();
+		lease.onLost(actions::add);
+		loseLease(lease);
+		assertThat(lease.isOwned()).as("the holder's question answers, whatever the listeners throw").isFalse();
+		LockLostEvent loss = awaitLosses(losses, 1).get(0);
+		assertThat(loss.key()).isEqualTo(key);
+		assertThat(loss.fencingToken()).isEqualTo(lease.fencingToken());
+		await().atMost(PATIENCE).until(() -> actions.size() == 1 && published.size() == 1);
+		assertThat(actions).containsExactly(loss);
+		assertThat(published).containsExactly(loss);
+		assertThatExceptionOfType(LockLostException.class).isThrownBy(lease::release);
+		Lease thief = other.acquire(key, LONG_TTL, Duration.ZERO);
+		thief.release();
+		// the engine goes on: a later lease is granted, and its loss found by the watchdog is told again
+		Lease later = service.acquire(key("listener-throws-later"), shortTtl(), Duration.ZERO);
+		loseLease(later);
+		passTime(shortTtl());
+		await().atMost(PATIENCE).until(later::isLost);
+		assertThat(awaitLosses(losses, 2).get(1).key()).isEqualTo(later.key());
+		assertThatExceptionOfType(LockLostException.class).isThrownBy(later::release);
 	}
 
 }

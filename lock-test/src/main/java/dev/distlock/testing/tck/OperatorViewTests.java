@@ -1,6 +1,8 @@
 package dev.distlock.testing.tck;
 
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CopyOnWriteArrayList;
@@ -8,6 +10,7 @@ import java.util.concurrent.Future;
 
 import dev.distlock.core.ForcedRelease;
 import dev.distlock.core.Lease;
+import dev.distlock.core.LeaseSnapshot;
 import dev.distlock.core.LockForceReleaser;
 import dev.distlock.core.LockLostException;
 import dev.distlock.core.LockMode;
@@ -98,6 +101,96 @@ abstract class OperatorViewTests extends DirectoryTests {
 		List<String> late = new CopyOnWriteArrayList<>();
 		view.onLockName(late::add);
 		assertThat(late).contains("alpha");
+	}
+
+	/**
+	 * Leases are listed oldest first, by when they were acquired: not in key order, nor in whatever order the engine
+	 * keeps them; a re-entry does not make a lease newer. The keys are taken in the reverse of their alphabetical
+	 * order, with time passing between them, so that no other order passes by chance.
+	 */
+	@Test
+	void leasesAreListedOldestFirst() {
+		LockService service = instance();
+		LockOperatorView view = view(service);
+		List<String> keys = List.of(key("order-e"), key("order-d"), key("order-c"), key("order-b"), key("order-a"));
+		List<Lease> leases = new ArrayList<>();
+		for (String key : keys) {
+			if (!leases.isEmpty()) {
+				passTime(Duration.ofMillis(20)); // distinct acquisition times, on any clock
+			}
+			leases.add(service.acquire(key, LONG_TTL, Duration.ZERO));
+		}
+		Lease reentry = service.acquire(keys.get(0), LONG_TTL, Duration.ZERO);
+		List<LeaseSnapshot> listed = view.activeLeases();
+		assertThat(listed).extracting(LeaseSnapshot::key).containsExactlyElementsOf(keys);
+		assertThat(listed).extracting(LeaseSnapshot::heldSince)
+			.doesNotHaveDuplicates()
+			.isSortedAccordingTo(Comparator.naturalOrder());
+		assertThat(listed.get(0).holdCount()).isEqualTo(2);
+		leases.get(2).release();
+		assertThat(view.activeLeases()).extracting(LeaseSnapshot::key)
+			.containsExactly(keys.get(0), keys.get(1), keys.get(3), keys.get(4));
+		reentry.release();
+		leases.stream().filter((lease) -> lease != leases.get(2)).forEach(Lease::release);
+		assertThat(view.activeLeases()).isEmpty();
+	}
+
+	/**
+	 * Only held leases count, in all and by lock name: the counts drop as soon as a lease is released, found lost, or,
+	 * a fixed one, runs out of time; none stays counted until the engine tidies up.
+	 */
+	@Test
+	void onlyHeldLeasesAreCounted() {
+		LockService service = instance();
+		LockOperatorView view = view(service);
+		Lease released = service.acquire(request(key("count-released"), LONG_TTL, Duration.ZERO).withName("released"));
+		Lease lost = service.acquire(request(key("count-lost"), LONG_TTL, Duration.ZERO).withName("lost"));
+		assertThat(view.activeLeaseCount()).isEqualTo(2);
+		assertThat(view.activityByName().heldLeases("released")).isEqualTo(1);
+		assertThat(view.activityByName().heldLeases("lost")).isEqualTo(1);
+		released.release();
+		assertThat(view.activeLeaseCount()).isEqualTo(1);
+		assertThat(view.activityByName().heldLeases("released")).isZero();
+		loseLease(lost);
+		assertThat(lost.isOwned()).isFalse();
+		assertThat(view.activeLeaseCount()).isZero();
+		assertThat(view.activityByName().heldLeases("lost")).isZero();
+		assertThat(view.lostLeaseCount()).isEqualTo(1);
+		assertThatExceptionOfType(LockLostException.class).isThrownBy(lost::release);
+		assertThat(view.lostLeaseCount()).isZero();
+		Lease expiring = service
+			.acquire(request(key("count-expiring"), shortTtl(), Duration.ZERO).withFixedLease().withName("expiring"));
+		assertThat(view.activityByName().heldLeases("expiring")).isEqualTo(1);
+		passTime(shortTtl());
+		// the engine sees the time run out on its own clock: on real time, a moment after the test's
+		await().atMost(PATIENCE).until(() -> view.activeLeaseCount() == 0);
+		assertThat(view.activityByName().heldLeases("expiring")).isZero();
+		awaitFree(service, expiring.key());
+		assertThatExceptionOfType(LockLostException.class).isThrownBy(expiring::release);
+	}
+
+	/**
+	 * A lock-name action that throws is logged: the actions after it still hear the name, and the acquisition that
+	 * brought the name goes on (on both Redis engines now; Redlock used to let the exception through).
+	 */
+	@Test
+	void aLockNameActionThatThrowsKeepsNeitherTheOthersNorTheAcquisitionFromGoingOn() {
+		LockService service = instance();
+		LockOperatorView view = view(service);
+		List<String> names = new CopyOnWriteArrayList<>();
+		view.onLockName((name) -> {
+			throw new IllegalStateException("A lock-name action that fails (thrown on purpose by the TCK)");
+		});
+		view.onLockName(names::add);
+		Lease first = service.acquire(request(key("name-throws"), LONG_TTL, Duration.ZERO).withName("beta"));
+		assertThat(names).containsExactly("beta");
+		assertThat(first.isOwned()).isTrue();
+		assertThat(view.activityByName().heldLeases("beta")).isEqualTo(1);
+		first.release();
+		try (Lease second = service.acquire(request(key("name-throws-2"), LONG_TTL, Duration.ZERO).withName("gamma"))) {
+			assertThat(names).containsExactly("beta", "gamma");
+			assertThat(second.isOwned()).isTrue();
+		}
 	}
 
 	/** While the store answers, renewals do not fail. */
