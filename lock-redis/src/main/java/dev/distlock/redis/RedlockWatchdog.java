@@ -130,14 +130,14 @@ final class RedlockWatchdog implements AutoCloseable {
 
 	private void renew(List<RedlockEntry> due) {
 		int size = this.nodes.size();
-		List<List<LeaseEntry>> perNode = new ArrayList<>(size);
+		List<List<RedlockEntry.NodeLease>> perNode = new ArrayList<>(size);
 		List<int[]> indexes = new ArrayList<>(size);
 		List<long[]> ttls = new ArrayList<>(size);
 		for (int node = 0; node < size; node++) {
-			List<LeaseEntry> carriers = new ArrayList<>();
+			List<RedlockEntry.NodeLease> carriers = new ArrayList<>();
 			List<Integer> index = new ArrayList<>();
 			for (int i = 0; i < due.size(); i++) {
-				LeaseEntry carrier = due.get(i).carrier(node);
+				RedlockEntry.NodeLease carrier = due.get(i).onNode(node);
 				if (carrier != null) {
 					carriers.add(carrier);
 					index.add(i);
@@ -162,7 +162,7 @@ final class RedlockWatchdog implements AutoCloseable {
 			RenewalBatches.Renewals renewals = replies.value(node);
 			int[] index = indexes.get(node);
 			for (int i = 0; i < due.size(); i++) {
-				if (due.get(i).carrier(node) == null) {
+				if (due.get(i).onNode(node) == null) {
 					gone[i]++; // this node never granted the lease (as far as we know): it cannot count toward it
 				}
 			}
