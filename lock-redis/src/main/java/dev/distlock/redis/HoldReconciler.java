@@ -85,7 +85,7 @@ final class HoldReconciler implements AutoCloseable {
 	 * Make sure the owner of {@code entry} holds nothing more of it (see {@link #discard(String, Attempt, boolean)}).
 	 * Tried for as long as Redis may keep the lease: its ttl, or its last confirmed time if that is longer.
 	 */
-	void discard(LeaseEntry entry, boolean fair) {
+	void discard(LeaseRecord entry, boolean fair) {
 		discard(entry.key, entry.redisKey, entry.owner, entry.holder, entry.channel, fair, lifeMillis(entry));
 	}
 
@@ -107,9 +107,9 @@ final class HoldReconciler implements AutoCloseable {
 
 	/**
 	 * Discard {@code entry}'s owner now, on the calling thread, where Redis has just answered; on failure as
-	 * {@link #discard(LeaseEntry, boolean)}. Returns whether a hold was deleted.
+	 * {@link #discard(LeaseRecord, boolean)}. Returns whether a hold was deleted.
 	 */
-	boolean discardNow(LeaseEntry entry) {
+	boolean discardNow(LeaseRecord entry) {
 		try {
 			boolean deleted = this.store.discard(entry.redisKey, entry.owner, entry.channel);
 			if (deleted) {
@@ -212,7 +212,7 @@ final class HoldReconciler implements AutoCloseable {
 	}
 
 	/** How long Redis may keep {@code entry}'s lease: its ttl, or its last confirmed time if that is longer. */
-	private static long lifeMillis(LeaseEntry entry) {
+	private static long lifeMillis(LeaseRecord entry) {
 		long confirmed = TimeUnit.NANOSECONDS.toMillis(entry.validUntilNanos() - System.nanoTime());
 		return Math.max(entry.ttlMillis(), confirmed);
 	}

@@ -46,6 +46,9 @@ final class RedlockAcquirer {
 
 	private final RedlockWatchdog watchdog;
 
+	/** Where an attempt that got no lease is undone, on every node (the holds it may have left there). */
+	private final RedlockReconcilers reconcilers;
+
 	private final List<LockListener> listeners;
 
 	/** The service's client id, which an attempt that will wait presents to the nodes. */
@@ -64,13 +67,15 @@ final class RedlockAcquirer {
 	private final boolean storeHolderLabel;
 
 	RedlockAcquirer(RedlockNodes nodes, RedlockRegistry registry, RedlockWaiting waiting, RedlockReleaser releaser,
-			RedlockWatchdog watchdog, List<LockListener> listeners, String clientId, OwnerIds ownerIds,
+			RedlockWatchdog watchdog, RedlockReconcilers reconcilers, List<LockListener> listeners, String clientId,
+			OwnerIds ownerIds,
 			String holderApplication, String holderInstance, boolean storeHolderLabel) {
 		this.nodes = nodes;
 		this.registry = registry;
 		this.waiting = waiting;
 		this.releaser = releaser;
 		this.watchdog = watchdog;
+		this.reconcilers = reconcilers;
 		this.listeners = listeners;
 		this.clientId = clientId;
 		this.ownerIds = ownerIds;
@@ -140,9 +145,11 @@ final class RedlockAcquirer {
 				}
 				// undo everywhere: a node that did not answer may have granted it, or may yet; so undo there once more
 				// when its answer comes, as the first discard may have reached it before the attempt did
-				this.nodes.forAll((node, store) -> store.discard(redisKey, owner, channel));
+				HolderLabel holder = HolderLabel.of(this.holderApplication, this.holderInstance, LockOwner.current());
+				this.reconcilers.discardEverywhere(request.key(), redisKey, owner, holder, channel, ttlMillis);
 				if (attempt.replies != null) {
-					attempt.replies.onLateAnswer((node) -> discardQuietly(node, redisKey, owner, channel));
+					attempt.replies.onLateAnswer((node) -> this.reconcilers.discard(node, request.key(), redisKey,
+							owner, holder, channel, ttlMillis));
 				}
 				long now = System.nanoTime();
 				if (deadline - now <= 0) {
@@ -270,15 +277,6 @@ final class RedlockAcquirer {
 		throw new LockUnavailableException(request.key(), "Could not re-enter Redlock lease on '" + request.key()
 				+ "': only " + ours + " of " + this.nodes.size() + " nodes confirmed it (a quorum is " + quorum + ")",
 				replies.anyFailure());
-	}
-
-	private void discardQuietly(int node, String redisKey, String owner, String channel) {
-		try {
-			this.nodes.store(node).discard(redisKey, owner, channel);
-		}
-		catch (RuntimeException ex) {
-			// unanswered again: what the node holds expires at its lease time, renewed by nobody
-		}
 	}
 
 	private static Duration waited(long start) {

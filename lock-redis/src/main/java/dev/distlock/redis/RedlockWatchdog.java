@@ -31,6 +31,9 @@ final class RedlockWatchdog implements AutoCloseable {
 
 	private final RedlockRegistry registry;
 
+	/** Where what the nodes may keep of a lost lease is deleted. */
+	private final RedlockReconcilers reconcilers;
+
 	private final List<LockListener> listeners;
 
 	private final double renewalRatio;
@@ -42,10 +45,11 @@ final class RedlockWatchdog implements AutoCloseable {
 
 	private volatile boolean closed;
 
-	RedlockWatchdog(RedlockNodes nodes, RedlockRegistry registry, List<LockListener> listeners, double renewalRatio,
-			EngineThreads threads, String threadName) {
+	RedlockWatchdog(RedlockNodes nodes, RedlockRegistry registry, RedlockReconcilers reconcilers,
+			List<LockListener> listeners, double renewalRatio, EngineThreads threads, String threadName) {
 		this.nodes = nodes;
 		this.registry = registry;
+		this.reconcilers = reconcilers;
 		this.listeners = listeners;
 		this.renewalRatio = renewalRatio;
 		this.thread = threads.newThread(threadName, this::run);
@@ -92,7 +96,7 @@ final class RedlockWatchdog implements AutoCloseable {
 				this.retryAt.remove(entry);
 				this.registry.lose(entry, entry.isAutoRenew() ? LockLostEvent.Detection.RENEWAL_FAILED
 						: LockLostEvent.Detection.EXPIRED);
-				this.nodes.forAll((node, store) -> store.discard(entry.redisKey, entry.owner, entry.channel));
+				this.reconcilers.discardEverywhere(entry);
 			}
 			else if (!entry.isAutoRenew()) {
 				next = earlier(next, entry.validUntilNanos());
@@ -197,7 +201,7 @@ final class RedlockWatchdog implements AutoCloseable {
 				this.retryAt.remove(entry);
 				this.listeners.forEach(l -> l.renewed(entry.name, false));
 				this.registry.lose(entry, LockLostEvent.Detection.RENEWAL_FOUND_GONE);
-				this.nodes.forAll((node, store) -> store.discard(entry.redisKey, entry.owner, entry.channel));
+				this.reconcilers.discardEverywhere(entry);
 			}
 			else {
 				entry.renewalFailed("renewed on " + ours[i] + " of " + size + " nodes, a quorum is " + quorum
