@@ -23,8 +23,9 @@ import org.jspecify.annotations.Nullable;
  * Redlock acquisition and waiting, per the Redis documentation of the algorithm: a fresh owner id, the same on every
  * node; {@link LockScripts#ACQUIRE} on all nodes at once, each bounded by the per-node timeout; acquired when a quorum
  * (N/2 + 1) granted it and the validity (ttl − elapsed − drift) is still positive; otherwise the attempt is undone on
- * <em>every</em> node, those that did not answer included (they may have run it), with {@link ReadWriteScripts#DISCARD},
- * and retried after a random delay, or after a release message from any node, within the wait.
+ * <em>every</em> node, those that did not answer included (they may have run it), with {@link ReadWriteScripts#DISCARD}
+ * through each node's {@link HoldReconciler} ({@link RedlockReconcilers}: retried until the node answers, without the
+ * caller waiting), and retried after a random delay, or after a release message from any node, within the wait.
  * <p>
  * A re-entry by the owner that holds the lease ({@link LockOwner#current()}) sends that lease's owner and each node's token, so a node re-enters
  * only the very lease it granted; it needs a quorum too.

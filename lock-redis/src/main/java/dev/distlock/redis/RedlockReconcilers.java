@@ -25,7 +25,7 @@ final class RedlockReconcilers implements AutoCloseable {
 		for (int node = 0; node < nodes.size(); node++) {
 			// Redlock has no fair locks: no fair entries to outlive
 			perNode.add(new HoldReconciler(nodes.store(node), Math.min(timeoutMillis, 5_000), 0, listeners, threads,
-					threadName + "-" + node));
+					threadName + "-" + node, false));
 		}
 		this.reconcilers = List.copyOf(perNode);
 	}
