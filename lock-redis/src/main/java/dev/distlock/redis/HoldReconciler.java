@@ -36,6 +36,9 @@ import org.apache.commons.logging.LogFactory;
  * <p>
  * Safe at any moment because owner ids are fresh per acquisition and never reused once handed here (see
  * {@link ReadWriteScripts#DISCARD}).
+ * <p>
+ * Both engines clean up through it: the single-node engine with one per service, Redlock with one per node
+ * ({@link RedlockReconcilers}), so a node that does not answer delays only its own discards.
  */
 final class HoldReconciler implements AutoCloseable {
 
@@ -63,8 +66,20 @@ final class HoldReconciler implements AutoCloseable {
 
 	private final AtomicLong discarded = new AtomicLong();
 
+	/**
+	 * Whether a hold found and deleted is logged at INFO: on a single node it is news (a lost reply left it); Redlock
+	 * also undoes here the grants of every attempt that missed the quorum, which contention makes routine (DEBUG).
+	 */
+	private final boolean deletionsAreNews;
+
 	HoldReconciler(LeaseStore store, long confirmDelayMillis, long fairEntryTtlMillis, List<LockListener> listeners,
 			EngineThreads threads, String threadName) {
+		this(store, confirmDelayMillis, fairEntryTtlMillis, listeners, threads, threadName, true);
+	}
+
+	HoldReconciler(LeaseStore store, long confirmDelayMillis, long fairEntryTtlMillis, List<LockListener> listeners,
+			EngineThreads threads, String threadName, boolean deletionsAreNews) {
+		this.deletionsAreNews = deletionsAreNews;
 		this.store = store;
 		this.confirmDelayMillis = confirmDelayMillis;
 		this.fairEntryTtlMillis = fairEntryTtlMillis;
@@ -85,7 +100,7 @@ final class HoldReconciler implements AutoCloseable {
 	 * Make sure the owner of {@code entry} holds nothing more of it (see {@link #discard(String, Attempt, boolean)}).
 	 * Tried for as long as Redis may keep the lease: its ttl, or its last confirmed time if that is longer.
 	 */
-	void discard(LeaseEntry entry, boolean fair) {
+	void discard(LeaseRecord entry, boolean fair) {
 		discard(entry.key, entry.redisKey, entry.owner, entry.holder, entry.channel, fair, lifeMillis(entry));
 	}
 
@@ -107,15 +122,13 @@ final class HoldReconciler implements AutoCloseable {
 
 	/**
 	 * Discard {@code entry}'s owner now, on the calling thread, where Redis has just answered; on failure as
-	 * {@link #discard(LeaseEntry, boolean)}. Returns whether a hold was deleted.
+	 * {@link #discard(LeaseRecord, boolean)}. Returns whether a hold was deleted.
 	 */
-	boolean discardNow(LeaseEntry entry) {
+	boolean discardNow(LeaseRecord entry) {
 		try {
 			boolean deleted = this.store.discard(entry.redisKey, entry.owner, entry.channel);
 			if (deleted) {
-				this.discarded.incrementAndGet();
-				logger.info("Deleted a hold of lock '" + LogSafe.escape(entry.key) + "' (of " + entry.holder
-						+ ") that a call whose reply was lost had left in Redis");
+				deleted(entry.key, entry.holder);
 			}
 			return deleted;
 		}
@@ -160,15 +173,25 @@ final class HoldReconciler implements AutoCloseable {
 			return;
 		}
 		if (deleted) {
-			this.discarded.incrementAndGet();
-			logger.info("Deleted a hold of lock '" + LogSafe.escape(discard.key) + "' (of " + discard.holder
-					+ ") that a call whose reply was lost had left in Redis");
+			deleted(discard.key, discard.holder);
 		}
 		if (discard.pass == 1) {
 			schedule(discard.secondPass(), this.confirmDelayMillis);
 		}
 		else {
 			this.pending.decrementAndGet();
+		}
+	}
+
+	private void deleted(String key, HolderLabel holder) {
+		this.discarded.incrementAndGet();
+		if (this.deletionsAreNews) {
+			logger.info("Deleted a hold of lock '" + LogSafe.escape(key) + "' (of " + holder
+					+ ") that a call whose reply was lost had left in Redis");
+		}
+		else if (logger.isDebugEnabled()) {
+			logger.debug("Deleted a hold of lock '" + LogSafe.escape(key) + "' (of " + holder
+					+ ") that an attempt which missed the quorum, or a call whose reply was lost, had left on a node");
 		}
 	}
 
@@ -212,7 +235,7 @@ final class HoldReconciler implements AutoCloseable {
 	}
 
 	/** How long Redis may keep {@code entry}'s lease: its ttl, or its last confirmed time if that is longer. */
-	private static long lifeMillis(LeaseEntry entry) {
+	private static long lifeMillis(LeaseRecord entry) {
 		long confirmed = TimeUnit.NANOSECONDS.toMillis(entry.validUntilNanos() - System.nanoTime());
 		return Math.max(entry.ttlMillis(), confirmed);
 	}

@@ -1,17 +1,13 @@
 package dev.distlock.redis;
 
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.SynchronousQueue;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.locks.Condition;
-import java.util.concurrent.locks.ReentrantLock;
 
 import dev.distlock.core.LockLostEvent;
 import dev.distlock.core.LockSettings;
@@ -24,16 +20,17 @@ import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
 
 /**
- * The one scheduler that keeps a service's leases alive: it renews every auto-renewed lease once {@code ttl × ratio}
- * has passed since its last renewal, all leases due in one tick in one batch, and notices leases that could not be
- * renewed before their lease time ran out, and gives up the leases held for their longest hold
- * ({@link LeaseEntry#isMaxHoldReached}): no more renewals, lost as {@code MAX_HOLD_EXCEEDED}.
+ * The single-node engine's renewer on the shared {@link RenewalScheduler}, which keeps a service's leases alive: it
+ * renews every auto-renewed lease once {@code ttl × ratio} has passed since its last renewal, all leases due in one
+ * tick in one batch, and notices leases that could not be renewed before their lease time ran out, and gives up the
+ * leases held for their longest hold ({@link LeaseEntry#isMaxHoldReached}): no more renewals, lost as
+ * {@code MAX_HOLD_EXCEEDED}.
  * <p>
  * The scheduler thread only looks at clocks and entries; Redis is called on a separate renewal thread, so a slow or
  * unreachable server can delay renewals but never the detection of a lease whose lease time has passed. See
  * {@link LeaseEntry} for why a renewal cannot race with a release.
  */
-final class LeaseWatchdog implements AutoCloseable {
+final class LeaseWatchdog implements RenewalScheduler.Renewer<LeaseEntry>, AutoCloseable {
 
 	/** Callbacks to the service; called on the watchdog's threads. */
 	interface Callbacks {
@@ -61,13 +58,7 @@ final class LeaseWatchdog implements AutoCloseable {
 
 	private final Callbacks callbacks;
 
-	private final Set<LeaseEntry> entries = ConcurrentHashMap.newKeySet();
-
-	private final ReentrantLock lock = new ReentrantLock();
-
-	private final Condition changed = this.lock.newCondition();
-
-	private final Thread scheduler;
+	private final RenewalScheduler<LeaseEntry> scheduler;
 
 	private final ExecutorService renewals;
 
@@ -81,18 +72,8 @@ final class LeaseWatchdog implements AutoCloseable {
 	/** The client's command timeout in ms where known, else 0 (see {@link #renewalTimeoutNanos}). */
 	private final long commandTimeoutMillis;
 
-	/** Guarded by {@link #lock}. */
-	private boolean dirty;
-
-	private volatile long plannedWakeNanos;
-
-	/**
-	 * True from the start of a pass until its next wake-up is planned. A registration either is seen by the pass or
-	 * sees this flag (or the planned wake-up) and wakes the scheduler, so no new lease waits past its first renewal.
-	 */
-	private volatile boolean scanning;
-
-	private volatile boolean running = true;
+	/** Whether a lease is due (not merely soon) in the pass running; read and written on the scheduler thread. */
+	private boolean anyDue;
 
 	private volatile long lastFailureLogNanos;
 
@@ -114,39 +95,26 @@ final class LeaseWatchdog implements AutoCloseable {
 					}
 				});
 		this.io.allowCoreThreadTimeOut(true);
-		this.scheduler = threads.newThread(threadName, this::run);
-		this.plannedWakeNanos = System.nanoTime() + MAX_SLEEP_NANOS;
-		this.scheduler.start();
+		this.scheduler = new RenewalScheduler<>(this, threads, threadName);
 	}
 
 	/** Start watching a newly acquired entry: renew it if it is auto-renewed, end it when its time runs out. */
 	void register(LeaseEntry entry) {
-		this.entries.add(entry);
-		long firstCheck = entry.nextCheckNanos(intervalNanos(entry));
-		if (this.scanning || firstCheck - this.plannedWakeNanos < 0) {
-			wakeUp();
-		}
+		this.scheduler.register(entry);
 	}
 
 	/** Stop watching an entry whose lease was released. */
 	void unregister(LeaseEntry entry) {
-		this.entries.remove(entry);
+		this.scheduler.unregister(entry);
 	}
 
 	/** Re-examine the entries now, e.g. after a re-entry turned a fixed lease into a renewed one. */
 	void wakeUp() {
-		this.lock.lock();
-		try {
-			this.dirty = true;
-			this.changed.signal();
-		}
-		finally {
-			this.lock.unlock();
-		}
+		this.scheduler.wakeUp();
 	}
 
 	int size() {
-		return this.entries.size();
+		return this.scheduler.size();
 	}
 
 	long intervalNanos(LeaseEntry entry) {
@@ -158,106 +126,76 @@ final class LeaseWatchdog implements AutoCloseable {
 		return Math.max(1, (long) (ttlMillis * 1_000_000L * this.renewalRatio));
 	}
 
-	private void run() {
-		while (this.running) {
-			try {
-				this.scanning = true;
-				long next = tick(System.nanoTime());
-				sleepUntil(next);
-			}
-			catch (InterruptedException ex) {
-				return;
-			}
-			catch (RuntimeException | Error ex) {
-				logger.error("Lock watchdog tick failed; continuing", ex);
-			}
-		}
+	@Override
+	public long maxSleepNanos() {
+		return MAX_SLEEP_NANOS;
 	}
 
 	/**
-	 * One pass over the entries; returns when the next pass is due.
-	 * <p>
 	 * Leases due within a quarter of their interval are renewed early, together with one that is due, but only when one
 	 * is due: a pass that runs because a batch just finished (or a lease was registered) renews nothing early. Without
 	 * that rule every finished batch would claim the next sliver of leases, and leases acquired over a few seconds would
 	 * be renewed in dozens of small batches, each after a pass over all entries, instead of a few large ones.
 	 */
-	long tick(long now) {
-		long next = now + MAX_SLEEP_NANOS;
-		List<LeaseEntry> due = new ArrayList<>();
-		boolean anyDue = false;
-		for (LeaseEntry entry : this.entries) {
+	@Override
+	public void passStarting(Set<LeaseEntry> entries, long now) {
+		this.anyDue = false;
+		for (LeaseEntry entry : entries) {
 			if (entry.isRenewalDue(now, intervalNanos(entry))) {
-				anyDue = true;
+				this.anyDue = true;
 				break;
 			}
 		}
-		for (LeaseEntry entry : this.entries) {
-			if (entry.state() != LeaseEntry.State.HELD) {
-				this.entries.remove(entry);
-				continue;
-			}
-			long interval = intervalNanos(entry);
-			if (entry.isMaxHoldReached(now)) {
-				// the cap, checked first: at the cap the lease is given up for it, whatever its renewals did
-				this.entries.remove(entry);
-				LockLostEvent event = entry.markLost(LockLostEvent.Detection.MAX_HOLD_EXCEEDED);
-				if (event != null) {
-					this.callbacks.lost(entry, event);
-				}
-				continue;
-			}
-			if (entry.isLostByClock(now)) {
-				this.entries.remove(entry);
-				if (entry.isAutoRenew()) {
-					LockLostEvent event = entry.markLost(LockLostEvent.Detection.RENEWAL_FAILED);
-					if (event != null) {
-						this.callbacks.lost(entry, event);
-					}
-				}
-				else if (entry.markExpired()) {
-					this.callbacks.ended(entry);
-				}
-				continue;
-			}
-			if (entry.claimRenewal(now, interval, anyDue ? interval / 4 : 0)) {
-				due.add(entry);
-			}
-			long check = entry.nextCheckNanos(interval);
-			if (check - next < 0) {
-				next = check;
-			}
-		}
-		if (!due.isEmpty()) {
-			this.renewals.execute(() -> renew(due));
-		}
-		return next;
 	}
 
-	private void sleepUntil(long wakeAt) throws InterruptedException {
-		this.lock.lock();
-		try {
-			this.plannedWakeNanos = wakeAt;
-			this.scanning = false;
-			while (!this.dirty && this.running) {
-				long remaining = wakeAt - System.nanoTime();
-				if (remaining <= 0) {
-					break;
-				}
-				this.changed.awaitNanos(remaining);
+	/** Lost by the clock only when no renewal that could still keep it is on its way ({@link LeaseEntry}). */
+	@Override
+	public boolean isLostByClock(LeaseEntry entry, long now) {
+		return entry.isLostByClock(now);
+	}
+
+	@Override
+	public void lostByClock(LeaseEntry entry) {
+		if (entry.isAutoRenew()) {
+			LockLostEvent event = entry.markLost(LockLostEvent.Detection.RENEWAL_FAILED);
+			if (event != null) {
+				this.callbacks.lost(entry, event);
 			}
-			this.dirty = false;
 		}
-		finally {
-			this.lock.unlock();
+		else if (entry.markExpired()) {
+			this.callbacks.ended(entry);
 		}
+	}
+
+	@Override
+	public void lost(LeaseEntry entry, LockLostEvent event) {
+		this.callbacks.lost(entry, event);
+	}
+
+	@Override
+	public boolean claim(LeaseEntry entry, long now) {
+		long interval = intervalNanos(entry);
+		return entry.claimRenewal(now, interval, this.anyDue ? interval / 4 : 0);
+	}
+
+	@Override
+	public long nextCheckNanos(LeaseEntry entry, boolean claimed, long next) {
+		long check = entry.nextCheckNanos(intervalNanos(entry));
+		return (check - next < 0) ? check : next;
+	}
+
+	/** Hands the round to the renewal thread: the scheduler thread never waits for Redis. */
+	@Override
+	public long renew(List<LeaseEntry> due, long next) {
+		this.renewals.execute(() -> send(due));
+		return next;
 	}
 
 	/**
 	 * Send the renewals of {@code due}; each batch's result is applied as it comes ({@link #applied}), on the I/O
 	 * threads, so a batch whose shard is silent holds back no other.
 	 */
-	private void renew(List<LeaseEntry> due) {
+	private void send(List<LeaseEntry> due) {
 		long sent = System.nanoTime();
 		long[] ttls = new long[due.size()];
 		long timeout = Long.MAX_VALUE;
@@ -319,7 +257,7 @@ final class LeaseWatchdog implements AutoCloseable {
 			}
 			LockLostEvent event = entry.renewalDone(result.ours[i], sent, intervalNanos(entry));
 			if (event != null) {
-				this.entries.remove(entry);
+				this.scheduler.unregister(entry);
 				this.callbacks.lost(entry, event);
 			}
 			else if (result.ours[i]) {
@@ -343,8 +281,7 @@ final class LeaseWatchdog implements AutoCloseable {
 
 	@Override
 	public void close() {
-		this.running = false;
-		wakeUp();
+		this.scheduler.stop();
 		this.renewals.shutdownNow();
 		this.io.shutdownNow();
 		try {

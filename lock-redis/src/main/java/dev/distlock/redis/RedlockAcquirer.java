@@ -23,8 +23,9 @@ import org.jspecify.annotations.Nullable;
  * Redlock acquisition and waiting, per the Redis documentation of the algorithm: a fresh owner id, the same on every
  * node; {@link LockScripts#ACQUIRE} on all nodes at once, each bounded by the per-node timeout; acquired when a quorum
  * (N/2 + 1) granted it and the validity (ttl − elapsed − drift) is still positive; otherwise the attempt is undone on
- * <em>every</em> node, those that did not answer included (they may have run it), with {@link ReadWriteScripts#DISCARD},
- * and retried after a random delay, or after a release message from any node, within the wait.
+ * <em>every</em> node, those that did not answer included (they may have run it), with {@link ReadWriteScripts#DISCARD}
+ * through each node's {@link HoldReconciler} ({@link RedlockReconcilers}: retried until the node answers, without the
+ * caller waiting), and retried after a random delay, or after a release message from any node, within the wait.
  * <p>
  * A re-entry by the owner that holds the lease ({@link LockOwner#current()}) sends that lease's owner and each node's token, so a node re-enters
  * only the very lease it granted; it needs a quorum too.
@@ -46,6 +47,9 @@ final class RedlockAcquirer {
 
 	private final RedlockWatchdog watchdog;
 
+	/** Where an attempt that got no lease is undone, on every node (the holds it may have left there). */
+	private final RedlockReconcilers reconcilers;
+
 	private final List<LockListener> listeners;
 
 	/** The service's client id, which an attempt that will wait presents to the nodes. */
@@ -64,13 +68,15 @@ final class RedlockAcquirer {
 	private final boolean storeHolderLabel;
 
 	RedlockAcquirer(RedlockNodes nodes, RedlockRegistry registry, RedlockWaiting waiting, RedlockReleaser releaser,
-			RedlockWatchdog watchdog, List<LockListener> listeners, String clientId, OwnerIds ownerIds,
+			RedlockWatchdog watchdog, RedlockReconcilers reconcilers, List<LockListener> listeners, String clientId,
+			OwnerIds ownerIds,
 			String holderApplication, String holderInstance, boolean storeHolderLabel) {
 		this.nodes = nodes;
 		this.registry = registry;
 		this.waiting = waiting;
 		this.releaser = releaser;
 		this.watchdog = watchdog;
+		this.reconcilers = reconcilers;
 		this.listeners = listeners;
 		this.clientId = clientId;
 		this.ownerIds = ownerIds;
@@ -140,9 +146,11 @@ final class RedlockAcquirer {
 				}
 				// undo everywhere: a node that did not answer may have granted it, or may yet; so undo there once more
 				// when its answer comes, as the first discard may have reached it before the attempt did
-				this.nodes.forAll((node, store) -> store.discard(redisKey, owner, channel));
+				HolderLabel holder = HolderLabel.of(this.holderApplication, this.holderInstance, LockOwner.current());
+				this.reconcilers.discardEverywhere(request.key(), redisKey, owner, holder, channel, ttlMillis);
 				if (attempt.replies != null) {
-					attempt.replies.onLateAnswer((node) -> discardQuietly(node, redisKey, owner, channel));
+					attempt.replies.onLateAnswer((node) -> this.reconcilers.discard(node, request.key(), redisKey,
+							owner, holder, channel, ttlMillis));
 				}
 				long now = System.nanoTime();
 				if (deadline - now <= 0) {
@@ -270,15 +278,6 @@ final class RedlockAcquirer {
 		throw new LockUnavailableException(request.key(), "Could not re-enter Redlock lease on '" + request.key()
 				+ "': only " + ours + " of " + this.nodes.size() + " nodes confirmed it (a quorum is " + quorum + ")",
 				replies.anyFailure());
-	}
-
-	private void discardQuietly(int node, String redisKey, String owner, String channel) {
-		try {
-			this.nodes.store(node).discard(redisKey, owner, channel);
-		}
-		catch (RuntimeException ex) {
-			// unanswered again: what the node holds expires at its lease time, renewed by nobody
-		}
 	}
 
 	private static Duration waited(long start) {

@@ -1,9 +1,15 @@
 package dev.distlock.redis;
 
+import java.util.List;
+
 import dev.distlock.core.HolderLabel;
 import dev.distlock.core.LockMode;
 import dev.distlock.core.LockOwner;
+import dev.distlock.redis.internal.script.LockScripts;
+import dev.distlock.redis.internal.store.StoredLease;
 import org.jspecify.annotations.Nullable;
+
+import org.springframework.data.redis.core.script.RedisScript;
 
 /**
  * What this process knows of one Redlock lease: its owner id (the same on every node), the token each node issued
@@ -21,9 +27,6 @@ final class RedlockEntry extends LeaseRecord {
 	/** Per node, the token it issued for this lease; 0 where it did not grant it (or its reply was lost). */
 	private final long[] tokens;
 
-	/** Per node, the entry the renewal script reads (key, owner, that node's token); null where tokens[i] is 0. */
-	private final @Nullable LeaseEntry[] carriers;
-
 	RedlockEntry(String key, String redisKey, String owner, String name, long[] tokens, long ttlMillis,
 			boolean autoRenew, long validUntilNanos, String holderApplication, String holderInstance) {
 		this(key, redisKey, owner, name, tokens, ttlMillis, autoRenew, validUntilNanos, LockOwner.current(),
@@ -37,12 +40,6 @@ final class RedlockEntry extends LeaseRecord {
 				HolderLabel.of(holderApplication, holderInstance, lockOwner), System.nanoTime(), ttlMillis, autoRenew,
 				validUntilNanos);
 		this.tokens = tokens.clone();
-		this.carriers = new LeaseEntry[tokens.length];
-		for (int i = 0; i < tokens.length; i++) {
-			if (tokens[i] != 0) {
-				this.carriers[i] = carrierOf(tokens[i]);
-			}
-		}
 	}
 
 	/** The fencing token: the greatest of the tokens the granting nodes issued. */
@@ -52,11 +49,6 @@ final class RedlockEntry extends LeaseRecord {
 			max = Math.max(max, token);
 		}
 		return max;
-	}
-
-	private LeaseEntry carrierOf(long nodeToken) {
-		return new LeaseEntry(this.key, this.redisKey, this.channel, this.owner, this.name, nodeToken, this.ttlMillis,
-				true, System.nanoTime(), 0, this.lockOwner, this.holder, LockMode.EXCLUSIVE);
 	}
 
 	/** Redlock takes exclusive locks only. */
@@ -70,9 +62,12 @@ final class RedlockEntry extends LeaseRecord {
 		return this.tokens[node];
 	}
 
-	/** {@return the entry the renewal script needs for node {@code node}, or null when that node does not hold it} */
-	synchronized @Nullable LeaseEntry carrier(int node) {
-		return this.carriers[node];
+	/**
+	 * {@return what the renewal script needs of this lease on node {@code node} (its key and owner id, with that node's
+	 * token), or null when that node does not hold it as far as we know}
+	 */
+	synchronized @Nullable NodeLease onNode(int node) {
+		return (this.tokens[node] != 0) ? new NodeLease(this, this.tokens[node]) : null;
 	}
 
 	/**
@@ -83,7 +78,6 @@ final class RedlockEntry extends LeaseRecord {
 	synchronized void adopt(int node, long token) {
 		if (this.state == State.HELD && this.tokens[node] == 0 && token > 0) {
 			this.tokens[node] = token;
-			this.carriers[node] = carrierOf(token);
 		}
 	}
 
@@ -126,6 +120,46 @@ final class RedlockEntry extends LeaseRecord {
 	/** A renewal round missed the quorum. */
 	synchronized void renewalFailed(String error) {
 		renewalFailure(error);
+	}
+
+	/**
+	 * One Redlock lease as one node's store sees it: the lease's key, owner id and channel, with the token that node
+	 * issued. A view made for one renewal round, not a second record: the lease is its {@link RedlockEntry} alone.
+	 */
+	record NodeLease(RedlockEntry lease, long token) implements StoredLease {
+
+		@Override
+		public String redisKey() {
+			return this.lease.redisKey;
+		}
+
+		@Override
+		public String owner() {
+			return this.lease.owner;
+		}
+
+		@Override
+		public String channel() {
+			return this.lease.channel;
+		}
+
+		@Override
+		public long ttlMillis() {
+			return this.lease.ttlMillis();
+		}
+
+		@Override
+		public long holdsBeforeRelease() {
+			return this.lease.holdsBeforeRelease();
+		}
+
+		/** Redlock takes exclusive locks only: {@link LockScripts#RENEW_ALL}. */
+		@Override
+		@SuppressWarnings("rawtypes")
+		public RedisScript<List> renewAllScript() {
+			return LockScripts.RENEW_ALL;
+		}
+
 	}
 
 }

@@ -63,6 +63,8 @@ public class RedlockLockService extends EngineService
 
 	private final RedlockWatchdog watchdog;
 
+	private final RedlockReconcilers reconcilers;
+
 	private final RedlockAcquirer acquirer;
 
 	private final List<ForcedReleaser> forcedReleasers = new ArrayList<>();
@@ -87,11 +89,13 @@ public class RedlockLockService extends EngineService
 				threads.singleThread(threadName + "-events"));
 		this.waiting = new RedlockWaiting(builder.nodes, this.keyPrefix + ":__subscriber__",
 				builder.settings.idleUnsubscribe.toNanos(), threads, threadName + "-pubsub", listeners);
-		this.watchdog = new RedlockWatchdog(this.nodes, this.registry, listeners, builder.settings.renewalRatio,
-				threads, threadName + "-watchdog");
-		RedlockReleaser releaser = new RedlockReleaser(this.nodes, this.registry, listeners, clientId());
+		this.reconcilers = new RedlockReconcilers(this.nodes, listeners, threads, threadName + "-reconcile");
+		this.watchdog = new RedlockWatchdog(this.nodes, this.registry, this.reconcilers, listeners,
+				builder.settings.renewalRatio, threads, threadName + "-watchdog");
+		RedlockReleaser releaser = new RedlockReleaser(this.nodes, this.registry, this.reconcilers, listeners,
+				clientId());
 		this.acquirer = new RedlockAcquirer(this.nodes, this.registry, this.waiting, releaser, this.watchdog,
-				listeners, clientId(), ownerIds(null), builder.settings.holderApplication,
+				this.reconcilers, listeners, clientId(), ownerIds(null), builder.settings.holderApplication,
 				builder.settings.holderInstanceOrHost(), builder.settings.storeHolderLabel);
 		this.listing = new RedlockListing(this.nodes, this.keyPrefix);
 		this.view = new LeaseView(this.registry, this.waiting::waiterCount, this.waiting::waitersByName);
@@ -250,6 +254,7 @@ public class RedlockLockService extends EngineService
 					+ "their lease times");
 		}
 		this.watchdog.close();
+		this.reconcilers.close();
 		this.waiting.close();
 		this.registry.close();
 		this.nodes.close();

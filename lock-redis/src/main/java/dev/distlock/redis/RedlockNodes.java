@@ -109,27 +109,6 @@ final class RedlockNodes implements AutoCloseable {
 		return sentNanos + ttlMillis * 1_000_000L - driftNanos;
 	}
 
-	/** Run {@code call} on every node without waiting for the answers (discards, whose answers change nothing). */
-	void forAll(BiFunction<Integer, LeaseStore, ?> call) {
-		for (int i = 0; i < this.stores.size(); i++) {
-			int node = i;
-			LeaseStore store = this.stores.get(i);
-			try {
-				this.pool.execute(() -> {
-					try {
-						call.apply(node, store);
-					}
-					catch (RuntimeException ex) {
-						// unanswered: what the node holds expires at its lease time, renewed by nobody
-					}
-				});
-			}
-			catch (RejectedExecutionException ex) {
-				// closed
-			}
-		}
-	}
-
 	/**
 	 * Run {@code call} on every node at once; return when all answered, shortly after {@code decided} holds for the
 	 * answers so far, or at the per-node timeout. The replies are by node index; an unanswered node's reply says so.

@@ -31,16 +31,6 @@ final class RedlockRegistry extends EngineRegistry<RedlockEntry> implements Auto
 		return (entry != null && entry.state() == LeaseRecord.State.HELD) ? entry : null;
 	}
 
-	/** The leases to renew: held and auto-renewed. */
-	List<RedlockEntry> renewable() {
-		return entries().stream().filter(e -> e.state() == LeaseRecord.State.HELD && e.isAutoRenew()).toList();
-	}
-
-	/** The held leases, for the watchdog's expiry check. */
-	List<RedlockEntry> held() {
-		return entries().stream().filter(e -> e.state() == LeaseRecord.State.HELD).toList();
-	}
-
 	/** Mark {@code entry} lost and announce it, once. */
 	void lose(RedlockEntry entry, LockLostEvent.Detection detection) {
 		LockLostEvent event = entry.markLost(detection);

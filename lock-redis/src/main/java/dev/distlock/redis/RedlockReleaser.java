@@ -34,9 +34,14 @@ final class RedlockReleaser {
 
 	private final String clientId;
 
-	RedlockReleaser(RedlockNodes nodes, RedlockRegistry registry, List<LockListener> listeners, String clientId) {
+	/** Where the holds this process no longer keeps are deleted, node by node. */
+	private final RedlockReconcilers reconcilers;
+
+	RedlockReleaser(RedlockNodes nodes, RedlockRegistry registry, RedlockReconcilers reconcilers,
+			List<LockListener> listeners, String clientId) {
 		this.nodes = nodes;
 		this.registry = registry;
+		this.reconcilers = reconcilers;
 		this.listeners = listeners;
 		this.clientId = clientId;
 	}
@@ -48,7 +53,7 @@ final class RedlockReleaser {
 		if (lost != null) {
 			if (lost.detection() == LockLostEvent.Detection.MAX_HOLD_EXCEEDED && entry.holds() <= 1) {
 				// given up by its cap, not gone: the nodes keep it until it lapses, unless its holder's release ends it
-				this.nodes.forAll((node, store) -> store.discard(entry.redisKey, entry.owner, entry.channel));
+				this.reconcilers.discardEverywhere(entry);
 			}
 			endHold(entry, true);
 			this.listeners.forEach(l -> l.released(lease, held, false));
@@ -62,7 +67,7 @@ final class RedlockReleaser {
 			long token = entry.token(node);
 			if (token == 0) {
 				if (last) {
-					store.discard(entry.redisKey, entry.owner, entry.channel);
+					this.reconcilers.discardNow(node, entry);
 				}
 				return NOT_HELD_HERE;
 			}
@@ -75,9 +80,7 @@ final class RedlockReleaser {
 			for (int i = 0; i < replies.size(); i++) {
 				Long left = replies.value(i);
 				if (left != null && left > 0) { // a re-entry whose reply was lost counted one hold more there
-					int node = i;
-					this.nodes.forAll((n, store) -> (n == node) ? store.discard(entry.redisKey, entry.owner,
-							entry.channel) : null);
+					this.reconcilers.discard(i, entry);
 				}
 			}
 		}
@@ -97,7 +100,7 @@ final class RedlockReleaser {
 		if (entry.releaseHold() == 0) {
 			this.registry.forget(entry);
 			if (discardEverywhere) {
-				this.nodes.forAll((node, store) -> store.discard(entry.redisKey, entry.owner, entry.channel));
+				this.reconcilers.discardEverywhere(entry);
 			}
 		}
 	}

@@ -3,33 +3,38 @@ package dev.distlock.redis;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.locks.LockSupport;
 
 import dev.distlock.core.LockListener;
 import dev.distlock.core.LockLostEvent;
 import dev.distlock.redis.internal.script.LockScripts;
 import dev.distlock.redis.internal.store.RenewalBatches;
-import org.apache.commons.logging.Log;
-import org.apache.commons.logging.LogFactory;
 
 /**
- * Renews the held Redlock leases and finds the lost ones. Every lease is renewed once a part (the renewal ratio) of
- * its lease time has passed since a quorum last confirmed it: the due leases of a round go to every node at once, one
- * {@link LockScripts#RENEW_ALL} batch per node ({@link RenewalBatches#renewAll}), each node with its own tokens. A lease
- * counts as renewed only when a quorum renewed it within its validity; a round that misses the quorum is retried
- * after a tenth of the lease time, and a lease that no quorum renewed before its validity ran out is lost. A lease
- * that so many nodes no longer have that no quorum can is lost at once. A lease held for its longest hold is no longer
- * renewed and is lost then ({@code MAX_HOLD_EXCEEDED}), checked before anything else of the round.
+ * The Redlock engine's renewer on the shared {@link RenewalScheduler}: it renews the held Redlock leases and finds the
+ * lost ones. Every lease is renewed once a part (the renewal ratio) of its lease time has passed since a quorum last
+ * confirmed it: the due leases of a round go to every node at once, one {@link LockScripts#RENEW_ALL} batch per node
+ * ({@link RenewalBatches#renewAll}), each node with its own tokens. A lease counts as renewed only when a quorum
+ * renewed it within its validity; a round that misses the quorum is retried after a tenth of the lease time, and a
+ * lease that no quorum renewed before its validity ran out is lost. A lease that so many nodes no longer have that no
+ * quorum can is lost at once. A lease held for its longest hold is no longer renewed and is lost then
+ * ({@code MAX_HOLD_EXCEEDED}), checked before anything else of the round (by the scheduler).
+ * <p>
+ * A round runs on the scheduler thread and waits for the nodes (each up to the per-node timeout): while it is on its
+ * way no lease is looked at again, so none is given up by the clock before its round was judged.
  */
-final class RedlockWatchdog implements AutoCloseable {
+final class RedlockWatchdog implements RenewalScheduler.Renewer<RedlockEntry>, AutoCloseable {
 
-	private static final Log logger = LogFactory.getLog(RedlockWatchdog.class);
+	private static final long MAX_SLEEP_NANOS = TimeUnit.SECONDS.toNanos(1);
 
 	private final RedlockNodes nodes;
 
 	private final RedlockRegistry registry;
+
+	/** Where what the nodes may keep of a lost lease is deleted. */
+	private final RedlockReconcilers reconcilers;
 
 	private final List<LockListener> listeners;
 
@@ -38,82 +43,75 @@ final class RedlockWatchdog implements AutoCloseable {
 	/** When each lease is due next, after a failed round (otherwise derived from its validity). */
 	private final Map<RedlockEntry, Long> retryAt = new ConcurrentHashMap<>();
 
-	private final Thread thread;
+	private final RenewalScheduler<RedlockEntry> scheduler;
 
-	private volatile boolean closed;
-
-	RedlockWatchdog(RedlockNodes nodes, RedlockRegistry registry, List<LockListener> listeners, double renewalRatio,
-			EngineThreads threads, String threadName) {
+	RedlockWatchdog(RedlockNodes nodes, RedlockRegistry registry, RedlockReconcilers reconcilers,
+			List<LockListener> listeners, double renewalRatio, EngineThreads threads, String threadName) {
 		this.nodes = nodes;
 		this.registry = registry;
+		this.reconcilers = reconcilers;
 		this.listeners = listeners;
 		this.renewalRatio = renewalRatio;
-		this.thread = threads.newThread(threadName, this::run);
-		this.thread.start();
+		this.scheduler = new RenewalScheduler<>(this, threads, threadName);
 	}
 
-	/** A new lease: the watchdog's next wake-up may have to come sooner. */
+	/** A new lease: the scheduler watches it, and its next wake-up may have to come sooner. */
 	void added(RedlockEntry entry) {
-		LockSupport.unpark(this.thread);
+		this.scheduler.register(entry);
 	}
 
-	private void run() {
-		while (!this.closed) {
-			long next;
-			try {
-				next = tick();
-			}
-			catch (RuntimeException ex) {
-				logger.warn("Redlock watchdog round failed", ex);
-				next = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(100);
-			}
-			long pause = next - System.nanoTime();
-			if (pause > 0) {
-				LockSupport.parkNanos(this, pause);
-			}
-			Thread.interrupted();
-		}
+	@Override
+	public long maxSleepNanos() {
+		return MAX_SLEEP_NANOS;
 	}
 
-	/** One round: losses by the clock, then the renewals due; returns when the next round is due. */
-	private long tick() {
-		long now = System.nanoTime();
-		long next = now + TimeUnit.SECONDS.toNanos(1);
-		for (RedlockEntry entry : this.registry.held()) {
-			if (entry.isMaxHoldReached(now)) {
-				// held for its longest hold: no more renewals, lost now; the nodes keep it until it lapses or the
-				// holder's release deletes it
-				this.retryAt.remove(entry);
-				this.registry.lose(entry, LockLostEvent.Detection.MAX_HOLD_EXCEEDED);
-				continue;
-			}
-			next = earlier(next, entry.maxHoldEndsNanos(next));
-			if (entry.validUntilNanos() - now <= 0) {
-				this.retryAt.remove(entry);
-				this.registry.lose(entry, entry.isAutoRenew() ? LockLostEvent.Detection.RENEWAL_FAILED
-						: LockLostEvent.Detection.EXPIRED);
-				this.nodes.forAll((node, store) -> store.discard(entry.redisKey, entry.owner, entry.channel));
-			}
-			else if (!entry.isAutoRenew()) {
-				next = earlier(next, entry.validUntilNanos());
-			}
-		}
+	@Override
+	public void passStarting(Set<RedlockEntry> entries, long now) {
 		this.retryAt.keySet().removeIf(entry -> entry.state() != RedlockEntry.State.HELD);
-		List<RedlockEntry> due = new ArrayList<>();
-		for (RedlockEntry entry : this.registry.renewable()) {
-			long at = dueAt(entry);
-			if (at - now <= 0) {
-				due.add(entry);
-			}
-			else {
-				next = earlier(next, at);
-			}
+	}
+
+	/** Lost once its validity (what a quorum confirmed, less the drift) has run out. */
+	@Override
+	public boolean isLostByClock(RedlockEntry entry, long now) {
+		return entry.validUntilNanos() - now <= 0;
+	}
+
+	@Override
+	public void lostByClock(RedlockEntry entry) {
+		this.retryAt.remove(entry);
+		this.registry.lose(entry, entry.isAutoRenew() ? LockLostEvent.Detection.RENEWAL_FAILED
+				: LockLostEvent.Detection.EXPIRED);
+		this.reconcilers.discardEverywhere(entry);
+	}
+
+	/** Held for its longest hold: no more renewals; the nodes keep it until it lapses or the holder's release ends it. */
+	@Override
+	public void lost(RedlockEntry entry, LockLostEvent event) {
+		this.retryAt.remove(entry);
+		this.registry.announceLost(entry, event);
+	}
+
+	@Override
+	public boolean claim(RedlockEntry entry, long now) {
+		return entry.isAutoRenew() && dueAt(entry) - now <= 0;
+	}
+
+	@Override
+	public long nextCheckNanos(RedlockEntry entry, boolean claimed, long next) {
+		next = earlier(next, entry.maxHoldEndsNanos(next));
+		if (!entry.isAutoRenew()) {
+			return earlier(next, entry.validUntilNanos());
 		}
-		if (!due.isEmpty()) {
-			renew(due);
-			for (RedlockEntry entry : due) {
-				next = earlier(next, Math.min(dueAt(entry), entry.validUntilNanos()));
-			}
+		// a claimed lease's next look is known once its round was judged (see renew)
+		return claimed ? next : earlier(next, dueAt(entry));
+	}
+
+	/** One round on all nodes, on the scheduler thread; the next look at its leases once it is judged. */
+	@Override
+	public long renew(List<RedlockEntry> due, long next) {
+		send(due);
+		for (RedlockEntry entry : due) {
+			next = earlier(next, Math.min(dueAt(entry), entry.validUntilNanos()));
 		}
 		return next;
 	}
@@ -128,16 +126,16 @@ final class RedlockWatchdog implements AutoCloseable {
 		return entry.validUntilNanos() - (long) (ttlNanos * (1 - this.renewalRatio));
 	}
 
-	private void renew(List<RedlockEntry> due) {
+	private void send(List<RedlockEntry> due) {
 		int size = this.nodes.size();
-		List<List<LeaseEntry>> perNode = new ArrayList<>(size);
+		List<List<RedlockEntry.NodeLease>> perNode = new ArrayList<>(size);
 		List<int[]> indexes = new ArrayList<>(size);
 		List<long[]> ttls = new ArrayList<>(size);
 		for (int node = 0; node < size; node++) {
-			List<LeaseEntry> carriers = new ArrayList<>();
+			List<RedlockEntry.NodeLease> carriers = new ArrayList<>();
 			List<Integer> index = new ArrayList<>();
 			for (int i = 0; i < due.size(); i++) {
-				LeaseEntry carrier = due.get(i).carrier(node);
+				RedlockEntry.NodeLease carrier = due.get(i).onNode(node);
 				if (carrier != null) {
 					carriers.add(carrier);
 					index.add(i);
@@ -162,7 +160,7 @@ final class RedlockWatchdog implements AutoCloseable {
 			RenewalBatches.Renewals renewals = replies.value(node);
 			int[] index = indexes.get(node);
 			for (int i = 0; i < due.size(); i++) {
-				if (due.get(i).carrier(node) == null) {
+				if (due.get(i).onNode(node) == null) {
 					gone[i]++; // this node never granted the lease (as far as we know): it cannot count toward it
 				}
 			}
@@ -197,7 +195,7 @@ final class RedlockWatchdog implements AutoCloseable {
 				this.retryAt.remove(entry);
 				this.listeners.forEach(l -> l.renewed(entry.name, false));
 				this.registry.lose(entry, LockLostEvent.Detection.RENEWAL_FOUND_GONE);
-				this.nodes.forAll((node, store) -> store.discard(entry.redisKey, entry.owner, entry.channel));
+				this.reconcilers.discardEverywhere(entry);
 			}
 			else {
 				entry.renewalFailed("renewed on " + ours[i] + " of " + size + " nodes, a quorum is " + quorum
@@ -215,8 +213,7 @@ final class RedlockWatchdog implements AutoCloseable {
 
 	@Override
 	public void close() {
-		this.closed = true;
-		LockSupport.unpark(this.thread);
+		this.scheduler.close();
 	}
 
 }
