@@ -1,11 +1,9 @@
 package dev.distlock.redis;
 
 import java.lang.reflect.Method;
-import java.net.URL;
-import java.nio.file.Files;
-import java.nio.file.Path;
+import java.util.Arrays;
 import java.util.List;
-import java.util.stream.Stream;
+import java.util.Objects;
 
 import dev.distlock.redis.internal.script.LuaSource;
 import dev.distlock.redis.internal.script.ScriptCommands;
@@ -18,6 +16,8 @@ import org.springframework.aot.hint.RuntimeHintsRegistrar;
 import org.springframework.aot.hint.TypeReference;
 import org.springframework.aot.hint.predicate.RuntimeHintsPredicates;
 import org.springframework.beans.factory.aot.AotServices;
+import org.springframework.core.io.Resource;
+import org.springframework.core.io.support.PathMatchingResourcePatternResolver;
 import org.springframework.util.ClassUtils;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -69,14 +69,11 @@ class RedisEngineRuntimeHintsTests {
 	@Test
 	void theLuaScriptsAreRegisteredResources() throws Exception {
 		assertThat(ScriptCommands.SCRIPTS).isNotEmpty();
-		URL folder = getClass().getClassLoader().getResource(LuaSource.LOCATION);
-		assertThat(folder).isNotNull();
-		List<String> scripts;
-		try (Stream<Path> files = Files.list(Path.of(folder.toURI()))) {
-			scripts = files.map((file) -> file.getFileName().toString())
-				.filter((name) -> name.endsWith(".lua"))
-				.toList();
-		}
+		// listed through Spring's resolver, which reads a class folder and a jar alike (in `mvn verify` lock-redis is
+		// its jar on this class path, in an IDE or `mvn test` its target/classes)
+		Resource[] found = new PathMatchingResourcePatternResolver(getClass().getClassLoader())
+			.getResources("classpath*:" + LuaSource.LOCATION + "*.lua");
+		List<String> scripts = Arrays.stream(found).map(Resource::getFilename).filter(Objects::nonNull).toList();
 		assertThat(scripts).contains("prelude.lua", "lock-acquire.lua", "fair-release.lua", "read-write-acquire.lua",
 				"listing-describe.lua");
 		for (String script : scripts) {
