@@ -534,6 +534,81 @@ class RedlockIntegrationTests {
 		}
 	}
 
+	/**
+	 * A failed attempt's discards go to a node through its reconciler (issue 27), and the node may run them late and
+	 * more than once: the node is partitioned (its proxy holds every byte), so the attempt's acquire, its discard and
+	 * the reconciler's re-sends all time out unanswered and run only when the partition heals, after the next holder's
+	 * acquire on that node. Each discard names the failed attempt's owner id, so however late and however often it runs,
+	 * it removes only that attempt's grant: the next holder's lease is kept, its release ends it everywhere, and nothing
+	 * of the failed attempt is left on the node.
+	 */
+	@Test
+	void aFailedAttemptsDiscardsThatRunLateAndTwiceOnAPartitionedNodeLeaveTheNextHoldersLeaseAlone() {
+		try (FaultProxy partitioned = FaultProxy.to(server(0))) {
+			List<RedisConnectionFactory> factories = List.of(
+					this.nodes.factory(partitioned.host(), partitioned.port(), Duration.ofSeconds(5)),
+					this.nodes.factories().get(1), this.nodes.factories().get(2));
+			List<LockLostEvent> lost = new CopyOnWriteArrayList<>();
+			RedlockLockService service = this.nodes.service(RedlockLockService.builder(factories)
+				.nodeTimeout(Duration.ofMillis(200))
+				.listener(new LockListener() {
+					@Override
+					public void lost(LockLostEvent event) {
+						lost.add(event);
+					}
+				}));
+			String redisKey = service.redisKey("partitioned-discard");
+			for (int i = 1; i <= 2; i++) { // another holder on two of the three nodes
+				server(i).execute("HSET", redisKey, "someone-else", "1");
+				server(i).execute("PEXPIRE", redisKey, "30000");
+			}
+			long scriptsBefore = scriptCalls(server(0));
+			partitioned.blackhole();
+
+			Optional<Lease> failed;
+			try {
+				failed = service.tryAcquire("partitioned-discard", TTL, Duration.ZERO);
+			}
+			catch (LockUnavailableException ex) {
+				failed = Optional.empty();
+			}
+			assertThat(failed).as("two nodes held by another, the third unanswered").isEmpty();
+			for (int i = 1; i <= 2; i++) {
+				server(i).execute("DEL", redisKey);
+			}
+			// the next holder gets its quorum on the two nodes that answer; its acquire on the partitioned node waits
+			// behind the failed attempt's acquire and discards
+			Lease next = service.acquire("partitioned-discard", TTL, Duration.ofSeconds(10));
+			partitioned.heal();
+
+			// everything held back has run on the node (the failed attempt's acquire, at least one of its discards, the
+			// next holder's acquire), and the failed attempt's grant is gone, whatever ran after it
+			await().atMost(Duration.ofSeconds(20)).until(() -> scriptCalls(server(0)) - scriptsBefore >= 3);
+			await().atMost(Duration.ofSeconds(20)).untilAsserted(() -> {
+				List<?> fields = (List<?>) server(0).execute("HKEYS", redisKey);
+				assertThat(fields).as("fields of the lease on the healed node")
+					.allSatisfy((field) -> assertThat(String.valueOf(field)).satisfiesAnyOf(
+							(name) -> assertThat(name).startsWith("~"), (name) -> assertThat(name).isEqualTo(next.owner())));
+			});
+			for (int i = 1; i <= 2; i++) {
+				assertThat(server(i).execute("HGET", redisKey, next.owner())).as("the next holder on node %s", i)
+					.isEqualTo("1");
+			}
+			assertThat(next.isOwned()).isTrue();
+			next.release();
+			assertThat(lost).as("losses announced").isEmpty();
+			await().atMost(Duration.ofSeconds(20)).until(() -> List.of(0, 1, 2).stream()
+				.allMatch((i) -> Long.valueOf(0).equals(server(i).execute("EXISTS", redisKey))));
+		}
+	}
+
+	/** The script calls ({@code EVALSHA} and {@code EVAL}) {@code server} ran so far. */
+	private static long scriptCalls(RedisServer server) {
+		String stats = String.valueOf(server.execute("INFO", "commandstats"));
+		return stats.lines().filter((line) -> line.startsWith("cmdstat_evalsha:") || line.startsWith("cmdstat_eval:"))
+			.mapToLong((line) -> Long.parseLong(line.replaceAll("^cmdstat_eval(sha)?:calls=(\\d+),.*", "$2"))).sum();
+	}
+
 	private static long evalCalls(RedisServer server) {
 		String stats = String.valueOf(server.execute("INFO", "commandstats"));
 		return stats.lines().filter((line) -> line.startsWith("cmdstat_eval:")).findFirst()
