@@ -393,7 +393,7 @@ final class AsyncAcquisition {
 	}
 
 	private void discard(Attempt current) {
-		this.engine.reconciler().discard(this.request.key(), current, false);
+		current.discardWith(this.engine.reconciler(), this.request.key(), false);
 	}
 
 }

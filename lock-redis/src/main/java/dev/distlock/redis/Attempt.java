@@ -55,12 +55,22 @@ final class Attempt implements StoredAttempt {
 		this.holder = holder;
 		this.label = storeLabel ? holder.toString() : "";
 		this.redisKey = redisKey;
-		this.channel = RedisLockService.channel(redisKey);
+		this.channel = LockScripts.channel(redisKey);
 		this.owner = owner;
 		this.ttlMillis = ttlMillis;
 		this.kind = kind;
 		this.downgradeOwner = (downgradeFrom != null) ? downgradeFrom.owner : "";
 		this.downgradeToken = (downgradeFrom != null) ? downgradeFrom.token : 0;
+	}
+
+	/**
+	 * Hand this attempt, an acquisition of the lock {@code key} that got no lease, to {@code reconciler}, which makes
+	 * sure its owner holds nothing; for a fair lock ({@code fair}) with {@code FAIR_LEAVE}: the owner's queue entry
+	 * goes, and a lease it holds is handed on to the next live waiter rather than deleted (the queue stays). Tried for
+	 * the attempt's ttl.
+	 */
+	void discardWith(HoldReconciler reconciler, String key, boolean fair) {
+		reconciler.discard(key, this.redisKey, this.owner, this.holder, this.channel, fair, this.ttlMillis);
 	}
 
 	// what the store sends of it (StoredAttempt): its final fields

@@ -50,7 +50,7 @@ record FairEngine(LeaseAcquirer acquirer, FairStore store, LeaseStore leaseStore
 	Lease newLease(LockRequest request, Attempt attempt, long token, long sent, long grantedUntil, long start) {
 		LeaseEntry entry = new LeaseEntry(request.key(), attempt.redisKey, attempt.channel, attempt.owner,
 				request.effectiveName(), token, attempt.ttlMillis, request.autoRenew(), sent, 0, attempt.lockOwner,
-				attempt.holder, attempt.kind.mode());
+				attempt.holder, attempt.kind);
 		entry.capHold(request.maxHold());
 		if (grantedUntil != 0) {
 			long now = System.nanoTime();
@@ -88,7 +88,7 @@ record FairEngine(LeaseAcquirer acquirer, FairStore store, LeaseStore leaseStore
 	 */
 	void discardIfUnanswered(LockRequest request, Attempt attempt) {
 		if (attempt.unanswered) {
-			this.reconciler.discard(request.key(), attempt, true);
+			attempt.discardWith(this.reconciler, request.key(), true);
 		}
 	}
 

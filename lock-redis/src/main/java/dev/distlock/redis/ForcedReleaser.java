@@ -53,7 +53,7 @@ final class ForcedReleaser {
 	}
 
 	Optional<ForcedRelease> forceRelease(String key, String redisKey) {
-		String channel = RedisLockService.channel(redisKey);
+		String channel = LockScripts.channel(redisKey);
 		List<?> fields;
 		try {
 			fields = this.store.forceRelease(redisKey, channel);

@@ -13,7 +13,6 @@ import dev.distlock.core.HolderLabel;
 import dev.distlock.core.LockListener;
 import dev.distlock.core.LockListener.Abandonment;
 import dev.distlock.core.LogSafe;
-import dev.distlock.redis.internal.script.FairScripts;
 import dev.distlock.redis.internal.script.ReadWriteScripts;
 import dev.distlock.redis.internal.store.LeaseStore;
 import dev.distlock.redis.internal.store.RedisFailures;
@@ -88,16 +87,7 @@ final class HoldReconciler implements AutoCloseable {
 	}
 
 	/**
-	 * Make sure the owner of {@code attempt}, an acquisition of the lock {@code key} that got no lease, holds nothing;
-	 * for a fair lock ({@code fair}) with {@link FairScripts#FAIR_LEAVE}: the owner's queue entry goes, and a lease it
-	 * holds is handed on to the next live waiter rather than deleted (the queue stays). Tried for the attempt's ttl.
-	 */
-	void discard(String key, Attempt attempt, boolean fair) {
-		discard(key, attempt.redisKey, attempt.owner, attempt.holder, attempt.channel, fair, attempt.ttlMillis);
-	}
-
-	/**
-	 * Make sure the owner of {@code entry} holds nothing more of it (see {@link #discard(String, Attempt, boolean)}).
+	 * Make sure the owner of {@code entry} holds nothing more of it (see {@link #discard(String, String, String, HolderLabel, String, boolean, long)}).
 	 * Tried for as long as Redis may keep the lease: its ttl, or its last confirmed time if that is longer.
 	 */
 	void discard(LeaseRecord entry, boolean fair) {

@@ -8,12 +8,14 @@ import java.util.concurrent.Executor;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Function;
 
 import dev.distlock.core.HolderLabel;
 import dev.distlock.core.Lease;
 import dev.distlock.core.LockAccessDeniedException;
 import dev.distlock.core.LockInterruptedException;
 import dev.distlock.core.LockListener;
+import dev.distlock.core.LockMode;
 import dev.distlock.core.LockOwner;
 import dev.distlock.core.LockRequest;
 import dev.distlock.core.LockUnavailableException;
@@ -77,11 +79,18 @@ final class LeaseAcquirer {
 	/** What a fair acquisition works with. */
 	private final FairEngine fair;
 
+	/**
+	 * The kind of each mode, chosen once per request: given by the service, because the kinds sit above this engine
+	 * (they call its acquirer and releaser) and a fifth kind must not need a change here.
+	 */
+	private final Function<LockMode, LockKind> kinds;
+
 	LeaseAcquirer(LeaseStore store, ReleaseSubscriber subscriber, LeaseWatchdog watchdog, LeaseRegistry registry,
 			HoldReconciler reconciler, LeaseReleaser releaser, List<LockListener> listeners, String clientId,
 			int replicaAcks, long replicaAckTimeoutMillis, Executor calls, ScheduledExecutorService timers,
 			long fairEntryTtlMillis, OwnerIds ownerIds, String holderApplication, String holderInstance,
-			boolean storeHolderLabel) {
+			boolean storeHolderLabel, Function<LockMode, LockKind> kinds) {
+		this.kinds = kinds;
 		this.acquireCall = new AcquireCall(store, clientId, replicaAcks, replicaAckTimeoutMillis);
 		this.reentry = new LeaseReentry(this, store, watchdog, registry, reconciler);
 		this.async = new AsyncEngine(this, this.reentry, this.acquireCall, store, subscriber, watchdog, registry,
@@ -118,7 +127,7 @@ final class LeaseAcquirer {
 					return Optional.of(reentered);
 				}
 			}
-			return LockKind.of(request.mode()).acquireNew(this, request, redisKey, owner, start, deadline);
+			return this.kinds.apply(request.mode()).acquireNew(this, request, redisKey, owner, start, deadline);
 		}
 		catch (InterruptedException ex) {
 			Thread.currentThread().interrupt();
@@ -137,7 +146,7 @@ final class LeaseAcquirer {
 	 * (see {@link AsyncAcquisition}).
 	 */
 	CompletableFuture<Optional<Lease>> tryAcquireAsync(LockRequest request, String redisKey, LockOwner owner) {
-		return LockKind.of(request.mode()).acquireAsync(this.async, request, redisKey, owner);
+		return this.kinds.apply(request.mode()).acquireAsync(this.async, request, redisKey, owner);
 	}
 
 	/**
@@ -154,7 +163,7 @@ final class LeaseAcquirer {
 		}
 		finally {
 			if (lease.isEmpty() && attempt.unanswered) {
-				this.reconciler.discard(request.key(), attempt, false);
+				attempt.discardWith(this.reconciler, request.key(), false);
 			}
 		}
 	}
@@ -326,7 +335,7 @@ final class LeaseAcquirer {
 	LeaseEntry newEntry(LockRequest request, Attempt attempt, long token, long sent, int handOvers) {
 		LeaseEntry entry = new LeaseEntry(request.key(), attempt.redisKey, attempt.channel, attempt.owner,
 				request.effectiveName(), token, attempt.ttlMillis, request.autoRenew(), sent, handOvers,
-				attempt.lockOwner, attempt.holder, attempt.kind.mode());
+				attempt.lockOwner, attempt.holder, attempt.kind);
 		entry.capHold(request.maxHold());
 		this.registry.add(entry);
 		this.watchdog.register(entry);
@@ -348,7 +357,7 @@ final class LeaseAcquirer {
 
 	/** A new acquisition of {@code redisKey} for {@code owner}, with a fresh owner id. */
 	Attempt newAttempt(LockRequest request, String redisKey, LockOwner owner) {
-		LockKind kind = LockKind.of(request.mode());
+		LockKind kind = this.kinds.apply(request.mode());
 		return new Attempt(redisKey, this.ownerIds.next(), request.ttl().toMillis(), owner,
 				HolderLabel.of(this.holderApplication, this.holderInstance, owner), this.storeHolderLabel, kind,
 				kind.downgradeFrom(this.registry, redisKey, owner));

@@ -70,24 +70,24 @@ final class LeaseEntry extends LeaseRecord implements StoredLease {
 	private boolean lastHoldReleasing;
 
 	LeaseEntry(String key, String redisKey, String channel, String owner, String name, long token, long ttlMillis,
-			boolean autoRenew, long sentAtNanos, int handOvers) {
+			boolean autoRenew, long sentAtNanos, int handOvers, LockKind kind) {
 		this(key, redisKey, channel, owner, name, token, ttlMillis, autoRenew, sentAtNanos, handOvers,
-				LockOwner.current());
+				LockOwner.current(), kind);
 	}
 
 	LeaseEntry(String key, String redisKey, String channel, String owner, String name, long token, long ttlMillis,
-			boolean autoRenew, long sentAtNanos, int handOvers, LockOwner lockOwner) {
+			boolean autoRenew, long sentAtNanos, int handOvers, LockOwner lockOwner, LockKind kind) {
 		this(key, redisKey, channel, owner, name, token, ttlMillis, autoRenew, sentAtNanos, handOvers, lockOwner,
-				HolderLabel.of(HolderLabel.DEFAULT_APPLICATION, HolderLabel.hostName(), lockOwner), LockMode.EXCLUSIVE);
+				HolderLabel.of(HolderLabel.DEFAULT_APPLICATION, HolderLabel.hostName(), lockOwner), kind);
 	}
 
 	LeaseEntry(String key, String redisKey, String channel, String owner, String name, long token, long ttlMillis,
 			boolean autoRenew, long sentAtNanos, int handOvers, LockOwner lockOwner, HolderLabel holder,
-			LockMode mode) {
+			LockKind kind) {
 		super(key, redisKey, channel, owner, name, token, lockOwner, holder, sentAtNanos, ttlMillis, autoRenew,
 				sentAtNanos + ttlMillis * 1_000_000L);
-		this.mode = mode;
-		this.kind = LockKind.of(mode);
+		this.mode = kind.mode();
+		this.kind = kind;
 		this.handOvers = handOvers;
 	}
 

@@ -16,25 +16,16 @@ import org.jspecify.annotations.Nullable;
 import org.springframework.data.redis.core.script.RedisScript;
 
 /**
- * What one kind of lock ({@link LockMode}) does in Redis and in this process, chosen once per request
- * ({@link #of}) and carried by its {@link Attempt} and {@link LeaseEntry}: the shared acquisition, holding and release
- * code calls these hooks instead of asking which kind it serves. Exclusive, fair, read and write are four kinds; a
- * fifth is one more subclass (and its scripts), with its case in {@link #of}.
+ * What one kind of lock ({@link LockMode}) does in Redis and in this process, chosen once per request (by the
+ * function the service gives {@link LeaseAcquirer}: {@code LockKinds.of}) and carried by its {@link Attempt} and
+ * {@link LeaseEntry}: the shared acquisition, holding and release code calls these hooks instead of asking which kind
+ * it serves. The kinds themselves live in the package above this engine ({@code internal.kind}): exclusive, fair,
+ * read and write are four; a fifth is one more subclass there (and its scripts), with its case in {@code LockKinds}.
  * <p>
  * Kinds are stateless singletons: every hook gets what it works with (the store, the acquirer, the releaser) from its
  * caller, so a kind holds no connection, thread or lease of its own.
  */
 abstract class LockKind {
-
-	/** {@return the kind of {@code mode}} */
-	static LockKind of(LockMode mode) {
-		return switch (mode) {
-			case EXCLUSIVE -> ExclusiveKind.INSTANCE;
-			case FAIR -> FairKind.INSTANCE;
-			case READ -> ReadKind.INSTANCE;
-			case WRITE -> WriteKind.INSTANCE;
-		};
-	}
 
 	/** {@return the mode this kind serves, as leases and snapshots show it} */
 	abstract LockMode mode();

@@ -16,12 +16,12 @@ final class ReadWriteLocks {
 	}
 
 	/**
-	 * Why {@code request} is refused at once, or null. A reader is the {@code owner} holding the key's read lock and not
+	 * Why {@code request}, of the lock kind {@code kind}, is refused at once, or null. A reader is the {@code owner} holding the key's read lock and not
 	 * its write lock: a writer that downgraded may take its write lock again (a re-entry).
 	 */
-	static @Nullable RuntimeException refusal(LockRequest request, String redisKey, LockOwner owner,
+	static @Nullable RuntimeException refusal(LockKind kind, LockRequest request, String redisKey, LockOwner owner,
 			LeaseRegistry registry, boolean replicaAcks) {
-		return LockKind.of(request.mode()).refusal(request, redisKey, owner, registry, replicaAcks);
+		return kind.refusal(request, redisKey, owner, registry, replicaAcks);
 	}
 
 }

@@ -25,6 +25,7 @@ import dev.distlock.core.LockService;
 import dev.distlock.core.LockSettings;
 import dev.distlock.core.LockUnavailableException;
 import dev.distlock.core.LogSafe;
+import dev.distlock.redis.internal.script.LockScripts;
 import dev.distlock.redis.internal.store.FairStore;
 import dev.distlock.redis.internal.store.HolderQuery;
 import dev.distlock.redis.internal.store.LeaseStore;
@@ -151,7 +152,7 @@ public class RedisLockService extends EngineService
 				ownerIds(builder.ownerIdParts),
 				builder.settings.holderApplication,
 				builder.settings.holderInstanceOrHost(),
-				builder.settings.storeHolderLabel);
+				builder.settings.storeHolderLabel, LockKinds::of);
 		this.view = new LeaseView(this.registry, this.subscriber::waiterCount, this.subscriber::waiterCountsByName);
 		this.forcedReleaser = new ForcedReleaser(store, this.subscriber, refusals, clientId());
 		this.holderQuery = new HolderQuery(store);
@@ -171,7 +172,7 @@ public class RedisLockService extends EngineService
 	@Override
 	public Optional<Lease> tryAcquire(LockRequest request) {
 		checkAcquirable(request);
-		RuntimeException refused = ReadWriteLocks.refusal(request, redisKey(request.key()), LockOwner.current(),
+		RuntimeException refused = ReadWriteLocks.refusal(LockKinds.of(request.mode()), request, redisKey(request.key()), LockOwner.current(),
 				this.registry, this.replicaAcks > 0);
 		if (refused != null) {
 			throw refused;
@@ -193,7 +194,7 @@ public class RedisLockService extends EngineService
 		if (!isRunning()) {
 			return CompletableFuture.failedFuture(closedFor(request.key()));
 		}
-		RuntimeException refused = ReadWriteLocks.refusal(request, redisKey(request.key()), owner, this.registry,
+		RuntimeException refused = ReadWriteLocks.refusal(LockKinds.of(request.mode()), request, redisKey(request.key()), owner, this.registry,
 				this.replicaAcks > 0);
 		if (refused != null) {
 			return CompletableFuture.failedFuture(refused);
@@ -263,7 +264,7 @@ public class RedisLockService extends EngineService
 
 	/** The release channel of a lease: the lease's key with a suffix, so in the lease's hash slot. */
 	static String channel(String redisKey) {
-		return redisKey + ":released";
+		return LockScripts.channel(redisKey);
 	}
 
 	@Override

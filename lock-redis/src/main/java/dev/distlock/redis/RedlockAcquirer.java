@@ -114,7 +114,7 @@ final class RedlockAcquirer {
 
 	private @Nullable Lease acquire(LockRequest request, String redisKey, long ttlMillis, long start, long deadline) {
 		boolean willWait = deadline - start > 0;
-		String channel = RedisLockService.channel(redisKey);
+		String channel = LockScripts.channel(redisKey);
 		String label = this.storeHolderLabel
 				? HolderLabel.of(this.holderApplication, this.holderInstance, LockOwner.current()).toString() : "";
 		RedlockWaiting.Registration registration = null;

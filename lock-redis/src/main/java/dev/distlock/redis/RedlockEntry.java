@@ -36,7 +36,7 @@ final class RedlockEntry extends LeaseRecord {
 	private RedlockEntry(String key, String redisKey, String owner, String name, long[] tokens, long ttlMillis,
 			boolean autoRenew, long validUntilNanos, LockOwner lockOwner, String holderApplication,
 			String holderInstance) {
-		super(key, redisKey, RedisLockService.channel(redisKey), owner, name, greatest(tokens), lockOwner,
+		super(key, redisKey, LockScripts.channel(redisKey), owner, name, greatest(tokens), lockOwner,
 				HolderLabel.of(holderApplication, holderInstance, lockOwner), System.nanoTime(), ttlMillis, autoRenew,
 				validUntilNanos);
 		this.tokens = tokens.clone();

@@ -16,7 +16,7 @@ class LeaseEntryTests {
 	private static final long INTERVAL = TimeUnit.MILLISECONDS.toNanos(200);
 
 	private static LeaseEntry entry(long now) {
-		return new LeaseEntry("k", "lock:{k}", "lock:{k}:released", "client:1", "name", 42, 600, true, now, 0);
+		return new LeaseEntry("k", "lock:{k}", "lock:{k}:released", "client:1", "name", 42, 600, true, now, 0, ExclusiveKind.INSTANCE);
 	}
 
 	@Test

@@ -134,7 +134,7 @@ class LeaseStoreRenewalIntegrationTests {
 			server.execute("HSET", redisKey, owner, "1", "~t", Long.toString(token));
 			server.execute("PEXPIRE", redisKey, Long.toString((pttlMillis > 0) ? pttlMillis : TTL_MILLIS));
 			entries.add(new LeaseEntry(key, redisKey, redisKey + ":released", owner, key, token, TTL_MILLIS, true,
-					System.nanoTime(), 0));
+					System.nanoTime(), 0, ExclusiveKind.INSTANCE));
 		}
 		return entries;
 	}

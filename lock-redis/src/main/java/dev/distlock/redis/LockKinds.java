@@ -1,0 +1,24 @@
+package dev.distlock.redis;
+
+import dev.distlock.core.LockMode;
+
+/**
+ * The one place that maps a {@link LockMode} to its {@link LockKind}. The service hands {@link #of} to the engine, so
+ * the engine below never names a concrete kind: a fifth kind is a new subclass here and its case below.
+ */
+final class LockKinds {
+
+	private LockKinds() {
+	}
+
+	/** {@return the kind of {@code mode}} */
+	static LockKind of(LockMode mode) {
+		return switch (mode) {
+			case EXCLUSIVE -> ExclusiveKind.INSTANCE;
+			case FAIR -> FairKind.INSTANCE;
+			case READ -> ReadKind.INSTANCE;
+			case WRITE -> WriteKind.INSTANCE;
+		};
+	}
+
+}
