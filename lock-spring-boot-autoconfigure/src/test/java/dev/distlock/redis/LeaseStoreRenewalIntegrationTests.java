@@ -7,6 +7,8 @@ import java.util.concurrent.TimeUnit;
 import java.util.stream.IntStream;
 
 import dev.distlock.core.RenewalStatus;
+import dev.distlock.redis.internal.kind.ExclusiveKind;
+import dev.distlock.redis.internal.single.LeaseEntry;
 import dev.distlock.redis.internal.store.LeaseStore;
 import dev.distlock.redis.internal.store.RedisFailures;
 import dev.distlock.redis.internal.store.RenewalBatches;
