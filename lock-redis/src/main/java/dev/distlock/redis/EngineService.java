@@ -11,6 +11,8 @@ import dev.distlock.core.LockOperatorView;
 import dev.distlock.core.LockRequest;
 import dev.distlock.core.LogSafe;
 import dev.distlock.core.RenewalStatus;
+import dev.distlock.redis.internal.lease.LeaseView;
+import dev.distlock.redis.internal.lease.OwnerIds;
 
 import org.jspecify.annotations.Nullable;
 

@@ -4,6 +4,7 @@ import java.util.List;
 
 import dev.distlock.redis.internal.pubsub.ClientNames;
 import dev.distlock.redis.internal.script.LuaSource;
+import dev.distlock.redis.internal.support.NonBlockingThreads;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.aot.hint.ExecutableMode;

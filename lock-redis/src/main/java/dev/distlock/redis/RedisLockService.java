@@ -13,8 +13,8 @@ import dev.distlock.core.ForcedRelease;
 import dev.distlock.core.Lease;
 import dev.distlock.core.LeaseSnapshot;
 import dev.distlock.core.LockDirectory;
-import dev.distlock.core.LockHolder;
 import dev.distlock.core.LockForceReleaser;
+import dev.distlock.core.LockHolder;
 import dev.distlock.core.LockListener;
 import dev.distlock.core.LockLostEvent;
 import dev.distlock.core.LockOperatorView;
@@ -25,10 +25,26 @@ import dev.distlock.core.LockService;
 import dev.distlock.core.LockSettings;
 import dev.distlock.core.LockUnavailableException;
 import dev.distlock.core.LogSafe;
+import dev.distlock.redis.internal.kind.LockKinds;
+import dev.distlock.redis.internal.lease.HoldReconciler;
+import dev.distlock.redis.internal.lease.LeaseView;
+import dev.distlock.redis.internal.lease.LockListing;
+import dev.distlock.redis.internal.script.LockScripts;
+import dev.distlock.redis.internal.single.LeaseAcquirer;
+import dev.distlock.redis.internal.single.LeaseEntry;
+import dev.distlock.redis.internal.single.LeaseRegistry;
+import dev.distlock.redis.internal.single.LeaseReleaser;
+import dev.distlock.redis.internal.single.LeaseWatchdog;
+import dev.distlock.redis.internal.single.ReadWriteLocks;
 import dev.distlock.redis.internal.store.FairStore;
 import dev.distlock.redis.internal.store.HolderQuery;
 import dev.distlock.redis.internal.store.LeaseStore;
 import dev.distlock.redis.internal.store.StoreScan;
+import dev.distlock.redis.internal.support.EngineThreads;
+import dev.distlock.redis.internal.wait.ForcedReleaser;
+import dev.distlock.redis.internal.wait.NotificationRefusals;
+import dev.distlock.redis.internal.wait.ReleaseSubscriber;
+import dev.distlock.redis.internal.wait.Waiter;
 import org.jspecify.annotations.Nullable;
 
 import org.apache.commons.logging.Log;
@@ -151,7 +167,7 @@ public class RedisLockService extends EngineService
 				ownerIds(builder.ownerIdParts),
 				builder.settings.holderApplication,
 				builder.settings.holderInstanceOrHost(),
-				builder.settings.storeHolderLabel);
+				builder.settings.storeHolderLabel, LockKinds::of);
 		this.view = new LeaseView(this.registry, this.subscriber::waiterCount, this.subscriber::waiterCountsByName);
 		this.forcedReleaser = new ForcedReleaser(store, this.subscriber, refusals, clientId());
 		this.holderQuery = new HolderQuery(store);
@@ -171,7 +187,7 @@ public class RedisLockService extends EngineService
 	@Override
 	public Optional<Lease> tryAcquire(LockRequest request) {
 		checkAcquirable(request);
-		RuntimeException refused = ReadWriteLocks.refusal(request, redisKey(request.key()), LockOwner.current(),
+		RuntimeException refused = ReadWriteLocks.refusal(LockKinds.of(request.mode()), request, redisKey(request.key()), LockOwner.current(),
 				this.registry, this.replicaAcks > 0);
 		if (refused != null) {
 			throw refused;
@@ -193,7 +209,7 @@ public class RedisLockService extends EngineService
 		if (!isRunning()) {
 			return CompletableFuture.failedFuture(closedFor(request.key()));
 		}
-		RuntimeException refused = ReadWriteLocks.refusal(request, redisKey(request.key()), owner, this.registry,
+		RuntimeException refused = ReadWriteLocks.refusal(LockKinds.of(request.mode()), request, redisKey(request.key()), owner, this.registry,
 				this.replicaAcks > 0);
 		if (refused != null) {
 			return CompletableFuture.failedFuture(refused);
@@ -263,7 +279,7 @@ public class RedisLockService extends EngineService
 
 	/** The release channel of a lease: the lease's key with a suffix, so in the lease's hash slot. */
 	static String channel(String redisKey) {
-		return redisKey + ":released";
+		return LockScripts.channel(redisKey);
 	}
 
 	@Override

@@ -11,18 +11,30 @@ import java.util.Optional;
 import dev.distlock.core.ForcedRelease;
 import dev.distlock.core.Lease;
 import dev.distlock.core.LockDirectory;
-import dev.distlock.core.LockHolder;
 import dev.distlock.core.LockForceReleaser;
+import dev.distlock.core.LockHolder;
 import dev.distlock.core.LockListener;
-import dev.distlock.core.LockOperatorView;
 import dev.distlock.core.LockMode;
+import dev.distlock.core.LockOperatorView;
 import dev.distlock.core.LockPage;
 import dev.distlock.core.LockRequest;
 import dev.distlock.core.LockService;
 import dev.distlock.core.LockSettings;
 import dev.distlock.core.LockUnavailableException;
 import dev.distlock.core.LogSafe;
+import dev.distlock.redis.internal.lease.LeaseView;
+import dev.distlock.redis.internal.lease.LockListing;
+import dev.distlock.redis.internal.redlock.RedlockAcquirer;
+import dev.distlock.redis.internal.redlock.RedlockListing;
+import dev.distlock.redis.internal.redlock.RedlockNodes;
+import dev.distlock.redis.internal.redlock.RedlockReconcilers;
+import dev.distlock.redis.internal.redlock.RedlockRegistry;
+import dev.distlock.redis.internal.redlock.RedlockReleaser;
+import dev.distlock.redis.internal.redlock.RedlockWaiting;
+import dev.distlock.redis.internal.redlock.RedlockWatchdog;
 import dev.distlock.redis.internal.store.LeaseStore;
+import dev.distlock.redis.internal.support.EngineThreads;
+import dev.distlock.redis.internal.wait.ForcedReleaser;
 import org.jspecify.annotations.Nullable;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
@@ -88,7 +100,8 @@ public class RedlockLockService extends EngineService
 		this.registry = new RedlockRegistry(listeners, builder.settings.eventPublisher,
 				threads.singleThread(threadName + "-events"));
 		this.waiting = new RedlockWaiting(builder.nodes, this.keyPrefix + ":__subscriber__",
-				builder.settings.idleUnsubscribe.toNanos(), threads, threadName + "-pubsub", listeners);
+				builder.settings.idleUnsubscribe.toNanos(), threads, threadName + "-pubsub",
+				EnginePaths.DEFAULT.listenerContainer(), listeners);
 		this.reconcilers = new RedlockReconcilers(this.nodes, listeners, threads, threadName + "-reconcile");
 		this.watchdog = new RedlockWatchdog(this.nodes, this.registry, this.reconcilers, listeners,
 				builder.settings.renewalRatio, threads, threadName + "-watchdog");

@@ -20,7 +20,7 @@ import dev.distlock.core.LockLostException;
 import dev.distlock.core.LockRequest;
 import dev.distlock.observability.Catalog;
 import dev.distlock.redis.RedisLockService;
-import dev.distlock.redis.WaiterProbe;
+import dev.distlock.redis.internal.wait.WaiterProbe;
 import dev.distlock.test.redis.RedisServer;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;

@@ -45,6 +45,27 @@ class ArchitectureTests {
 	/** The layer above the scripts: the store, the engine's one door to Redis. */
 	private static final String STORE = "dev.distlock.redis.internal.store..";
 
+	/** Beside the scripts at the bottom: the engine's threads and back-off, which every layer above may use. */
+	private static final String SUPPORT = "dev.distlock.redis.internal.support..";
+
+	/** Beside the store: the pub/sub connections (subscribe, unsubscribe, messages), nothing of leases. */
+	private static final String PUBSUB = "dev.distlock.redis.internal.pubsub..";
+
+	/** The lease core both engines share: records, handle, registry and view, renewal scheduler, reconciler. */
+	private static final String LEASE_CORE = "dev.distlock.redis.internal.lease..";
+
+	/** The waiting side, beside the lease core: release messages and the waiters they wake. */
+	private static final String WAITING = "dev.distlock.redis.internal.wait..";
+
+	/** The single-node engine (standalone, Sentinel, Cluster), on the lease core and the waiting side. */
+	private static final String SINGLE_NODE = "dev.distlock.redis.internal.single..";
+
+	/** The Redlock engine, the single-node engine's sibling: neither sees the other. */
+	private static final String REDLOCK = "dev.distlock.redis.internal.redlock..";
+
+	/** The lock kinds, on top of the single-node engine whose hooks they fill. */
+	private static final String KINDS = "dev.distlock.redis.internal.kind..";
+
 	/** The packages of lock-spring-boot-autoconfigure: the Boot wiring and the actuator endpoint and health. */
 	private static final String[] BOOT_WIRING = { "dev.distlock.autoconfigure..", "dev.distlock.actuate.." };
 
@@ -54,8 +75,10 @@ class ArchitectureTests {
 				"dev.distlock.annotation", "dev.distlock.interceptor", "dev.distlock.observability",
 				"dev.distlock.reactive", "dev.distlock.integration", "dev.distlock.redis",
 				"dev.distlock.redis.internal.script", "dev.distlock.redis.internal.store",
-				"dev.distlock.redis.internal.pubsub",
-				"dev.distlock.preflight", "dev.distlock.autoconfigure",
+				"dev.distlock.redis.internal.pubsub", "dev.distlock.redis.internal.support",
+				"dev.distlock.redis.internal.lease", "dev.distlock.redis.internal.wait",
+				"dev.distlock.redis.internal.single", "dev.distlock.redis.internal.redlock",
+				"dev.distlock.redis.internal.kind", "dev.distlock.preflight", "dev.distlock.autoconfigure",
 				"dev.distlock.actuate");
 		assertThat(CLASSES.stream().map(JavaClass::getPackageName))
 			.noneMatch((name) -> name.startsWith("dev.distlock.test.") || name.equals("dev.distlock.architecture"));
@@ -149,6 +172,58 @@ class ArchitectureTests {
 					+ "(annotation, reactive, observability, integration) above it, the interceptor above those; the "
 					+ "engine (redis, with its preflight checks) beside them on core alone; the Boot wiring on top, "
 					+ "used by nothing")
+			.check(CLASSES);
+	}
+
+	/**
+	 * No cycle between the engine's own packages either: the rule above sees {@code dev.distlock.redis} and its
+	 * sub-packages as one slice.
+	 */
+	@Test
+	void theEnginesPackagesAreFreeOfCycles() {
+		slices().matching("dev.distlock.redis.(**)")
+			.should()
+			.beFreeOfCycles()
+			.because("each of the engine's layers (issue 27) must be readable knowing only the ones below it")
+			.check(CLASSES);
+	}
+
+	/**
+	 * The engine's layers (issue 27, docs/architecture.md "The layers at a glance"), each a package that uses only
+	 * the layers listed for it: the scripts and their protocol at the bottom, the store (the one door to Redis) on
+	 * them; the engine's threads and the pub/sub connections beside them; the lease core and the waiting side side by
+	 * side above the store, neither seeing the other; the single-node and the Redlock engines, siblings on both; the
+	 * lock kinds on the single-node engine whose hooks they are; the public entry points ({@code dev.distlock.redis}:
+	 * the services and their builders) on top, used by no layer.
+	 */
+	@Test
+	void theEnginesLayersUseOnlyTheLayersBelowThem() {
+		layeredArchitecture().consideringOnlyDependenciesInLayers()
+			.layer("scripts").definedBy(SCRIPTS)
+			.layer("store").definedBy(STORE)
+			.layer("support").definedBy(SUPPORT)
+			.layer("pub/sub connections").definedBy(PUBSUB)
+			.layer("lease core").definedBy(LEASE_CORE)
+			.layer("waiting").definedBy(WAITING)
+			.layer("single-node engine").definedBy(SINGLE_NODE)
+			.layer("Redlock engine").definedBy(REDLOCK)
+			.layer("lock kinds").definedBy(KINDS)
+			.layer("entry points").definedBy("dev.distlock.redis")
+			.whereLayer("scripts").mayNotAccessAnyLayer()
+			.whereLayer("support").mayNotAccessAnyLayer()
+			.whereLayer("pub/sub connections").mayNotAccessAnyLayer()
+			.whereLayer("store").mayOnlyAccessLayers("scripts")
+			.whereLayer("lease core").mayOnlyAccessLayers("scripts", "store", "support")
+			.whereLayer("waiting").mayOnlyAccessLayers("scripts", "store", "support", "pub/sub connections")
+			.whereLayer("single-node engine")
+			.mayOnlyAccessLayers("scripts", "store", "support", "lease core", "waiting")
+			.whereLayer("Redlock engine").mayOnlyAccessLayers("scripts", "store", "support", "lease core", "waiting")
+			.whereLayer("lock kinds")
+			.mayOnlyAccessLayers("scripts", "store", "support", "lease core", "waiting", "single-node engine")
+			.whereLayer("entry points").mayNotBeAccessedByAnyLayer()
+			.because("each layer of the engine is read, tested and changed knowing only the layers below it; the two "
+					+ "engines share the lease core and the waiting side and never each other; a lock kind is a "
+					+ "strategy on the single-node engine, so a new kind adds a class and its scripts, nothing below")
 			.check(CLASSES);
 	}
 

@@ -10,6 +10,7 @@ import dev.distlock.core.ForcedRelease;
 import dev.distlock.core.Lease;
 import dev.distlock.core.LockLostException;
 import dev.distlock.core.LockRequest;
+import dev.distlock.redis.internal.wait.WaiterProbe;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 

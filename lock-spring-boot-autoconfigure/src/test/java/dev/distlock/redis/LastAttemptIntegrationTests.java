@@ -12,6 +12,7 @@ import java.util.concurrent.TimeUnit;
 import dev.distlock.core.Lease;
 import dev.distlock.core.LockOwner;
 import dev.distlock.core.LockRequest;
+import dev.distlock.redis.internal.wait.WaiterProbe;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;

@@ -31,6 +31,7 @@ import dev.distlock.core.LockLostException;
 import dev.distlock.core.LockUnavailableException;
 import dev.distlock.redis.internal.script.LockScripts;
 import dev.distlock.redis.internal.script.ReadWriteScripts;
+import dev.distlock.redis.internal.wait.Waiter;
 import dev.distlock.test.redis.FaultProxy;
 import dev.distlock.test.redis.RedisServer;
 import dev.distlock.test.redis.RedisServerExtension;

@@ -7,6 +7,8 @@ import java.util.concurrent.TimeUnit;
 import java.util.stream.IntStream;
 
 import dev.distlock.core.RenewalStatus;
+import dev.distlock.redis.internal.kind.ExclusiveKind;
+import dev.distlock.redis.internal.single.LeaseEntry;
 import dev.distlock.redis.internal.store.LeaseStore;
 import dev.distlock.redis.internal.store.RedisFailures;
 import dev.distlock.redis.internal.store.RenewalBatches;
@@ -134,7 +136,7 @@ class LeaseStoreRenewalIntegrationTests {
 			server.execute("HSET", redisKey, owner, "1", "~t", Long.toString(token));
 			server.execute("PEXPIRE", redisKey, Long.toString((pttlMillis > 0) ? pttlMillis : TTL_MILLIS));
 			entries.add(new LeaseEntry(key, redisKey, redisKey + ":released", owner, key, token, TTL_MILLIS, true,
-					System.nanoTime(), 0));
+					System.nanoTime(), 0, ExclusiveKind.INSTANCE));
 		}
 		return entries;
 	}

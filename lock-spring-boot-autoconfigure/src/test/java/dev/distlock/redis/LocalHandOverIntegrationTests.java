@@ -16,6 +16,7 @@ import dev.distlock.core.Lease;
 import dev.distlock.core.LockListener;
 import dev.distlock.core.LockLostEvent;
 import dev.distlock.redis.internal.script.LockScripts;
+import dev.distlock.redis.internal.wait.Waiter;
 import dev.distlock.test.redis.ConcurrentCalls;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;

@@ -59,6 +59,14 @@ public final class LockScripts {
 	public static final String LABEL_PREFIX = "~l:";
 
 	/**
+	 * {@return the release channel of the lease at {@code redisKey}}: the key with a suffix, so in the lease's hash
+	 * slot (a sharded channel of a cluster goes to the key's own shard).
+	 */
+	public static String channel(String redisKey) {
+		return redisKey + ":released";
+	}
+
+	/**
 	 * Lua shared by the scripts that read labels: {@code labels(fields)}, from a lease's HGETALL, the labels of its
 	 * holders (owner fields with a {@value #LABEL_PREFIX} field) joined by {@code "; "}: the writer of a read-write
 	 * lease first, the others in the order of their text, at most {@value #LISTED_LABELS} and then

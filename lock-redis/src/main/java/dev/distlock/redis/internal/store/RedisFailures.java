@@ -1,7 +1,7 @@
 package dev.distlock.redis.internal.store;
 
-import dev.distlock.core.LockAccessDeniedException;
 import dev.distlock.core.LockAccessDeniedException.Reason;
+import dev.distlock.core.LockAccessDeniedException;
 import dev.distlock.core.LockUnavailableException;
 import dev.distlock.preflight.LockPreflight;
 import dev.distlock.preflight.RedisError;

@@ -1,0 +1,381 @@
+package dev.distlock.redis.internal.wait;
+
+import java.util.HashMap;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Consumer;
+import java.util.function.Function;
+import java.util.function.LongConsumer;
+
+import dev.distlock.redis.internal.pubsub.SubscriptionConnection;
+import dev.distlock.redis.internal.script.FairScripts;
+import dev.distlock.redis.internal.script.ReadWriteScripts;
+import dev.distlock.redis.internal.single.FairAcquisition;
+import dev.distlock.redis.internal.support.EngineThreads;
+import dev.distlock.redis.internal.wait.ReleaseChannel.ChannelState;
+
+import org.jspecify.annotations.Nullable;
+
+import org.springframework.data.redis.connection.RedisConnectionFactory;
+import org.springframework.data.redis.listener.RedisMessageListenerContainer;
+
+/**
+ * The waiter bookkeeping of release messages: which threads of this process wait on which release channel, whom a
+ * message or a local release wakes, which waiter a holder may hand its lease to, and which channels to subscribe or
+ * drop. The connection itself is {@link SubscriptionConnection}'s; one waiting thread is a {@link Waiter}.
+ * <p>
+ * A waiter {@linkplain #register registers} for its lock's release channel <em>before</em> its next attempt and waits
+ * for the subscription to be confirmed, so a release after that attempt cannot go unnoticed. Each release message (or
+ * a release by a holder in this process) wakes one waiter of the channel, the longest waiting one that is not already
+ * awake: the others would only lose the race to it. A release by a holder in this process wakes its waiter directly,
+ * and the message of that release is then ignored here (its wake-up was given; any later attempt sees the lock as it
+ * is). A waiter that leaves without acquiring passes its wake-up on; one that got a read lock wakes all the others
+ * (the lock admits them too, and a message may have woken only it). Read-write releases wake every waiter of the
+ * channel, and so does a forced release of a read-write lock in the process that made it. None of these wake-ups is
+ * sure to come (a publish refused or lost with a connection): every wait also ends with a last attempt at its deadline.
+ * Channels are subscribed while they have waiters and unsubscribed once idle: the subscriptions' upkeep on the
+ * connection is {@link ChannelSubscriptions}', to which this class hands the connection's confirmations and
+ * replacements. Waiters never wait for its commands thread; they wait for a future, up to their own deadline, and poll
+ * while their channel is not confirmed (see the fault model in docs/architecture.md).
+ */
+public final class ReleaseSubscriber implements SubscriptionConnection.Events, AutoCloseable {
+
+	private final ConcurrentHashMap<String, ReleaseChannel> channels = new ConcurrentHashMap<>();
+
+	private final ChannelSubscriptions subscriptions;
+
+	public ReleaseSubscriber(RedisConnectionFactory connectionFactory, String keepAliveChannel, long idleNanos,
+			EngineThreads threads, String threadName, boolean listenerContainer,
+			Consumer<RedisMessageListenerContainer> containerCustomizer, NotificationRefusals refusals) {
+		this.subscriptions = new ChannelSubscriptions(this.channels, this, connectionFactory, keepAliveChannel,
+				idleNanos, threads, threadName, listenerContainer, containerCustomizer, refusals);
+		this.subscriptions.start();
+	}
+
+	/**
+	 * Start waiting on {@code channel} as {@code owner}, who asks for a lease of {@code ttlMillis} (what a holder in
+	 * this process needs to hand its lease over, with {@code label}, the label the lease then names it by) for the
+	 * lock named {@code name} (for the gauges); the caller must {@link #unregister} the waiter in a finally block.
+	 */
+	public Waiter register(String channel, String owner, String name, long ttlMillis, String label) {
+		Thread thread = Thread.currentThread();
+		return join(channel, (ch) -> new Waiter(ch, thread, ch.subscribed, owner, name, ttlMillis, label));
+	}
+
+	/**
+	 * As {@link #register}, for an asynchronous acquisition: no thread waits, {@code wakeUp} runs (under the channel's
+	 * monitor, so it must only schedule the next attempt) when a release wakes it. It is never handed a lease.
+	 */
+	public Waiter registerAsync(String channel, String owner, String name, long ttlMillis, Runnable wakeUp) {
+		return join(channel, (ch) -> new Waiter(ch, null, wakeUp, ch.subscribed, owner, name, ttlMillis));
+	}
+
+	/**
+	 * As {@link #registerAsync}, for a fair acquisition ({@link FairAcquisition}): {@code handOver} runs (under the
+	 * channel's monitor: it must be quick) when a fair release hands this owner the lease, by message or in this
+	 * process.
+	 */
+	public Waiter registerFair(String channel, String owner, String name, long ttlMillis, Runnable wakeUp,
+			LongConsumer handOver) {
+		return join(channel, (ch) -> new Waiter(ch, wakeUp, handOver, ch.subscribed, owner, name, ttlMillis));
+	}
+
+	/** Add the waiter {@code newWaiter} makes to {@code channel}'s waiters, subscribing the channel if it is new. */
+	private Waiter join(String channel, Function<ReleaseChannel, Waiter> newWaiter) {
+		for (;;) {
+			ReleaseChannel ch = this.channels.computeIfAbsent(channel, ReleaseChannel::new);
+			synchronized (ch) {
+				if (ch.state == ChannelState.DEAD) {
+					continue;
+				}
+				Waiter waiter = newWaiter.apply(ch);
+				ch.waiters.addLast(waiter);
+				if (ch.state == ChannelState.NEW) {
+					ch.state = ChannelState.SUBSCRIBING;
+					this.subscriptions.subscribeLater(ch);
+				}
+				return waiter;
+			}
+		}
+	}
+
+	/**
+	 * A fair release (by message, or by a holder of this process that read it in the script's reply) handed the lease
+	 * to {@code owner} with {@code token}: tell that waiter if it waits here. Other waiters are not woken: the lock is
+	 * taken.
+	 */
+	public void fairHandedOver(String channel, String owner, long token) {
+		ReleaseChannel ch = this.channels.get(channel);
+		if (ch != null) {
+			synchronized (ch) {
+				for (Waiter waiter : ch.waiters) {
+					if (waiter.owner.equals(owner)) {
+						waiter.fairHandedOver(token);
+						return;
+					}
+				}
+			}
+		}
+	}
+
+	/**
+	 * Reserve the longest waiting waiter of {@code channel} that is between attempts, for a hand-over of the lease
+	 * {@code owner} holds; null if there is none. The caller must {@link Waiter#grant grant} or
+	 * {@link Waiter#revert revert} the reservation.
+	 */
+	public @Nullable Waiter reserveForHandOver(String channel, String owner) {
+		ReleaseChannel ch = this.channels.get(channel);
+		if (ch == null) {
+			return null;
+		}
+		synchronized (ch) {
+			for (Waiter waiter : ch.waiters) {
+				if (!waiter.owner.equals(owner) && waiter.reserve()) {
+					return waiter;
+				}
+			}
+		}
+		return null;
+	}
+
+	/** Whether a thread of this process waits on {@code channel}: one a holder could hand its lease to. */
+	public boolean hasWaitingThread(String channel) {
+		ReleaseChannel ch = this.channels.get(channel);
+		if (ch == null) {
+			return false;
+		}
+		synchronized (ch) {
+			for (Waiter waiter : ch.waiters) {
+				if (waiter.takesHandOvers()) {
+					return true;
+				}
+			}
+			return false;
+		}
+	}
+
+	/**
+	 * This process released the lock while other processes waited for it: its own threads hold back their attempts
+	 * until {@code untilNanos}, so that the waiters the release woke elsewhere get the lock rather than losing it to a
+	 * thread here that simply asks again at once.
+	 */
+	public void yieldUntil(String channel, long untilNanos) {
+		for (;;) {
+			ReleaseChannel ch = this.channels.computeIfAbsent(channel, ReleaseChannel::new);
+			synchronized (ch) {
+				if (ch.state == ChannelState.DEAD) {
+					continue;
+				}
+				ch.yieldUntilNanos = untilNanos;
+				ch.idleSinceNanos = System.nanoTime();
+				return;
+			}
+		}
+	}
+
+	/**
+	 * Whether {@code channel} is subscribed now: a thread that registers as a waiter first hears of every later
+	 * release, so it may make its first attempt as a registered waiter.
+	 */
+	public boolean isSubscribed(String channel) {
+		ReleaseChannel ch = this.channels.get(channel);
+		if (ch == null) {
+			return false;
+		}
+		synchronized (ch) {
+			return ch.state == ChannelState.SUBSCRIBED;
+		}
+	}
+
+	/** Until when this process's threads hold back their attempts on {@code channel}; 0 when they need not. */
+	public long yieldingUntil(String channel) {
+		ReleaseChannel ch = this.channels.get(channel);
+		if (ch == null) {
+			return 0;
+		}
+		synchronized (ch) {
+			long until = ch.yieldUntilNanos;
+			return (until != 0 && until - System.nanoTime() > 0) ? until : 0;
+		}
+	}
+
+	/** Stop waiting; a wake-up the waiter did not use (it did not acquire) goes to the next waiter. */
+	public void unregister(Waiter waiter, boolean acquired) {
+		unregister(waiter, acquired, false);
+	}
+
+	/**
+	 * As {@link #unregister(Waiter, boolean)}; {@code admitsOthers}: the waiter acquired a lock that others may hold
+	 * with it (a read lock), so every other waiter of the channel that sleeps is woken. A release message wakes one
+	 * waiter per process unless it says that it freed the lock for several, and a forced release's message cannot say
+	 * it (the script does not know the lease's kind): the first reader that gets in passes the news on.
+	 */
+	public void unregister(Waiter waiter, boolean acquired, boolean admitsOthers) {
+		ReleaseChannel ch = waiter.channel;
+		synchronized (ch) {
+			ch.waiters.remove(waiter);
+			if (waiter.signalled && !acquired) {
+				wakeOne(ch);
+			}
+			else if (acquired && admitsOthers) {
+				for (Waiter other : ch.waiters) {
+					if (!other.signalled) {
+						other.signal();
+					}
+				}
+			}
+			if (ch.waiters.isEmpty()) {
+				ch.idleSinceNanos = System.nanoTime();
+			}
+		}
+	}
+
+	/**
+	 * The lock was freed from this process other than by its holder's release (a forced release, whose message does not
+	 * carry a token this process knows): wake a local waiter without waiting for the message, or every one when the
+	 * lock may now admit several ({@code all}: a read-write lock, or a fair lock's hand-over channel).
+	 */
+	void forceReleased(String channel, boolean all) {
+		ReleaseChannel ch = this.channels.get(channel);
+		if (ch != null) {
+			synchronized (ch) {
+				if (all) {
+					ch.waiters.forEach(Waiter::signal);
+				}
+				else {
+					wakeOne(ch);
+				}
+			}
+		}
+	}
+
+	/**
+	 * A holder in this process released the lease with {@code token}: wake a local waiter without waiting for the
+	 * message, and ignore the message when it comes, as its wake-up has been given. Waking a second local waiter on
+	 * it would only send one more attempt that loses to the first (or to the releasing thread itself).
+	 */
+	public void releasedLocally(String channel, long token) {
+		ReleaseChannel ch = this.channels.get(channel);
+		if (ch != null) {
+			synchronized (ch) {
+				if (wakeOne(ch)) {
+					ch.expectOwnMessage(Long.toString(token));
+				}
+			}
+		}
+	}
+
+	/**
+	 * A holder in this process released a read-write lease and published {@code message}: wake every local waiter (the
+	 * lock may admit all waiting readers) without waiting for the message, and ignore the message when it comes.
+	 */
+	public void releasedLocallyToAll(String channel, String message) {
+		ReleaseChannel ch = this.channels.get(channel);
+		if (ch != null) {
+			synchronized (ch) {
+				if (!ch.waiters.isEmpty()) {
+					ch.waiters.forEach(Waiter::signal);
+					ch.expectOwnMessage(message);
+				}
+			}
+		}
+	}
+
+	/** Waiters currently registered, over all channels. */
+	public int waiterCount() {
+		int count = 0;
+		for (ReleaseChannel ch : this.channels.values()) {
+			synchronized (ch) {
+				count += ch.waiters.size();
+			}
+		}
+		return count;
+	}
+
+	/** Waiters currently registered, by lock name; names without waiters are absent. */
+	public Map<String, Integer> waiterCountsByName() {
+		Map<String, Integer> counts = new HashMap<>();
+		for (ReleaseChannel ch : this.channels.values()) {
+			synchronized (ch) {
+				for (Waiter waiter : ch.waiters) {
+					counts.merge(waiter.name, 1, Integer::sum);
+				}
+			}
+		}
+		return counts;
+	}
+
+	/** Wake the longest waiting waiter that is not awake already; returns whether there was one. */
+	private static boolean wakeOne(ReleaseChannel ch) {
+		for (Waiter waiter : ch.waiters) {
+			if (!waiter.signalled) {
+				waiter.signal();
+				return true;
+			}
+		}
+		return false;
+	}
+
+	/** A release message: its body is the released lease's token. Wakes one waiter, unless this process released it. */
+	@Override
+	public void message(String channel, String body) {
+		if (body.startsWith(FairScripts.HAND_OVER_PREFIX)) {
+			int colon = body.indexOf(':', FairScripts.HAND_OVER_PREFIX.length());
+			if (colon > 0) {
+				try {
+					long token = Long.parseLong(body.substring(FairScripts.HAND_OVER_PREFIX.length(), colon));
+					fairHandedOver(channel, body.substring(colon + 1), token);
+					return;
+				}
+				catch (NumberFormatException ex) {
+					// not a hand-over of ours: treat it as any release
+				}
+			}
+		}
+		ReleaseChannel ch = this.channels.get(channel);
+		if (ch != null) {
+			synchronized (ch) {
+				if (!ch.ownMessageArrived(body)) {
+					if (body.startsWith(ReadWriteScripts.WAKE_ALL)) {
+						ch.waiters.forEach(Waiter::signal); // a read-write lock may admit every waiting reader
+					}
+					else {
+						wakeOne(ch);
+					}
+				}
+			}
+		}
+	}
+
+	@Override
+	public void resubscribed() {
+		// releases published while the client reconnected are lost: every waiter tries once more now rather than at
+		// its holder's lease time
+		wakeAll();
+	}
+
+	@Override
+	public void subscribed(String channel) {
+		this.subscriptions.confirmed(channel);
+	}
+
+	private void wakeAll() {
+		for (ReleaseChannel ch : this.channels.values()) {
+			synchronized (ch) {
+				ch.waiters.forEach(Waiter::signal);
+			}
+		}
+	}
+
+	/** A new connection replaced a closed one: every channel must be subscribed again on it. */
+	@Override
+	public void replaced() {
+		this.subscriptions.replaced();
+	}
+
+	@Override
+	public void close() {
+		this.subscriptions.close();
+	}
+
+}

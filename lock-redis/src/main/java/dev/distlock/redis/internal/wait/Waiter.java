@@ -1,0 +1,284 @@
+package dev.distlock.redis.internal.wait;
+
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.locks.LockSupport;
+import java.util.function.BooleanSupplier;
+import java.util.function.LongConsumer;
+
+import dev.distlock.redis.internal.script.LockScripts;
+import dev.distlock.redis.internal.single.AsyncAcquisition;
+import dev.distlock.redis.internal.single.FairAcquisition;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * One thread waiting for one lock, or one asynchronous acquisition ({@link AsyncAcquisition}: no thread, a wake-up
+ * action instead). Besides being woken, a waiting thread can be handed the lease by a holder in this process; an
+ * asynchronous waiter never is (it cannot be reserved), and is woken by the release's message or local release
+ * instead. Its state says who may act:
+ * <ul>
+ * <li>WAITING: between attempts; a holder may reserve it (to RESERVED), the waiter may start an attempt (to
+ * ATTEMPTING) or leave (to LEFT).</li>
+ * <li>ATTEMPTING: its own attempt is on its way to Redis; no holder may hand it the lease meanwhile, which could
+ * otherwise make that attempt a re-entry of the handed lease.</li>
+ * <li>RESERVED: a holder is handing the lease over; the waiter may neither attempt nor leave until the holder
+ * either grants it (to GRANTED, the waiter then owns the lease in Redis and must take it) or reverts (to
+ * WAITING). This is what makes sure a handed lease always has a thread that holds it.</li>
+ * </ul>
+ */
+public final class Waiter {
+
+	private static final int WAITING = 0;
+
+	private static final int ATTEMPTING = 1;
+
+	private static final int RESERVED = 2;
+
+	private static final int GRANTED = 3;
+
+	private static final int LEFT = 4;
+
+	/** How long a waiter waits for a holder to finish a hand-over before it stops waiting for it. */
+	private static final long HAND_OVER_PATIENCE_NANOS = TimeUnit.MINUTES.toNanos(2);
+
+	final ReleaseChannel channel;
+
+	public final String owner;
+
+	/** The lock's name, for the per-name gauges. */
+	final String name;
+
+	public final long ttlMillis;
+
+	/** The label a lease handed to this waiter names it by ({@link LockScripts#LABEL_PREFIX}), or '' for none. */
+	public final String label;
+
+	/** The waiting thread, or null for an asynchronous waiter. */
+	private final @Nullable Thread thread;
+
+	/** What wakes an asynchronous waiter (quick: it only schedules an attempt), or null for a waiting thread. */
+	private final @Nullable Runnable wakeUp;
+
+	private final CompletableFuture<Void> subscribed;
+
+	/** A fair waiter's action when a fair release hands it the lease (the new token), or null for other waiters. */
+	private final @Nullable LongConsumer fairHandOver;
+
+	private final AtomicInteger state = new AtomicInteger(WAITING);
+
+	/** Written by the granting holder before the state becomes GRANTED, read by the waiter after it sees it. */
+	private long grantedToken;
+
+	private long grantedAtNanos;
+
+	private int grantedHandOvers;
+
+	public volatile boolean signalled;
+
+	/** Set by a holder whose hand-over to this waiter got no answer: Redis may give this waiter's owner the lease. */
+	private volatile boolean handOverUnanswered;
+
+	Waiter(ReleaseChannel channel, Thread thread, CompletableFuture<Void> subscribed, String owner, String name,
+			long ttlMillis, String label) {
+		this(channel, thread, null, null, subscribed, owner, name, ttlMillis, label);
+	}
+
+	Waiter(ReleaseChannel channel, @Nullable Thread thread, @Nullable Runnable wakeUp,
+			CompletableFuture<Void> subscribed, String owner, String name, long ttlMillis) {
+		this(channel, thread, wakeUp, null, subscribed, owner, name, ttlMillis, "");
+	}
+
+	/** A fair waiter ({@link FairAcquisition}): no thread, woken by {@code wakeUp}, handed leases by message. */
+	Waiter(ReleaseChannel channel, Runnable wakeUp, LongConsumer fairHandOver, CompletableFuture<Void> subscribed,
+			String owner, String name, long ttlMillis) {
+		this(channel, null, wakeUp, fairHandOver, subscribed, owner, name, ttlMillis, "");
+	}
+
+	private Waiter(ReleaseChannel channel, @Nullable Thread thread, @Nullable Runnable wakeUp,
+			@Nullable LongConsumer fairHandOver, CompletableFuture<Void> subscribed, String owner, String name,
+			long ttlMillis, String label) {
+		this.fairHandOver = fairHandOver;
+		this.label = label;
+		this.channel = channel;
+		this.thread = thread;
+		this.wakeUp = wakeUp;
+		this.subscribed = subscribed;
+		this.owner = owner;
+		this.name = name;
+		this.ttlMillis = ttlMillis;
+	}
+
+	void signal() {
+		this.signalled = true;
+		Runnable action = this.wakeUp;
+		if (action != null) {
+			action.run();
+		}
+		else {
+			LockSupport.unpark(this.thread);
+		}
+	}
+
+	/** A fair release handed this fair waiter the lease with {@code token}; false if it is not a fair waiter. */
+	boolean fairHandedOver(long token) {
+		LongConsumer action = this.fairHandOver;
+		if (action == null) {
+			return false;
+		}
+		action.accept(token);
+		return true;
+	}
+
+	/** {@return the confirmation of its channel's subscription} */
+	public CompletableFuture<Void> subscribed() {
+		return this.subscribed;
+	}
+
+	/**
+	 * Wait until the subscription is confirmed, the waiter is woken (by a release in this process or a hand-over:
+	 * the wake-up is left for {@link #await}), or the deadline; true if the subscription is confirmed.
+	 */
+	public boolean awaitSubscribed(long deadlineNanos) throws InterruptedException {
+		this.subscribed.whenComplete((result, failure) -> LockSupport.unpark(this.thread));
+		if (!parkUntil(() -> this.subscribed.isDone() || this.signalled, deadlineNanos, this)) {
+			return false;
+		}
+		return this.subscribed.isDone() && !this.subscribed.isCompletedExceptionally();
+	}
+
+	/**
+	 * Park until woken, handed the lease, or {@code untilNanos}; true if woken (by a release or a hand-over).
+	 * Consumes the wake-up.
+	 */
+	public boolean await(long untilNanos) throws InterruptedException {
+		if (!parkUntil(() -> this.signalled, untilNanos, this)) {
+			return false;
+		}
+		this.signalled = false;
+		return true;
+	}
+
+	/**
+	 * Park the calling thread until {@code woken} holds, {@code untilNanos} ({@link System#nanoTime()}), or an
+	 * interrupt: the one wait loop of both engines' waiting threads (a Redlock wait parks on the waiters of all its
+	 * nodes at once). Returns true if woken in time; a spurious wake-up parks again for what is left.
+	 */
+	public static boolean parkUntil(BooleanSupplier woken, long untilNanos, Object blocker) throws InterruptedException {
+		while (!woken.getAsBoolean()) {
+			long remaining = untilNanos - System.nanoTime();
+			if (remaining <= 0) {
+				return false;
+			}
+			LockSupport.parkNanos(blocker, remaining);
+			if (Thread.interrupted()) {
+				throw new InterruptedException();
+			}
+		}
+		return true;
+	}
+
+	/** Before an attempt: false when a hand-over to this waiter is under way or done (see {@link #handedOver}). */
+	public boolean startAttempt() {
+		return this.state.compareAndSet(WAITING, ATTEMPTING);
+	}
+
+	/** After an attempt that did not acquire. */
+	public void endAttempt() {
+		this.state.compareAndSet(ATTEMPTING, WAITING);
+	}
+
+	/**
+	 * Wait out a hand-over to this waiter, if one is under way; true when this waiter was granted the lease (see
+	 * {@link #grantedToken()}), false when there was none or it was reverted. Not interruptible: a granted lease
+	 * must find its holder (an interrupt is kept for the caller).
+	 */
+	public boolean handedOver() {
+		boolean interrupted = false;
+		long deadline = System.nanoTime() + HAND_OVER_PATIENCE_NANOS;
+		while (this.state.get() == RESERVED && deadline - System.nanoTime() > 0) {
+			LockSupport.parkNanos(this, TimeUnit.MILLISECONDS.toNanos(10));
+			interrupted |= Thread.interrupted();
+		}
+		if (interrupted) {
+			Thread.currentThread().interrupt();
+		}
+		return this.state.get() == GRANTED;
+	}
+
+	/**
+	 * Stop taking hand-overs. Returns true when a hand-over was granted first (the caller then owns the lease and
+	 * must take or release it), false otherwise.
+	 */
+	public boolean leave() {
+		for (;;) {
+			int current = this.state.get();
+			if (current == GRANTED) {
+				return true;
+			}
+			if (current == LEFT) {
+				return false;
+			}
+			if (current == RESERVED) {
+				if (handedOver()) {
+					return true;
+				}
+				if (this.state.get() == RESERVED) {
+					return false; // the holder never finished; its lease expires at its ttl
+				}
+				continue;
+			}
+			if (this.state.compareAndSet(current, LEFT)) {
+				return false;
+			}
+		}
+	}
+
+	// holder side
+
+	/** Whether a holder may hand this waiter its lease: a waiting thread, not an asynchronous acquisition. */
+	boolean takesHandOvers() {
+		return this.thread != null;
+	}
+
+	/** Reserve this waiter for a hand-over; never an asynchronous one (no thread waits to take the lease). */
+	boolean reserve() {
+		return this.thread != null && this.state.compareAndSet(WAITING, RESERVED);
+	}
+
+	/** The lease is this waiter's now, with {@code token}; wake it. */
+	public void grant(long token, long sentAtNanos, int handOvers) {
+		this.grantedToken = token;
+		this.grantedAtNanos = sentAtNanos;
+		this.grantedHandOvers = handOvers;
+		this.state.set(GRANTED);
+		signal();
+	}
+
+	public void markHandOverUnanswered() {
+		this.handOverUnanswered = true;
+	}
+
+	public boolean handOverUnanswered() {
+		return this.handOverUnanswered;
+	}
+
+	/** The hand-over did not happen: the waiter goes on waiting, and tries again at once. */
+	public void revert() {
+		this.state.compareAndSet(RESERVED, WAITING);
+		signal();
+	}
+
+	public long grantedToken() {
+		return this.grantedToken;
+	}
+
+	public long grantedAtNanos() {
+		return this.grantedAtNanos;
+	}
+
+	public int grantedHandOvers() {
+		return this.grantedHandOvers;
+	}
+
+}
