@@ -1,5 +1,6 @@
 package dev.distlock.redis;
 
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashSet;
@@ -25,6 +26,7 @@ import dev.distlock.core.LockRequest;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
 
 import org.springframework.data.redis.core.StringRedisTemplate;
 
@@ -37,7 +39,7 @@ import static org.awaitility.Awaitility.await;
  * Permits across instances on the Redis engine (issue 30): a semaphore whose permits are leases. Never more holders
  * than permits, counted in Redis by the critical section itself, with three instances of eight threads; a release lets
  * a waiter in; a re-entry takes no second permit; another number of permits is refused, naming the key and both
- * numbers; a crashed holder's permit comes back at its lease time; tokens grow with every permit; permits and the
+ * numbers; a crashed holder's permit comes back at its lease time, also when its process is killed; tokens grow with every permit; permits and the
  * other kinds of lock on one key exclude each other; nothing is left in Redis once every permit is back.
  */
 @Timeout(value = 120, unit = TimeUnit.SECONDS)
@@ -188,6 +190,33 @@ class PermitsIntegrationTests extends OneServerFixture {
 			assertThat(Duration.ofNanos(System.nanoTime() - start)).isGreaterThan(Duration.ofSeconds(1));
 			assertThat(lease.fencingToken()).isGreaterThan(forgotten.fencingToken());
 			await().atMost(WAIT).until(() -> !forgotten.isOwned());
+		}
+	}
+
+	@Test
+	void aKilledHolderProcessLosesNoPermit(@TempDir Path dir) throws Exception {
+		RedisLockService service = this.support.service();
+		Path log = dir.resolve("worker.log");
+		Process worker = PermitJvmWorker.start(log, Integer.toString(this.server.port()), "killed", "2", "3000");
+		try {
+			String killedOwner = await().atMost(Duration.ofSeconds(60))
+				.until(() -> PermitJvmWorker.heldOwner(log), owner -> owner != null);
+			Lease mine = acquire(service, permits("killed", 2));
+			assertThat(this.support.service().tryAcquire(LockRequest.of("killed", TTL, Duration.ZERO).permits(2)))
+				.as("both permits held: the worker's and this one")
+				.isEmpty();
+			worker.destroyForcibly();
+			assertThat(worker.waitFor(30, TimeUnit.SECONDS)).isTrue();
+			// nobody releases the killed process's permit: it comes back at its lease time, and a waiter gets it
+			try (Lease taken = acquire(this.support.service(), permits("killed", 2))) {
+				assertThat(this.support.template().opsForHash().hasKey(service.redisKey("killed"), killedOwner)).isFalse();
+				assertThat(taken.isOwned()).isTrue();
+			}
+			mine.release();
+			assertThat(LockTestSupport.leftKeys(this.server, "*killed*")).isEmpty();
+		}
+		finally {
+			worker.destroyForcibly();
 		}
 	}
 
