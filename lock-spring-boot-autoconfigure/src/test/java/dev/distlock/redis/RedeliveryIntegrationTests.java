@@ -14,6 +14,7 @@ import dev.distlock.core.LockLostEvent;
 import dev.distlock.core.LockRequest;
 import dev.distlock.redis.internal.script.FairScripts;
 import dev.distlock.redis.internal.script.LockScripts;
+import dev.distlock.redis.internal.script.PermitScripts;
 import dev.distlock.redis.internal.script.ReadWriteScripts;
 import dev.distlock.test.redis.FaultProxy;
 import dev.distlock.test.redis.RedisServer;
@@ -56,7 +57,8 @@ class RedeliveryIntegrationTests {
 		// script's SHA-1) would not find
 		for (RedisScript<?> script : List.of(LockScripts.ACQUIRE, LockScripts.RELEASE, LockScripts.EXTEND,
 				LockScripts.RENEW_ALL, LockScripts.FORCE_RELEASE, ReadWriteScripts.ACQUIRE, ReadWriteScripts.RELEASE,
-				ReadWriteScripts.EXTEND, ReadWriteScripts.RENEW_ALL, FairScripts.FAIR_ACQUIRE, FairScripts.FAIR_RELEASE)) {
+				ReadWriteScripts.EXTEND, ReadWriteScripts.RENEW_ALL, FairScripts.FAIR_ACQUIRE, FairScripts.FAIR_RELEASE,
+				PermitScripts.ACQUIRE, PermitScripts.RELEASE, PermitScripts.EXTEND, PermitScripts.RENEW_ALL)) {
 			server.execute("SCRIPT", "LOAD", script.getScriptAsString());
 		}
 	}
@@ -67,7 +69,8 @@ class RedeliveryIntegrationTests {
 		EXCLUSIVE(LockScripts.ACQUIRE, LockScripts.RELEASE),
 		WRITE(ReadWriteScripts.ACQUIRE, ReadWriteScripts.RELEASE),
 		READ(ReadWriteScripts.ACQUIRE, ReadWriteScripts.RELEASE),
-		FAIR(FairScripts.FAIR_ACQUIRE, FairScripts.FAIR_RELEASE);
+		FAIR(FairScripts.FAIR_ACQUIRE, FairScripts.FAIR_RELEASE),
+		PERMITS(PermitScripts.ACQUIRE, PermitScripts.RELEASE);
 
 		final RedisScript<?> acquire;
 
@@ -82,6 +85,15 @@ class RedeliveryIntegrationTests {
 			return this == WRITE || this == READ;
 		}
 
+		RedisScript<?> extend() {
+			return readWrite() ? ReadWriteScripts.EXTEND : (this == PERMITS) ? PermitScripts.EXTEND : LockScripts.EXTEND;
+		}
+
+		RedisScript<?> renewAll() {
+			return readWrite() ? ReadWriteScripts.RENEW_ALL
+					: (this == PERMITS) ? PermitScripts.RENEW_ALL : LockScripts.RENEW_ALL;
+		}
+
 		LockRequest request(String key, Duration wait) {
 			LockRequest request = LockRequest.of(key, TTL, wait);
 			return switch (this) {
@@ -89,6 +101,7 @@ class RedeliveryIntegrationTests {
 				case WRITE -> request.write();
 				case READ -> request.read();
 				case FAIR -> request.fair();
+				case PERMITS -> request.permits(2);
 			};
 		}
 
@@ -143,7 +156,7 @@ class RedeliveryIntegrationTests {
 		try (Setup s = new Setup()) {
 			String key = s.key(kind);
 			Lease outer = s.client.acquire(kind.request(key, WAIT));
-			RedisScript<?> acquire = (kind == Kind.WRITE || kind == Kind.READ) ? ReadWriteScripts.ACQUIRE
+			RedisScript<?> acquire = (kind == Kind.WRITE || kind == Kind.READ || kind == Kind.PERMITS) ? kind.acquire
 					: LockScripts.ACQUIRE;
 
 			s.proxy.redeliverNext(acquire.getSha1());
@@ -165,7 +178,7 @@ class RedeliveryIntegrationTests {
 		try (Setup s = new Setup()) {
 			String key = s.key(kind);
 			Lease lease = s.client.acquire(kind.request(key, WAIT));
-			RedisScript<?> extend = kind.readWrite() ? ReadWriteScripts.EXTEND : LockScripts.EXTEND;
+			RedisScript<?> extend = kind.extend();
 
 			s.proxy.redeliverNext(extend.getSha1());
 			lease.extend(Duration.ofSeconds(60), ExtendMode.ADD);
@@ -236,8 +249,9 @@ class RedeliveryIntegrationTests {
 				case WRITE -> request.write();
 				case READ -> request.read();
 				case FAIR -> request.fair();
+				case PERMITS -> request.permits(2);
 			});
-			RedisScript<?> renew = kind.readWrite() ? ReadWriteScripts.RENEW_ALL : LockScripts.RENEW_ALL;
+			RedisScript<?> renew = kind.renewAll();
 
 			s.proxy.redeliverNext(renew.getSha1());
 			org.awaitility.Awaitility.await().atMost(ttl.multipliedBy(2)).until(() -> s.proxy.redeliveries() == 1);
