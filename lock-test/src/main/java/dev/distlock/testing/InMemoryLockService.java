@@ -359,9 +359,17 @@ public class InMemoryLockService
 
 	/**
 	 * What the engine refuses before any call to the store, as the Redis engine refuses it: an upgrade (a reader of the
-	 * key asking for its write lock, which would wait for its own read lock for ever).
+	 * key asking for its write lock, which would wait for its own read lock for ever), and a holder's re-entry of its
+	 * permit with another number of permits (which would otherwise re-enter without the store seeing the number).
 	 */
 	private @Nullable RuntimeException refusal(LockRequest request, LockOwner owner) {
+		if (request.mode() == LockMode.PERMITS) {
+			return read(() -> {
+				LeaseEntry held = this.instance.heldBy(request.key(), owner, LockMode.PERMITS);
+				return (held != null && held.permits != request.permits())
+						? KeyState.refusedPermits(request.key(), request.permits(), held.permits) : null;
+			});
+		}
 		if (request.mode() != LockMode.WRITE) {
 			return null;
 		}
