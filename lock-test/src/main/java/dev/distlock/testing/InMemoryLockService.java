@@ -38,7 +38,8 @@ import org.springframework.util.Assert;
  * Not a stub: leases have lease times on the store's {@link LockClock} (a fixed lease expires, a renewed one is kept by
  * a watchdog), owners re-enter their leases (threads, and the owners of asynchronous and reactive work), fencing
  * tokens only grow, waits end at their deadlines or when interrupted, fair locks hand the key over in the order of
- * arrival, read-write locks share and exclude as the Redis engine's do, and a lease the store no longer has is found
+ * arrival, read-write locks and permits ({@code LockMode.PERMITS}, since 0.8.0) share and exclude as the Redis
+ * engine's do, and a lease the store no longer has is found
  * lost as the Redis engine finds it (its {@code LockLostEvent}, the listeners, {@link Lease#onLost}, and
  * {@code LockLostException} at release).
  * <p>
