@@ -327,6 +327,10 @@ class LocksActuatorIntegrationTests {
 				.gauge()
 				.value() == 2);
 
+			assertThat(this.meterRegistry.get(LockMetrics.PERMITS_LIMIT).tag("name", "partner-api").gauge().value())
+				.isEqualTo(3);
+			assertThat(this.meterRegistry.find(LockMetrics.PERMITS_LIMIT).tag("name", "catalog-hold").gauge()).isNull();
+
 			first.release();
 			second.release();
 			third.release();
