@@ -2,6 +2,7 @@ package dev.distlock.interceptor;
 
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
@@ -18,6 +19,7 @@ import dev.distlock.core.LockAcquisitionTimeoutException;
 import dev.distlock.redis.LockTestSupport;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import reactor.core.publisher.Mono;
 
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.context.annotation.Bean;
@@ -132,8 +134,25 @@ class PermitsAnnotationIntegrationTests extends RedisContextFixture {
 		});
 	}
 
+	@Test
+	void aReactiveMethodOnSeveralKeysTakesAPermitOfEach() {
+		runner().run((context) -> {
+			Batches batches = context.getBean(Batches.class);
+			// the later keys of a reactive acquisition get what is left of the wait: they keep their permits too
+			List<Object> seen = batches.importBoth().block(Duration.ofSeconds(DEADLINE_SECONDS));
+			assertThat(seen).containsExactly("2", "2");
+			await().atMost(Duration.ofSeconds(DEADLINE_SECONDS))
+				.until(() -> LockTestSupport.leftKeys(this.redis, "lock:*").isEmpty());
+		});
+	}
+
 	@Configuration(proxyBeanMethods = false)
 	static class Beans {
+
+		@Bean
+		Batches batches(StringRedisTemplate redis) {
+			return new Batches(redis);
+		}
 
 		@Bean
 		PartnerApi partnerApi(StringRedisTemplate redis) {
@@ -287,6 +306,23 @@ class PermitsAnnotationIntegrationTests extends RedisContextFixture {
 		@DistributedLock(key = "'tenant-7'", permits = 5, waitTime = "0")
 		public String exportWithFivePermits() {
 			return "exported";
+		}
+
+	}
+
+	static class Batches {
+
+		private final StringRedisTemplate redis;
+
+		Batches(StringRedisTemplate redis) {
+			this.redis = redis;
+		}
+
+		@DistributedLock(key = "{'batch:a', 'batch:b'}", permits = 2)
+		public Mono<List<Object>> importBoth() {
+			// read while the stream holds both keys' permits: each semaphore's number as Redis has it (null if none)
+			return Mono.fromCallable(() -> Arrays.asList(this.redis.opsForHash().get("lock:{batch:a}", "~p"),
+					this.redis.opsForHash().get("lock:{batch:b}", "~p")));
 		}
 
 	}
