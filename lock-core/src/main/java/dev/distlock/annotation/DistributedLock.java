@@ -19,7 +19,9 @@ import org.springframework.core.annotation.AliasFor;
  * }</pre>
  * The lock wraps the whole call, including a {@code @Transactional} on the same method, so the transaction commits (or
  * rolls back) before the next holder gets in. It is reentrant: a nested annotated call on the same key from the same
- * thread re-enters it. Inside the method, {@link LockContext#current()} gives the lease and its fencing token.
+ * thread re-enters it. Inside the method, {@link LockContext#current()} gives the lease and its fencing token. With
+ * {@link #permits() permits = N} the key admits up to N callers at once instead of one, each holding a permit that is
+ * a lease of its own.
  * <p>
  * On a method that returns a {@code CompletableFuture} or {@code CompletionStage} (an {@code @Async} method, say) the
  * lock is taken before the method runs and held until the returned future completes; re-entry then follows the
