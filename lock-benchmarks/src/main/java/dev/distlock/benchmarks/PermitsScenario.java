@@ -32,9 +32,12 @@ final class PermitsScenario {
 
 	private final Settings settings;
 
-	PermitsScenario(Target target, Settings settings) {
+	private final RedisProbe probe;
+
+	PermitsScenario(Target target, Settings settings, RedisProbe probe) {
 		this.target = target;
 		this.settings = settings;
+		this.probe = probe;
 	}
 
 	/**
@@ -43,7 +46,8 @@ final class PermitsScenario {
 	 * an INCR then a DECR of a counter on the client's own data connection: the INCR's reply is how many holders are
 	 * inside, counted in Redis by the section itself, so every client sees one count, and its most must never exceed
 	 * the permits (reported with the lost updates when it does). The wait is from the acquisition's start to the
-	 * section's.
+	 * section's. MONITOR watches the warm-up, as in the hot-key scenarios: the client commands per critical section,
+	 * less its INCR and DECR, show what waking and retrying waiters cost.
 	 */
 	Map<Metric, Double> run(Contestant contestant) throws Exception {
 		List<Client> clients = new ArrayList<>();
@@ -55,7 +59,18 @@ final class PermitsScenario {
 				dataConnections.add(dataClient.connect());
 			}
 			AtomicLong most = new AtomicLong();
-			runPermits(clients, dataConnections, "permits-inside:warmup", most, this.settings.warmup());
+			RedisProbe.Recording recording;
+			Run warm;
+			try (RedisProbe.Monitor monitor = this.probe.monitor()) {
+				warm = runPermits(clients, dataConnections, "permits-inside:warmup", most, this.settings.warmup());
+				Thread.sleep(200); // MONITOR reports a command after it ran; give the last ones time to arrive
+				recording = monitor.stop();
+			}
+			long warmSections = 0;
+			for (ThreadState state : warm.states()) {
+				warmSections += state.operations;
+			}
+			double lockCommands = (recording.timestampsMicros().length - 2.0 * warmSections) / Math.max(1, warmSections);
 			Run run = runPermits(clients, dataConnections, "permits-inside", most, this.settings.hotKey());
 			Samples waits = new Samples();
 			long inWindow = 0;
@@ -76,6 +91,7 @@ final class PermitsScenario {
 			metrics.put(Metric.WAIT_P99_MILLIS, waits.percentile(99) / 1e6);
 			metrics.put(Metric.WAIT_MAX_MILLIS, waits.percentile(100) / 1e6);
 			metrics.put(Metric.MOST_INSIDE, (double) most.get());
+			metrics.put(Metric.LOCK_ROUND_TRIPS_PER_SECTION, lockCommands);
 			metrics.put(Metric.BUSIEST_CLIENT_PERCENT,
 					100.0 * java.util.Arrays.stream(perClient).max().orElse(0) / Math.max(1, inWindow));
 			metrics.put(Metric.CPU_MICROS_PER_OP, run.cpuNanos() / 1e3 / Math.max(1, operations));

@@ -66,7 +66,7 @@ final class Report {
 				Metric.LOST_UPDATES, Metric.CPU_MICROS_PER_OP, Metric.TIMEOUTS));
 		table(md, results, Scenario.PERMITS, Metric.CS_PER_SEC, false, List.of(Metric.WAIT_P50_MILLIS,
 				Metric.WAIT_P99_MILLIS, Metric.WAIT_MAX_MILLIS, Metric.MOST_INSIDE, Metric.BUSIEST_CLIENT_PERCENT,
-				Metric.CPU_MICROS_PER_OP, Metric.TIMEOUTS));
+				Metric.LOCK_ROUND_TRIPS_PER_SECTION, Metric.CPU_MICROS_PER_OP, Metric.TIMEOUTS));
 		goals(md, results);
 		md.append("![Scenarios 1-3](").append(CHART).append(")\n");
 		return md.toString();

@@ -54,7 +54,7 @@ final class Scenarios {
 		this.hotKey = new HotKeyScenario(target, settings, probe);
 		this.readWrite = new ReadWriteScenario(target, settings);
 		this.watchdog = new WatchdogScenario(target, settings, probe, log);
-		this.permits = new PermitsScenario(target, settings);
+		this.permits = new PermitsScenario(target, settings, probe);
 	}
 
 	Map<Metric, Double> run(Scenario scenario, Contestant contestant) throws Exception {
