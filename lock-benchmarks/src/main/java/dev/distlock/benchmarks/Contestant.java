@@ -94,6 +94,14 @@ interface Contestant {
 			throw new UnsupportedOperationException(getClass().getSimpleName() + " has no read-write lock");
 		}
 
+		/**
+		 * {@link #locked} with one of the {@code permits} permits of {@code key}'s semaphore: up to {@code permits}
+		 * holders inside at once. Only contestants that take part in {@link Scenario#PERMITS} support it.
+		 */
+		default boolean permitLocked(String key, int permits, Runnable criticalSection) throws Exception {
+			throw new UnsupportedOperationException(getClass().getSimpleName() + " has no semaphore");
+		}
+
 		/** Acquire {@code key} without waiting, kept alive by the library's watchdog until the returned hold is released. */
 		default Hold hold(String key) throws Exception {
 			throw new UnsupportedOperationException(getClass().getSimpleName() + " cannot hold leases");

@@ -108,7 +108,8 @@ final class DistlockContestant implements Contestant {
 			return EnumSet.of(Scenario.HOT_KEY);
 		}
 		// the read-write scenario needs read and write locks (LockRequest.read() and write(), not in this engine yet)
-		return this.clusterNodes.isEmpty() ? EnumSet.complementOf(EnumSet.of(Scenario.READ_WRITE))
+		// and the permits scenario a semaphore: DistlockModeContestant.readWrite() and permits() take those
+		return this.clusterNodes.isEmpty() ? EnumSet.complementOf(EnumSet.of(Scenario.READ_WRITE, Scenario.PERMITS))
 				: EnumSet.of(Scenario.MANY_KEYS);
 	}
 

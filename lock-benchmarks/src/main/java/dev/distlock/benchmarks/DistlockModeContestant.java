@@ -12,31 +12,48 @@ import dev.distlock.redis.RedisLockService;
 import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
 
 /**
- * This starter's fair lock ({@code LockRequest.fair()}, in the hot-key scenarios) or read-write lock
- * ({@code LockRequest.read()} and {@code write()}, in the read-write scenario), through the programmatic API with
- * default settings, as {@link DistlockContestant} is for the plain lock.
+ * This starter's fair lock ({@code LockRequest.fair()}, in the hot-key scenarios), read-write lock
+ * ({@code LockRequest.read()} and {@code write()}, in the read-write scenario) or semaphore
+ * ({@code LockRequest.permits(n)}, in the permits scenario), through the programmatic API with default settings, as
+ * {@link DistlockContestant} is for the plain lock.
  */
 final class DistlockModeContestant implements Contestant {
 
-	private final boolean readWrite;
+	/** Which of the starter's other kinds of lock. */
+	private enum Mode {
 
-	private DistlockModeContestant(boolean readWrite) {
-		this.readWrite = readWrite;
+		FAIR, READ_WRITE, PERMITS
+
+	}
+
+	private final Mode mode;
+
+	private DistlockModeContestant(Mode mode) {
+		this.mode = mode;
 	}
 
 	/** {@code LockRequest.fair()} in the hot-key scenarios. */
 	static DistlockModeContestant fairLock() {
-		return new DistlockModeContestant(false);
+		return new DistlockModeContestant(Mode.FAIR);
 	}
 
 	/** {@code LockRequest.read()} and {@code write()} in the read-write scenario. */
 	static DistlockModeContestant readWrite() {
-		return new DistlockModeContestant(true);
+		return new DistlockModeContestant(Mode.READ_WRITE);
+	}
+
+	/** {@code LockRequest.permits(n)} in the permits scenario. */
+	static DistlockModeContestant permits() {
+		return new DistlockModeContestant(Mode.PERMITS);
 	}
 
 	@Override
 	public String name() {
-		return this.readWrite ? "distlock read-write" : "distlock fair";
+		return switch (this.mode) {
+			case FAIR -> "distlock fair";
+			case READ_WRITE -> "distlock read-write";
+			case PERMITS -> "distlock permits";
+		};
 	}
 
 	@Override
@@ -46,19 +63,27 @@ final class DistlockModeContestant implements Contestant {
 
 	@Override
 	public boolean fair() {
-		return !this.readWrite;
+		return this.mode == Mode.FAIR;
 	}
 
 	@Override
 	public Set<Scenario> scenarios() {
-		return this.readWrite ? EnumSet.of(Scenario.READ_WRITE) : EnumSet.copyOf(Scenario.HOT_KEYS);
+		return switch (this.mode) {
+			case FAIR -> EnumSet.copyOf(Scenario.HOT_KEYS);
+			case READ_WRITE -> EnumSet.of(Scenario.READ_WRITE);
+			case PERMITS -> EnumSet.of(Scenario.PERMITS);
+		};
 	}
 
 	@Override
 	public Client open(Target target, Options options) {
 		LettuceConnectionFactory factory = DistlockContestant.connectionFactory(target);
 		RedisLockService service = RedisLockService.builder(factory)
-			.keyPrefix(this.readWrite ? "bench-distlock-rw" : "bench-distlock-fair")
+			.keyPrefix(switch (this.mode) {
+				case FAIR -> "bench-distlock-fair";
+				case READ_WRITE -> "bench-distlock-rw";
+				case PERMITS -> "bench-distlock-permits";
+			})
 			.build();
 		return new ModeClient(factory, service, options.ttl(), options.waitTime());
 	}
@@ -79,6 +104,11 @@ final class DistlockModeContestant implements Contestant {
 		@Override
 		public boolean writeLocked(String key, Runnable criticalSection) {
 			return run(LockRequest.of(key, this.ttl, this.waitTime).write(), criticalSection);
+		}
+
+		@Override
+		public boolean permitLocked(String key, int permits, Runnable criticalSection) {
+			return run(LockRequest.of(key, this.ttl, this.waitTime).permits(permits), criticalSection);
 		}
 
 		private boolean run(LockRequest request, Runnable criticalSection) {

@@ -195,8 +195,9 @@ public final class LockBenchmarks {
 	/** The contestants, in the order they run within each round. */
 	static List<Contestant> contestants() {
 		return List.of(new DistlockContestant(), DistlockModeContestant.fairLock(), DistlockModeContestant.readWrite(),
-				new AnnotatedContestant(), new ReactiveContestant(), new RedissonContestant(),
-				RedissonContestant.fairLock(), RedissonContestant.readWrite(), IntegrationContestant.pubSub(),
+				DistlockModeContestant.permits(), new AnnotatedContestant(), new ReactiveContestant(),
+				new RedissonContestant(), RedissonContestant.fairLock(), RedissonContestant.readWrite(),
+				RedissonContestant.permits(), IntegrationContestant.pubSub(),
 				IntegrationContestant.spin(), IntegrationContestant.renewing(), FloorContestant.setNx(),
 				FloorContestant.ping());
 	}

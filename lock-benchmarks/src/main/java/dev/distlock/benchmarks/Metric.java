@@ -41,6 +41,8 @@ enum Metric {
 
 	LOST_UPDATES("lost updates", "%,.0f", Combine.MAX),
 
+	MOST_INSIDE("most holders inside", "%,.0f", Combine.MAX),
+
 	TIMEOUTS("timeouts", "%,.0f", Combine.SUM),
 
 	LEASES("leases", "%,.0f", Combine.MEDIAN),

@@ -64,6 +64,9 @@ final class Report {
 		table(md, results, Scenario.READ_WRITE, Metric.OPS_PER_SEC, false, List.of(Metric.READ_OPS_PER_SEC,
 				Metric.WRITE_OPS_PER_SEC, Metric.READ_WAIT_P99_MILLIS, Metric.WRITE_WAIT_P99_MILLIS,
 				Metric.LOST_UPDATES, Metric.CPU_MICROS_PER_OP, Metric.TIMEOUTS));
+		table(md, results, Scenario.PERMITS, Metric.CS_PER_SEC, false, List.of(Metric.WAIT_P50_MILLIS,
+				Metric.WAIT_P99_MILLIS, Metric.WAIT_MAX_MILLIS, Metric.MOST_INSIDE, Metric.BUSIEST_CLIENT_PERCENT,
+				Metric.LOCK_ROUND_TRIPS_PER_SECTION, Metric.CPU_MICROS_PER_OP, Metric.TIMEOUTS));
 		goals(md, results);
 		md.append("![Scenarios 1-3](").append(CHART).append(")\n");
 		return md.toString();

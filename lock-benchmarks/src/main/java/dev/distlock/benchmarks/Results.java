@@ -110,13 +110,23 @@ final class Results {
 			.toList();
 	}
 
-	/** Every turn that lost an update, as "contestant: n". */
+	/**
+	 * Every turn that lost an update, as "contestant: n", and every turn of the permits scenario that had more
+	 * holders inside at once than its permits.
+	 */
 	synchronized List<String> lostUpdates() {
-		return this.turns.stream()
+		List<String> lost = new ArrayList<>(this.turns.stream()
 			.filter(t -> t.metrics().getOrDefault(Metric.LOST_UPDATES, 0.0) != 0)
 			.map(t -> t.contestant().name() + " (round " + t.round() + "): "
 					+ t.metrics().get(Metric.LOST_UPDATES).longValue() + " lost updates")
-			.toList();
+			.toList());
+		this.turns.stream()
+			.filter(t -> t.metrics().getOrDefault(Metric.MOST_INSIDE, 0.0) > Settings.PERMITS)
+			.map(t -> t.contestant().name() + " (round " + t.round() + "): "
+					+ t.metrics().get(Metric.MOST_INSIDE).longValue() + " holders inside a semaphore of "
+					+ Settings.PERMITS + " permits")
+			.forEach(lost::add);
+		return lost;
 	}
 
 	private static double loadAverage() {

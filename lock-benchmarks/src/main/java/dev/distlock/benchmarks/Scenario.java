@@ -15,7 +15,9 @@ enum Scenario {
 
 	MEMORY("5. Memory: heap per held lease, heap after many acquire/release cycles"),
 
-	READ_WRITE("6. Read-write, 90 % reads: 4 clients x 2 threads on one key");
+	READ_WRITE("6. Read-write, 90 % reads: 4 clients x 2 threads on one key"),
+
+	PERMITS("7. Permits = 4: 8 clients x 1 thread on one key's semaphore");
 
 	final String title;
 

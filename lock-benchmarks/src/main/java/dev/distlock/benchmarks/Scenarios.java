@@ -41,6 +41,8 @@ final class Scenarios {
 
 	private final WatchdogScenario watchdog;
 
+	private final PermitsScenario permits;
+
 	Scenarios(Target target, Settings settings, RedisProbe probe, java.io.PrintStream log) {
 		this.log = log;
 		this.target = target;
@@ -52,6 +54,7 @@ final class Scenarios {
 		this.hotKey = new HotKeyScenario(target, settings, probe);
 		this.readWrite = new ReadWriteScenario(target, settings);
 		this.watchdog = new WatchdogScenario(target, settings, probe, log);
+		this.permits = new PermitsScenario(target, settings, probe);
 	}
 
 	Map<Metric, Double> run(Scenario scenario, Contestant contestant) throws Exception {
@@ -64,6 +67,7 @@ final class Scenarios {
 			case WATCHDOG -> this.watchdog.run(contestant);
 			case MEMORY -> memory(contestant);
 			case READ_WRITE -> this.readWrite.run(contestant);
+			case PERMITS -> this.permits.run(contestant);
 		};
 	}
 

@@ -37,6 +37,12 @@ record Settings(String name, int rounds, Duration warmup, Duration uncontended, 
 	/** The share of the read-write scenario's operations that read. */
 	static final double READ_SHARE = 0.9;
 
+	/** The permits of the permits scenario's semaphore: at most this many of its clients inside at once. */
+	static final int PERMITS = 4;
+
+	/** Clients of the permits scenario, one thread each: twice its permits, so that half of them wait. */
+	static final int PERMITS_CLIENTS = 8;
+
 	static final int MANY_KEYS_THREADS = 16;
 
 	static final int MANY_KEYS = 1000;

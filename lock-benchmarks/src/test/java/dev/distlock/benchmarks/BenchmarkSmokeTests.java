@@ -47,6 +47,9 @@ class BenchmarkSmokeTests {
 					.hasEntrySatisfying(Metric.READ_OPS_PER_SEC, reads -> assertThat(reads).isPositive())
 					.hasEntrySatisfying(Metric.WRITE_OPS_PER_SEC, writes -> assertThat(writes).isPositive());
 			}
+			if (contestant.scenarios().contains(Scenario.PERMITS)) {
+				assertPermits(results, contestant);
+			}
 		}
 		Report.write(results, docs.resolve("benchmarks.md"));
 		assertThat(docs.resolve("benchmarks.md")).content().contains(Report.BEGIN, "### Goals", Report.END);
@@ -75,6 +78,38 @@ class BenchmarkSmokeTests {
 			assertThat(results.combined(Scenario.HOT_KEY, contestant).get(Metric.CS_PER_SEC))
 				.as("critical sections of " + contestant.name()).isPositive();
 		}
+	}
+
+	/**
+	 * The permits scenario alone (issue 30), ours against Redisson's {@code RPermitExpirableSemaphore}: no error,
+	 * critical sections run, and never more than 4 holders inside, counted in Redis by the section. The first test
+	 * runs it too, among all; this one is the short check.
+	 */
+	@Test
+	void permitsContestantsRunThePermitsScenarioWithAtMostFourHoldersInside() throws Exception {
+		List<Contestant> contestants = LockBenchmarks.contestants()
+			.stream()
+			.filter((contestant) -> contestant.scenarios().contains(Scenario.PERMITS))
+			.toList();
+		assertThat(contestants).extracting(Contestant::name)
+			.containsExactly("distlock permits", "Redisson RPermitExpirableSemaphore");
+		Results results;
+		try (RedisServer server = RedisServer.start()) {
+			results = LockBenchmarks.run(Settings.smoke(), new Contestant.Target(server.host(), server.port()),
+					contestants, EnumSet.of(Scenario.PERMITS), System.out);
+		}
+		assertThat(results.errors()).isEmpty();
+		assertThat(results.lostUpdates()).isEmpty();
+		for (Contestant contestant : results.contestants) {
+			assertPermits(results, contestant);
+		}
+	}
+
+	private static void assertPermits(Results results, Contestant contestant) {
+		assertThat(results.combined(Scenario.PERMITS, contestant)).as("the permits scenario of " + contestant.name())
+			.hasEntrySatisfying(Metric.CS_PER_SEC, sections -> assertThat(sections).isPositive())
+			.hasEntrySatisfying(Metric.MOST_INSIDE,
+					most -> assertThat(most).isBetween(1.0, (double) Settings.PERMITS));
 	}
 
 	/**

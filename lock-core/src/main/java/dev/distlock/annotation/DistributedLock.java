@@ -19,7 +19,9 @@ import org.springframework.core.annotation.AliasFor;
  * }</pre>
  * The lock wraps the whole call, including a {@code @Transactional} on the same method, so the transaction commits (or
  * rolls back) before the next holder gets in. It is reentrant: a nested annotated call on the same key from the same
- * thread re-enters it. Inside the method, {@link LockContext#current()} gives the lease and its fencing token.
+ * thread re-enters it. Inside the method, {@link LockContext#current()} gives the lease and its fencing token. With
+ * {@link #permits() permits = N} the key admits up to N callers at once instead of one, each holding a permit that is
+ * a lease of its own.
  * <p>
  * On a method that returns a {@code CompletableFuture} or {@code CompletionStage} (an {@code @Async} method, say) the
  * lock is taken before the method runs and held until the returned future completes; re-entry then follows the
@@ -140,11 +142,34 @@ public @interface DistributedLock {
 	 * How the lock admits holders: {@code EXCLUSIVE} (the default: one caller at a time), or {@code READ} and
 	 * {@code WRITE}, the two sides of a read-write lock on the key (many readers or one writer). A method holding the
 	 * write lock may call one that takes the read lock of the same key; the other way round fails at once with a
-	 * {@link IllegalStateException} rather than deadlocking. {@code FAIR} is the same as {@link #fair()}.
+	 * {@link IllegalStateException} rather than deadlocking. {@code FAIR} is the same as {@link #fair()}, and
+	 * {@code PERMITS} is what {@link #permits()} sets (a declaration with {@code mode = PERMITS} must say how many).
 	 * @return the lock mode
 	 * @since 0.4.0
 	 */
 	LockMode mode() default LockMode.EXCLUSIVE;
+
+	/**
+	 * How many callers may hold the key at once across every instance: 0 (the default) makes a lock, not a semaphore;
+	 * N from 1 to {@link dev.distlock.core.LockSettings#MAX_PERMITS} makes each call hold one of N permits of the key
+	 * ({@link LockMode#PERMITS}), for limits such as "at most 5 concurrent calls to the partner API, fleet-wide":
+	 * <pre>{@code
+	 * @DistributedLock(key = "'partner-api'", permits = 5, ttl = "30s", waitTime = "2s")
+	 * public Quote quote(Order order) { ... }
+	 * }</pre>
+	 * Each permit is a lease, with the ttl, renewal, {@link #maxHold()}, fencing token and loss of a lock's lease, so a
+	 * crashed instance's permit comes back at its ttl. A nested call on the key by the same caller re-enters its permit
+	 * and takes no second one. Every declaration (and {@code LockRequest}) on one key must ask for the same number while
+	 * the key has holders: a call that asks for another number fails at once with an {@link IllegalStateException}
+	 * naming the key and both numbers, rather than silently admitting more or fewer callers.
+	 * <p>
+	 * A number out of range, or permits combined with {@link #fair()}, a {@link #mode()} of {@code FAIR}, {@code READ}
+	 * or {@code WRITE}, or {@link #holdAtLeast()} (its window spaces the runs of a key, one per window, whatever the
+	 * permits), fails the start, naming the method and the attribute.
+	 * @return the number of permits of the key, or 0 for a lock
+	 * @since 0.8.0
+	 */
+	int permits() default 0;
 
 	/**
 	 * What to do when the lock is not acquired within the wait. Leave it at {@code THROW} when a

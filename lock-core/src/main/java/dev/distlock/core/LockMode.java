@@ -27,7 +27,18 @@ public enum LockMode {
 	 * One writer, no readers; a queued writer holds back new readers so that a stream of readers cannot starve it. The
 	 * writer may take read holds on the same key (downgrade).
 	 */
-	WRITE;
+	WRITE,
+
+	/**
+	 * Up to {@link LockRequest#permits()} holders at once across every process: a semaphore whose permits are leases.
+	 * Each holder's permit has its own owner, lease time, renewal, fencing token and loss, as a lock's lease has; a
+	 * crashed holder's permit comes back at the end of its lease time. A re-entry by the holder's owner re-enters its
+	 * permit and takes no second one. All requests on one key must ask for the same number of permits while it has
+	 * holders: a request with another number is refused, naming the key and both numbers.
+	 *
+	 * @since 0.8.0
+	 */
+	PERMITS;
 
 	/** {@return whether this mode is {@link #READ} or {@link #WRITE}} */
 	public boolean isReadWrite() {

@@ -22,10 +22,12 @@ import org.jspecify.annotations.Nullable;
  * lapses at its lease time, or goes with the holder's release; the holder must not rely on it from the moment of the
  * loss. A re-entry's {@code maxHold} is ignored: the first acquisition's cap rules the lease. At least {@code ttl}, at
  * most {@link LockSettings#MAX_TTL}; it matters only for renewed leases, since a fixed lease ends at its lease time
+ * @param permits how many holders a {@link LockMode#PERMITS} request admits at once across every process, from 1 to
+ * {@link LockSettings#MAX_PERMITS}; 1 for every other mode (set by {@link #permits(int)})
  * @since 0.1.0
  */
 public record LockRequest(String key, Duration ttl, Duration waitTime, boolean autoRenew, @Nullable String name,
-		LockMode mode, @Nullable Duration maxHold) {
+		LockMode mode, @Nullable Duration maxHold, int permits) {
 
 	/** The name of locks that were not given one. */
 	public static final String DEFAULT_NAME = "default";
@@ -40,6 +42,7 @@ public record LockRequest(String key, Duration ttl, Duration waitTime, boolean a
 	 * @param mode how the lock admits holders
 	 * @param maxHold the longest hold of the lease, or {@code null} for none; at least {@code ttl}, at most
 	 * {@link LockSettings#MAX_TTL}
+	 * @param permits how many holders a {@link LockMode#PERMITS} request admits at once; 1 for the other modes
 	 * @throws IllegalArgumentException naming the argument that is out of range
 	 */
 	public LockRequest {
@@ -53,6 +56,23 @@ public record LockRequest(String key, Duration ttl, Duration waitTime, boolean a
 		if (maxHold != null) {
 			LockSettings.checkMaxHold(maxHold, ttl, "'maxHold' of lock '" + LogSafe.escape(key) + "'");
 		}
+		LockSettings.checkPermits(permits, mode, "'permits' of lock '" + LogSafe.escape(key) + "'");
+	}
+
+	/**
+	 * A request of one permit (the form before permits existed): every mode but {@link LockMode#PERMITS} admits one
+	 * holder, and a {@code PERMITS} request made this way is a semaphore of one permit.
+	 * @param key the lock key; not blank
+	 * @param ttl the lease time; at least 1ms, at most {@link LockSettings#MAX_TTL}
+	 * @param waitTime the longest time to wait for the key; zero tries once, never negative
+	 * @param autoRenew whether the watchdog renews the lease while it is held
+	 * @param name the name used to group this lock in metrics and logs, or {@code null} for {@link #DEFAULT_NAME}
+	 * @param mode how the lock admits holders
+	 * @param maxHold the longest hold of the lease, or {@code null} for none
+	 */
+	public LockRequest(String key, Duration ttl, Duration waitTime, boolean autoRenew, @Nullable String name,
+			LockMode mode, @Nullable Duration maxHold) {
+		this(key, ttl, waitTime, autoRenew, name, mode, maxHold, 1);
 	}
 
 	/**
@@ -97,7 +117,7 @@ public record LockRequest(String key, Duration ttl, Duration waitTime, boolean a
 	 * latest}
 	 */
 	public LockRequest withFixedLease() {
-		return new LockRequest(this.key, this.ttl, this.waitTime, false, this.name, this.mode, this.maxHold);
+		return new LockRequest(this.key, this.ttl, this.waitTime, false, this.name, this.mode, this.maxHold, this.permits);
 	}
 
 	/**
@@ -105,7 +125,7 @@ public record LockRequest(String key, Duration ttl, Duration waitTime, boolean a
 	 * @param name the name used to group this lock in metrics and logs
 	 */
 	public LockRequest withName(String name) {
-		return new LockRequest(this.key, this.ttl, this.waitTime, this.autoRenew, name, this.mode, this.maxHold);
+		return new LockRequest(this.key, this.ttl, this.waitTime, this.autoRenew, name, this.mode, this.maxHold, this.permits);
 	}
 
 	/**
@@ -113,7 +133,9 @@ public record LockRequest(String key, Duration ttl, Duration waitTime, boolean a
 	 * @param mode how the lock admits holders
 	 */
 	public LockRequest withMode(LockMode mode) {
-		return new LockRequest(this.key, this.ttl, this.waitTime, this.autoRenew, this.name, mode, this.maxHold);
+		int permits = (mode == LockMode.PERMITS) ? this.permits : 1;
+		return new LockRequest(this.key, this.ttl, this.waitTime, this.autoRenew, this.name, mode, this.maxHold,
+				permits);
 	}
 
 	/**
@@ -125,7 +147,7 @@ public record LockRequest(String key, Duration ttl, Duration waitTime, boolean a
 	 * @since 0.7.0
 	 */
 	public LockRequest withMaxHold(@Nullable Duration maxHold) {
-		return new LockRequest(this.key, this.ttl, this.waitTime, this.autoRenew, this.name, this.mode, maxHold);
+		return new LockRequest(this.key, this.ttl, this.waitTime, this.autoRenew, this.name, this.mode, maxHold, this.permits);
 	}
 
 	/** {@return this request as a fair lock: waiters of every process get it in the order they queued} */
@@ -141,6 +163,23 @@ public record LockRequest(String key, Duration ttl, Duration waitTime, boolean a
 	/** {@return this request for the write lock of the key: one writer, no readers} */
 	public LockRequest write() {
 		return withMode(LockMode.WRITE);
+	}
+
+	/**
+	 * {@return this request for one of {@code permits} permits of the key: a {@link LockMode#PERMITS} request, which up
+	 * to {@code permits} holders of every process hold at once}
+	 * @param permits how many holders the key admits at once, from 1 to {@link LockSettings#MAX_PERMITS}
+	 * @throws IllegalArgumentException naming the key when {@code permits} is out of range, or when this request is
+	 * for a fair, read or write lock (permits are a kind of their own, never combined with another)
+	 * @since 0.8.0
+	 */
+	public LockRequest permits(int permits) {
+		if (this.mode != LockMode.EXCLUSIVE && this.mode != LockMode.PERMITS) {
+			throw new IllegalArgumentException("Lock '" + LogSafe.escape(this.key) + "': permits cannot be combined "
+					+ "with a " + this.mode.name().toLowerCase(java.util.Locale.ROOT) + " lock");
+		}
+		return new LockRequest(this.key, this.ttl, this.waitTime, this.autoRenew, this.name, LockMode.PERMITS,
+				this.maxHold, permits);
 	}
 
 	/** {@return whether this request is for a fair lock} */

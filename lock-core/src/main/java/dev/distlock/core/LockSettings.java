@@ -28,6 +28,14 @@ public final class LockSettings {
 	 */
 	public static final Duration MAX_TTL = Duration.ofDays(365);
 
+	/**
+	 * The most permits one key admits ({@link LockRequest#permits()}): each holder is a few fields of the key's hash,
+	 * which every acquisition reads, so a limit much larger than this is better served by another design (a counter
+	 * without per-holder leases).
+	 * @since 0.8.0
+	 */
+	public static final int MAX_PERMITS = 10_000;
+
 	/** The rule of {@link #MAX_TTL}, as the messages word it. */
 	public static final String MAX_TTL_RULE = "must be at most 365 days";
 
@@ -167,6 +175,39 @@ public final class LockSettings {
 			throw invalid(subject, (rule != null) ? rule : TTL_RULE, maxHold);
 		}
 		return maxHold;
+	}
+
+	/**
+	 * The rule of a number of permits ({@link LockRequest#permits()}), or null when {@code permits} keeps it: from 1 to
+	 * {@link #MAX_PERMITS} for a {@link LockMode#PERMITS} request, exactly 1 for every other mode.
+	 * @param permits the number of permits
+	 * @param mode the request's mode
+	 * @return what is wrong, or null
+	 * @since 0.8.0
+	 */
+	public static @Nullable String permitsRule(int permits, LockMode mode) {
+		if (mode != LockMode.PERMITS) {
+			return (permits == 1) ? null : "must be 1 for a " + mode.name().toLowerCase(java.util.Locale.ROOT)
+					+ " lock (only a PERMITS request admits several holders)";
+		}
+		return (permits >= 1 && permits <= MAX_PERMITS) ? null : "must be between 1 and " + MAX_PERMITS;
+	}
+
+	/**
+	 * A number of permits: {@link #permitsRule the rules}.
+	 * @param permits the number of permits
+	 * @param mode the request's mode
+	 * @param subject what the message names, e.g. the method or the key
+	 * @return the number, unchanged
+	 * @throws IllegalArgumentException naming {@code subject}
+	 * @since 0.8.0
+	 */
+	public static int checkPermits(int permits, LockMode mode, String subject) {
+		String rule = permitsRule(permits, mode);
+		if (rule != null) {
+			throw invalid(subject, rule, permits);
+		}
+		return permits;
 	}
 
 	/**

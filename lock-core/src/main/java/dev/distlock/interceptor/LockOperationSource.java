@@ -16,7 +16,6 @@ import java.util.function.Function;
 import dev.distlock.annotation.DistributedLock;
 import dev.distlock.annotation.LockFailureHandler;
 import dev.distlock.annotation.OnLockFailure;
-import dev.distlock.core.LockMode;
 import dev.distlock.core.LockSettings;
 import org.jspecify.annotations.Nullable;
 
@@ -278,17 +277,11 @@ public class LockOperationSource {
 					"@DistributedLock sets both 'failureHandler' (\"" + failureHandler + "\") and 'onFailure' ("
 							+ annotation.onFailure() + "): choose one, the handler or onFailure", null);
 		}
-		LockMode mode = annotation.mode();
-		if (annotation.fair()) {
-			if (mode.isReadWrite()) {
-				throw new InvalidLockDeclarationException(description, "fair", "@DistributedLock sets 'fair' = true "
-						+ "and 'mode' = " + mode + ": fair read-write locks are not supported; choose one", null);
-			}
-			mode = LockMode.FAIR;
-		}
+		DeclaredMode mode = DeclaredMode.of(annotation, holdAtLeast != null, description);
 		Duration maxHold = maxHold(annotation, ttl, description);
 		LockOperation operation = new LockOperation(method, description, key, keySource, name, ttl, waitTime,
-				annotation.fixedLease(), annotation.onFailure(), failureHandler, holdAtLeast, mode, maxHold);
+				annotation.fixedLease(), annotation.onFailure(), failureHandler, holdAtLeast, mode.mode(), maxHold,
+				mode.permits());
 		if (failureHandler != null) {
 			// queued first, then checked if the check is due: a concurrent validateFailureHandlers() cannot miss it
 			this.uncheckedFailureHandlers.add(operation);

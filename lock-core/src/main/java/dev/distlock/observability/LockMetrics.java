@@ -5,14 +5,17 @@ import java.util.EnumMap;
 import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicInteger;
 
 import dev.distlock.core.Lease;
 import dev.distlock.core.LockListener;
 import dev.distlock.core.LockListener.Abandonment;
 import dev.distlock.core.LockListener.Notification;
 import dev.distlock.core.LockLostEvent;
+import dev.distlock.core.LockMode;
 import dev.distlock.core.LockRequest;
 import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
 import org.jspecify.annotations.Nullable;
@@ -60,6 +63,15 @@ public class LockMetrics implements LockListener {
 	 */
 	public static final String DISCARDS_ABANDONED = "distlock.discards.abandoned";
 
+	/**
+	 * Gauge: the number of permits of the name's semaphore ({@link LockMode#PERMITS}), as its latest request on this
+	 * instance asked, tagged {@code name}; registered at the name's first permits request, so names of plain locks have
+	 * none. Beside {@code distlock.leases.held} summed over the instances (the permits in use across the fleet) it
+	 * tells how close a semaphore is to its limit. A name whose keys are semaphores of different sizes shows the latest.
+	 * @since 0.8.0
+	 */
+	public static final String PERMITS_LIMIT = "distlock.permits.limit";
+
 	/** The tag that names the lock. */
 	public static final String NAME_TAG = "name";
 
@@ -70,6 +82,9 @@ public class LockMetrics implements LockListener {
 	private final Map<Notification, Counter> notificationsRefused = new EnumMap<>(Notification.class);
 
 	private final Map<Abandonment, Counter> discardsAbandoned = new EnumMap<>(Abandonment.class);
+
+	/** Per name of a semaphore, the value of its {@link #PERMITS_LIMIT} gauge, which holds it strongly. */
+	private final Map<String, AtomicInteger> permitLimits = new ConcurrentHashMap<>();
 
 	/**
 	 * A listener that records into {@code registry}.
@@ -95,12 +110,41 @@ public class LockMetrics implements LockListener {
 	@Override
 	public void acquired(LockRequest request, Lease lease, Duration waited) {
 		meters(request.effectiveName()).acquire.get(AcquisitionOutcome.ACQUIRED).record(waited);
+		recordPermits(request);
 	}
 
 	@Override
 	public void notAcquired(LockRequest request, Duration waited, @Nullable RuntimeException failure) {
 		AcquisitionOutcome outcome = (failure != null) ? AcquisitionOutcome.FAILED : AcquisitionOutcome.TIMED_OUT;
 		meters(request.effectiveName()).acquire.get(outcome).record(waited);
+		if (failure == null) {
+			// a request refused for another number of permits than the holders' fails: its number is not the limit
+			recordPermits(request);
+		}
+	}
+
+	/**
+	 * A semaphore's size, from its requests that were granted or timed out: the store admits or queues a request
+	 * only when it asks for the holders' number of permits.
+	 */
+	private void recordPermits(LockRequest request) {
+		if (request.mode() != LockMode.PERMITS) {
+			return;
+		}
+		String name = request.effectiveName();
+		AtomicInteger limit = this.permitLimits.get(name);
+		if (limit == null) {
+			limit = this.permitLimits.computeIfAbsent(name, (n) -> {
+				AtomicInteger value = new AtomicInteger();
+				Gauge.builder(PERMITS_LIMIT, value, AtomicInteger::get)
+					.description("Permits of the semaphore, as its latest request asked")
+					.tag(NAME_TAG, n)
+					.strongReference(true)
+					.register(this.registry);
+				return value;
+			});
+		}
+		limit.set(request.permits());
 	}
 
 	@Override

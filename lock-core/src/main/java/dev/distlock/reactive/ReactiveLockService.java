@@ -325,7 +325,7 @@ public class ReactiveLockService implements AutoCloseable {
 				}
 				Duration remaining = Duration.ofNanos(Math.max(0, deadline - System.nanoTime()));
 				return acquireOne(new LockRequest(request.key(), request.ttl(), remaining, request.autoRenew(),
-						request.name(), request.mode(), request.maxHold()), owner, custody).onErrorMap(LockAcquisitionTimeoutException.class,
+						request.name(), request.mode(), request.maxHold(), request.permits()), owner, custody).onErrorMap(LockAcquisitionTimeoutException.class,
 								(ex) -> new LockAcquisitionTimeoutException(request.key(), first.waitTime()));
 			}, 0)
 				.then(Mono.just(custody))

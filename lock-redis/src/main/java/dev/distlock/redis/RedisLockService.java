@@ -187,7 +187,7 @@ public class RedisLockService extends EngineService
 	@Override
 	public Optional<Lease> tryAcquire(LockRequest request) {
 		checkAcquirable(request);
-		RuntimeException refused = ReadWriteLocks.refusal(LockKinds.of(request.mode()), request, redisKey(request.key()), LockOwner.current(),
+		RuntimeException refused = ReadWriteLocks.refusal(LockKinds.of(request), request, redisKey(request.key()), LockOwner.current(),
 				this.registry, this.replicaAcks > 0);
 		if (refused != null) {
 			throw refused;
@@ -209,7 +209,7 @@ public class RedisLockService extends EngineService
 		if (!isRunning()) {
 			return CompletableFuture.failedFuture(closedFor(request.key()));
 		}
-		RuntimeException refused = ReadWriteLocks.refusal(LockKinds.of(request.mode()), request, redisKey(request.key()), owner, this.registry,
+		RuntimeException refused = ReadWriteLocks.refusal(LockKinds.of(request), request, redisKey(request.key()), owner, this.registry,
 				this.replicaAcks > 0);
 		if (refused != null) {
 			return CompletableFuture.failedFuture(refused);

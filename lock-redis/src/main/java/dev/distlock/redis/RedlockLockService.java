@@ -129,11 +129,17 @@ public class RedlockLockService extends EngineService
 	/**
 	 * {@inheritDoc}
 	 * @throws IllegalArgumentException if the lease time is shorter than three per-node timeouts
-	 * @throws UnsupportedOperationException for a fair, read or write lock: Redlock takes exclusive locks only
+	 * @throws UnsupportedOperationException for a fair, read or write lock or permits: Redlock takes exclusive locks
+	 * only
 	 */
 	@Override
 	public Optional<Lease> tryAcquire(LockRequest request) {
 		checkAcquirable(request);
+		if (request.mode() == LockMode.PERMITS) {
+			throw request.mode().unsupported(request.key(), "the Redlock engine: a majority of nodes per permit does "
+					+ "not bound the holders by the number of permits (with 3 nodes and 2 permits, three holders can "
+					+ "each hold nodes 1-2, 2-3 and 1-3)");
+		}
 		if (request.mode() != LockMode.EXCLUSIVE) {
 			throw request.mode().unsupported(request.key(), "the Redlock engine");
 		}

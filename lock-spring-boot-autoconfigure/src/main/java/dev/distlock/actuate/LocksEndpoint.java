@@ -176,8 +176,9 @@ public class LocksEndpoint {
 	 * @param fencingToken the lease's fencing token, a number (or {@value #MASK})
 	 * @param autoRenewed whether the watchdog renews it
 	 * @param lost whether it was found lost (its holder has not released it yet; it is listed until then)
-	 * @param mode the lock mode: {@code EXCLUSIVE}, {@code FAIR}, {@code READ} or {@code WRITE} (a writer that
-	 * downgraded is listed twice, with its write and its read lease)
+	 * @param mode the lock mode: {@code EXCLUSIVE}, {@code FAIR}, {@code READ}, {@code WRITE} (a writer that
+	 * downgraded is listed twice, with its write and its read lease) or {@code PERMITS} (one permit of a semaphore: each
+	 * permit this instance holds is listed, one per owner)
 	 * @param queueLength for a fair lock: the waiters of all instances queued for it, read from Redis when the
 	 * endpoint was read (-1 if it did not answer); {@code null} for other modes
 	 */
@@ -230,7 +231,8 @@ public class LocksEndpoint {
 	 *
 	 * @param key the lock key
 	 * @param mode {@code EXCLUSIVE}, {@code FAIR} (a fair lock with waiters queued; one without waiters is stored as
-	 * an exclusive one is), {@code READ} or {@code WRITE}
+	 * an exclusive one is), {@code READ}, {@code WRITE} or {@code PERMITS} (a semaphore: {@code holds} counts the open
+	 * holds of all its permits' holders)
 	 * @param holder who holds it, when the store has it: application, instance and owner (or {@value #MASK})
 	 * @param holds open holds of all its holders (re-entries count)
 	 * @param ttlRemainingMillis the time Redis keeps the lease unless renewed, extended or released

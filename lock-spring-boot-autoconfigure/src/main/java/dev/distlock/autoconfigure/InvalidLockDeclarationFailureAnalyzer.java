@@ -1,5 +1,6 @@
 package dev.distlock.autoconfigure;
 
+import dev.distlock.core.LockSettings;
 import dev.distlock.interceptor.InvalidLockDeclarationException;
 import org.jspecify.annotations.Nullable;
 
@@ -50,6 +51,9 @@ class InvalidLockDeclarationFailureAnalyzer extends AbstractFailureAnalyzer<Inva
 			case "maxHold" -> "Give 'maxHold' of " + method + " a duration of at least its lease time ('ttl', else "
 					+ "distlock.default-ttl) and at most 365 days, such as \"10m\", or a ${...} placeholder that "
 					+ "resolves to one; leave it empty to use distlock.max-hold (none when unset), or shorten the ttl.";
+			case "permits" -> "Give 'permits' of " + method + " the number of callers the key admits at once, from 1 "
+					+ "to " + LockSettings.MAX_PERMITS + " (0, the default, makes a lock), and leave 'fair', 'mode' "
+					+ "and 'holdAtLeast' at their defaults beside it: a semaphore is a lock kind of its own.";
 			case "failureHandler" -> "Name in 'failureHandler' of " + method + " a bean that implements "
 					+ "dev.distlock.annotation.LockFailureHandler, or define one with that name; and set either "
 					+ "'failureHandler' or 'onFailure', not both.";

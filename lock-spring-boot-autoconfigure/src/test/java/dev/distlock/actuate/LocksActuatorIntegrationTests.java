@@ -20,9 +20,11 @@ import dev.distlock.actuate.ActuatorTestApp.Client;
 import dev.distlock.actuate.ActuatorTestApp.Response;
 import dev.distlock.core.Lease;
 import dev.distlock.core.LockLostException;
+import dev.distlock.core.LockOwner;
 import dev.distlock.core.LockRequest;
 import dev.distlock.observability.Catalog;
 import dev.distlock.observability.LockMetrics;
+import dev.distlock.observability.LockServiceMetrics;
 import dev.distlock.redis.LockTestSupport;
 import dev.distlock.redis.RedisLockService;
 import dev.distlock.test.redis.RedisServer;
@@ -279,6 +281,63 @@ class LocksActuatorIntegrationTests {
 			held.forEach(Lease::release);
 		}
 		assertThat(this.client.get("/actuator/locks/all").<List<?>>read("$.locks")).isEmpty();
+	}
+
+	@Test
+	void aSemaphoresHoldersAreListedWithModePermitsAndTheirAcquisitionsMetered() throws Exception {
+		LockRequest partnerApi = LockRequest.of("partner-api", Duration.ofSeconds(30), Duration.ZERO)
+			.withName("partner-api")
+			.permits(3);
+		try (LockTestSupport otherInstance = LockTestSupport.forServer(redis)) {
+			// two permits held here by two owners, the third by another instance
+			Lease first = this.lockService.acquireAsync(partnerApi, LockOwner.newOwner("first caller"))
+				.get(10, TimeUnit.SECONDS);
+			Lease second = this.lockService.acquireAsync(partnerApi, LockOwner.newOwner("second caller"))
+				.get(10, TimeUnit.SECONDS);
+			Lease third = otherInstance.service().acquire(partnerApi);
+			assertThat(this.lockService.tryAcquire(partnerApi)).as("the three permits are held").isEmpty();
+
+			Response response = this.client.get("/actuator/locks");
+			List<Map<String, Object>> leases = response.read("$.leases[?(@.key == 'partner-api')]");
+			assertThat(leases).hasSize(2).allSatisfy(lease -> assertThat(lease).containsEntry("mode", "PERMITS")
+				.containsEntry("name", "partner-api")
+				.containsEntry("holdCount", 1));
+			assertThat(leases).extracting(lease -> lease.get("owner")).containsExactlyInAnyOrder(first.owner(),
+					second.owner());
+
+			Response all = this.client.get("/actuator/locks/all");
+			List<Map<String, Object>> stored = all.read("$.locks[?(@.key == 'partner-api')]");
+			assertThat(stored).singleElement()
+				.satisfies(lock -> assertThat(lock).containsEntry("mode", "PERMITS").containsEntry("holds", 3));
+
+			// the meters of a name count permits as they count leases: two acquired, two held here, one refused
+			Timer acquired = this.meterRegistry.find(LockMetrics.ACQUIRE)
+				.tags("name", "partner-api", "outcome", "acquired")
+				.timer();
+			assertThat(acquired).isNotNull();
+			assertThat(acquired.count()).isEqualTo(2);
+			Timer timedOut = this.meterRegistry.find(LockMetrics.ACQUIRE)
+				.tags("name", "partner-api", "outcome", "timed-out")
+				.timer();
+			assertThat(timedOut.count()).isEqualTo(1);
+			await().atMost(DEADLINE).until(() -> this.meterRegistry.find(LockServiceMetrics.LEASES_HELD)
+				.tag("name", "partner-api")
+				.gauge() != null && this.meterRegistry.get(LockServiceMetrics.LEASES_HELD)
+				.tag("name", "partner-api")
+				.gauge()
+				.value() == 2);
+
+			assertThat(this.meterRegistry.get(LockMetrics.PERMITS_LIMIT).tag("name", "partner-api").gauge().value())
+				.isEqualTo(3);
+			assertThat(this.meterRegistry.find(LockMetrics.PERMITS_LIMIT).tag("name", "catalog-hold").gauge()).isNull();
+
+			first.release();
+			second.release();
+			third.release();
+		}
+		assertThat(this.client.get("/actuator/locks").<List<?>>read("$.leases")).isEmpty();
+		assertThat(this.client.get("/actuator/locks/all").<List<?>>read("$.locks")).isEmpty();
+		assertThat(this.meterRegistry.find(LockMetrics.HELD).tag("name", "partner-api").timer().count()).isEqualTo(2);
 	}
 
 	@Test

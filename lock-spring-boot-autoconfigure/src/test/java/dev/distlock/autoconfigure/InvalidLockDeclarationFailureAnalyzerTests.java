@@ -55,6 +55,17 @@ class InvalidLockDeclarationFailureAnalyzerTests {
 	}
 
 	@Test
+	void permitsOutOfRangeNameTheAttributeAndTheRange() {
+		FailureAnalysis analysis = analyzeStartOf(TooManyPermits.class);
+		assertThat(analysis.getDescription()).contains("    Attribute: permits\n")
+			.contains("    Problem: @DistributedLock attribute 'permits' must be between 1 and 10000 (or 0 for a lock, "
+					+ "not a semaphore), but was 10001");
+		assertThat(analysis.getAction())
+			.startsWith("Give 'permits' of " + TooManyPermits.class.getName() + ".call() the number of callers")
+			.contains("from 1 to 10000");
+	}
+
+	@Test
 	void holdAtLeastWithAWaitSaysToSetTheWaitToZero() {
 		FailureAnalysis analysis = analyzeStartOf(HoldAtLeastWithWait.class);
 		assertThat(analysis.getDescription()).contains("    Attribute: holdAtLeast\n")
@@ -138,6 +149,14 @@ class InvalidLockDeclarationFailureAnalyzerTests {
 
 		@DistributedLock(key = "'inventory:' + #skew")
 		public void buy(String sku, int quantity) {
+		}
+
+	}
+
+	static class TooManyPermits {
+
+		@DistributedLock(key = "'partner-api'", permits = 10_001)
+		public void call() {
 		}
 
 	}

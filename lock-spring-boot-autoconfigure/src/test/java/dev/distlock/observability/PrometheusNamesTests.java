@@ -69,4 +69,24 @@ class PrometheusNamesTests {
 		Mockito.verify(service, Mockito.times(1)).activityByName();
 	}
 
+	@Test
+	void aSemaphoresLimitIsAGaugeOfItsNameAndPlainLocksHaveNone() {
+		PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+		LockMetrics metrics = new LockMetrics(registry);
+		Lease lease = Mockito.mock(Lease.class);
+		LockRequest partnerApi = LockRequest.of("partner-api", Duration.ofSeconds(30), Duration.ZERO)
+			.withName("partner-api")
+			.permits(5);
+		metrics.acquired(partnerApi, lease, Duration.ofMillis(3));
+		metrics.acquired(LockRequest.of("sku-1", Duration.ofSeconds(10), Duration.ZERO).withName("inventory"), lease,
+				Duration.ofMillis(3));
+		// refused for asking another number than the holders' 5: not the limit
+		metrics.notAcquired(partnerApi.permits(7), Duration.ZERO, new IllegalStateException("semaphore of 5 permits"));
+		assertThat(registry.scrape()).containsPattern("(?m)^distlock_permits_limit\\{name=\"partner-api\"} 5(\\.0)?$")
+			.doesNotContain("distlock_permits_limit{name=\"inventory\"}");
+		// a timed-out request asked for the holders' number: the semaphore was made again with another size
+		metrics.notAcquired(partnerApi.permits(4), Duration.ofSeconds(1), null);
+		assertThat(registry.scrape()).containsPattern("(?m)^distlock_permits_limit\\{name=\"partner-api\"} 4(\\.0)?$");
+	}
+
 }

@@ -12,7 +12,7 @@ import dev.distlock.core.LockLostEvent;
 
 /**
  * What the chaos test saw, shared by its threads: counts by name, the facts the final checks need (loss events,
- * release outcomes, rejected writes, overlaps) and the invariant violations, each with a description that says what
+ * release outcomes, rejected writes, overlaps and a semaphore's excesses) and the invariant violations, each with a description that says what
  * broke. Counts only inform; violations fail the test.
  */
 final class ChaosLedger {
@@ -32,6 +32,10 @@ final class ChaosLedger {
 	record Overlap(Holder first, Holder second) {
 	}
 
+	/** More holders of a semaphore inside their critical sections at once than its permits, in the order they entered. */
+	record Excess(List<Holder> inside, int permits) {
+	}
+
 	private final Map<String, LongAdder> counts = new ConcurrentHashMap<>();
 
 	private final List<String> violations = new CopyOnWriteArrayList<>();
@@ -48,6 +52,8 @@ final class ChaosLedger {
 	final List<Holder> rejectedWrites = new CopyOnWriteArrayList<>();
 
 	final List<Overlap> overlaps = new CopyOnWriteArrayList<>();
+
+	final List<Excess> excesses = new CopyOnWriteArrayList<>();
 
 	record ReleaseRecord(long token, ReleaseOutcome outcome) {
 	}

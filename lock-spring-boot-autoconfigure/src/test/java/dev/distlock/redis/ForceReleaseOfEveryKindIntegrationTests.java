@@ -19,7 +19,8 @@ import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
 import static org.awaitility.Awaitility.await;
 
 /**
- * A forced release of every lock kind (issue 25): it reports the holder(s) it deleted, read and write locks included
+ * A forced release of every lock kind (issue 25, permits of issue 30): it reports the holder(s) it deleted, read and
+ * write locks and semaphores included
  * (their lease hashes carry more than hold counts), and every waiter that can enter then gets in at once, in the
  * operator's process and in others, not at the end of its wait.
  */
@@ -97,6 +98,43 @@ class ForceReleaseOfEveryKindIntegrationTests extends OneServerFixture {
 	}
 
 	@Test
+	void aSemaphoreIsReportedWithEveryHolderAndEveryWaiterOfEveryProcessGetsAPermit() throws Exception {
+		RedisLockService holders = this.support.service();
+		RedisLockService others = this.support.service();
+		RedisLockService operator = this.support.service();
+		Lease first = holders.tryAcquire(LockRequest.of("quota", TTL, Duration.ZERO).permits(2)).orElseThrow();
+		Lease second = others.tryAcquire(LockRequest.of("quota", TTL, Duration.ZERO).permits(2)).orElseThrow();
+		// three waiters of a process that hears the release message (threads of their own: not the holders' owners);
+		// a message that woke one waiter per process would let only one of them in before its wait ended
+		List<Waiting> waiters = List.of(Waiting.start(others, LockRequest.of("quota", TTL, WAIT).permits(2)),
+				Waiting.start(others, LockRequest.of("quota", TTL, WAIT).permits(2)),
+				Waiting.start(others, LockRequest.of("quota", TTL, WAIT).permits(2)));
+		for (Waiting waiter : waiters) {
+			await().atMost(DEADLINE).until(() -> WaiterProbe.parkedBetweenAttempts(waiter.thread()));
+		}
+
+		Optional<ForcedRelease> forced = operator.forceRelease("quota");
+
+		assertThat(forced).hasValueSatisfying(release -> {
+			assertThat(release.owners()).containsExactlyInAnyOrder(first.owner(), second.owner());
+			assertThat(release.holdCount()).isEqualTo(2);
+		});
+		// two permits came back: two of the three waiters get in at once, woken by the release, not by their deadline
+		await().atMost(DEADLINE).until(() -> waiters.stream().filter(Waiting::acquired).count() == 2);
+		assertThatExceptionOfType(LockLostException.class).isThrownBy(first::release);
+		assertThatExceptionOfType(LockLostException.class).isThrownBy(second::release);
+		List<Waiting> in = waiters.stream().filter(Waiting::acquired).toList();
+		for (Waiting waiter : in) {
+			waiter.assertGotInBeforeItsWaitEnded();
+		}
+		Waiting third = waiters.stream().filter(waiter -> !in.contains(waiter)).findFirst().orElseThrow();
+		in.forEach(waiter -> waiter.lease().release());
+		third.assertGotInBeforeItsWaitEnded(); // woken by their release
+		third.lease().release();
+		assertThat(LockTestSupport.leftKeys(this.server)).isEmpty();
+	}
+
+	@Test
 	void aFairLockIsReportedAndTheOperatorsWaitingFairCallerGetsIn() throws Exception {
 		RedisLockService holder = this.support.service();
 		// a keepalive every 20 s: only a wake-up lets the waiter in before its wait ends
@@ -161,6 +199,11 @@ class ForceReleaseOfEveryKindIntegrationTests extends OneServerFixture {
 
 		Lease lease() {
 			return this.result.join().orElseThrow();
+		}
+
+		/** {@return whether it has got the lock by now} */
+		boolean acquired() {
+			return this.result.isDone() && !this.result.isCompletedExceptionally() && this.result.join().isPresent();
 		}
 
 		/**

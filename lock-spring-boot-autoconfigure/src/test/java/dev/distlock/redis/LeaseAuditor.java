@@ -25,17 +25,29 @@ import dev.distlock.test.redis.RedisServer;
  * time plus a renewal period plus a margin covers every legitimate lag (a lease is never believed held for longer than
  * a lease time past its last successful renewal, and an unknown hold is renewed by no one), so a suspect that outlives
  * it is a picture that drifted for good.
+ * <p>
+ * A semaphore's hash (issue 30) holds a permit per holder, each a lease of its own with its token in
+ * {@code ~k:<owner>}: each live one (its deadline {@code ~e:<owner>} not passed on the server's clock) is a hold here,
+ * one whose deadline passed is none, whether a script dropped it yet or not; and more live holders than its permits
+ * ({@code ~p}) is a violation at once.
  */
 final class LeaseAuditor {
 
 	private static final Duration READ_TIMEOUT = Duration.ofMillis(500);
 
-	/** ARGV[1] a key pattern; returns {key, {field, value, ...}, ...} for every matching key, atomically. */
+	/**
+	 * ARGV[1] a key pattern; returns {the server's clock in ms, key, {field, value, ...}, ...} for every matching hash,
+	 * atomically. Release receipts ({@code <lease>:r:<owner>}, strings) match the pattern too and are left out: an
+	 * HGETALL of one fails the whole script, which left most rounds unreadable while receipts lived.
+	 */
 	private static final String READ_ALL = """
-			local result = {}
+			local clock = redis.call('time')
+			local result = {tonumber(clock[1]) * 1000 + math.floor(tonumber(clock[2]) / 1000)}
 			for _, key in ipairs(redis.call('keys', ARGV[1])) do
-			  result[#result + 1] = key
-			  result[#result + 1] = redis.call('hgetall', key)
+			  if redis.call('type', key).ok == 'hash' then
+			    result[#result + 1] = key
+			    result[#result + 1] = redis.call('hgetall', key)
+			  end
 			end
 			return result
 			""";
@@ -156,9 +168,14 @@ final class LeaseAuditor {
 		}
 		Map<String, Hold> holds = new HashMap<>();
 		List<?> items = (List<?>) reply;
-		for (int i = 0; i + 1 < items.size(); i += 2) {
+		long now = (Long) items.get(0);
+		for (int i = 1; i + 1 < items.size(); i += 2) {
 			String key = (String) items.get(i);
 			List<?> fields = (List<?>) items.get(i + 1);
+			if (fields.contains(PERMITS_FIELD)) {
+				readPermits(key, fields, now, holds);
+				continue;
+			}
 			String token = null;
 			String owner = null;
 			for (int f = 0; f + 1 < fields.size(); f += 2) {
@@ -179,6 +196,43 @@ final class LeaseAuditor {
 			holds.put(id(owner, parsed), new Hold(key, owner, parsed));
 		}
 		return holds;
+	}
+
+	/** The field whose presence marks a semaphore, with its number of permits. */
+	private static final String PERMITS_FIELD = "~p";
+
+	/** Each live permit of a semaphore's hash as a hold of its own; more live holders than permits is a violation. */
+	private void readPermits(String key, List<?> fields, long now, Map<String, Hold> holds) {
+		Map<String, String> hash = new HashMap<>();
+		for (int f = 0; f + 1 < fields.size(); f += 2) {
+			hash.put((String) fields.get(f), (String) fields.get(f + 1));
+		}
+		int live = 0;
+		for (Map.Entry<String, String> field : hash.entrySet()) {
+			String owner = field.getKey();
+			if (owner.startsWith("~")) {
+				continue;
+			}
+			String deadline = hash.get("~e:" + owner);
+			String token = hash.get("~k:" + owner);
+			if (deadline == null || token == null) {
+				this.ledger.violation("Redis semaphore " + key + " has holder " + owner + " without deadline or token: "
+						+ fields);
+				continue;
+			}
+			if (Long.parseLong(deadline) < now) {
+				continue; // its permit ended: no hold, whether a script dropped it yet or not
+			}
+			live++;
+			long parsed = Long.parseLong(token);
+			holds.put(id(owner, parsed), new Hold(key, owner, parsed));
+		}
+		int permits = Integer.parseInt(hash.get(PERMITS_FIELD));
+		this.ledger.count("audit.semaphores-read");
+		if (live > permits) {
+			this.ledger.violation("Redis semaphore " + key + " of " + permits + " permits had " + live
+					+ " live holders at once: " + fields);
+		}
 	}
 
 	private static String id(String owner, long token) {

@@ -62,7 +62,10 @@ import static org.awaitility.Awaitility.await;
  * </ol>
  * Two holders of a key inside their critical sections at once are counted (the lock alone cannot prevent it after a
  * loss: that is what the fencing tokens are for), and each such overlap must be explained by the loss of the older
- * lease. The chaos lasts {@code chaos.duration} (default {@code PT15S}); {@code -Dchaos.duration=PT5M} is the long
+ * lease. One key is a semaphore of {@value #PERMITS} permits (issue 30): its holders make no fenced writes (several
+ * hold it at once, each with its own token), and more than {@value #PERMITS} of them inside at once is an excess
+ * that the losses of enough of them must explain; the auditor checks each permit as a lease of its own, and never more
+ * live holders than permits in Redis. The chaos lasts {@code chaos.duration} (default {@code PT15S}); {@code -Dchaos.duration=PT5M} is the long
  * mode, and {@code -Dchaos.seed=} replays a run's choices (the threads' interleaving aside). The summary line goes to
  * stdout and to {@code target/chaos-summary.txt}; docs/chaos.md has the commands and a long run's figures.
  */
@@ -103,6 +106,15 @@ class LockChaosIntegrationTests {
 
 	private static final int REENTRY_PERCENT = 10;
 
+	/** The permits of the semaphore key: its holders may be this many inside at once. */
+	private static final int PERMITS = 3;
+
+	/**
+	 * Operations on the semaphore key, taken with a wait and held for moments like the hot keys: with 12 workers, about
+	 * as many at once as it has permits, so that some wait.
+	 */
+	private static final int PERMITS_PERCENT = 25;
+
 	private static final String KEY_PREFIX = "lock";
 
 	/** The key and lock name of the warm-up. */
@@ -132,7 +144,7 @@ class LockChaosIntegrationTests {
 		System.out.println("chaos: seed " + seed + ", duration " + duration + " (replay with -Dchaos.seed=" + seed + ")");
 		long began = System.nanoTime();
 		for (String key : allKeys()) {
-			this.sections.put(key, new Section());
+			this.sections.put(key, new Section(key.equals(permitsKey()) ? PERMITS : 1));
 		}
 		ClientResources resources = DefaultClientResources.builder()
 			.reconnectDelay(Delay.exponential(Duration.ofMillis(10), Duration.ofMillis(500), 2, TimeUnit.MILLISECONDS))
@@ -241,6 +253,12 @@ class LockChaosIntegrationTests {
 	 */
 	private void warmUp() {
 		this.store.increment(WARM_UP, 0);
+		for (RedisLockService service : this.services) {
+			// the semaphore's scripts, loaded before the chaos as the locks' are by the leases below
+			service.acquire(LockRequest.of(WARM_UP + "-permits", TTL.multipliedBy(2), Duration.ofSeconds(10))
+				.withName(WARM_UP)
+				.permits(PERMITS)).release();
+		}
 		List<Lease> leases = new ArrayList<>();
 		for (int s = 0; s < SERVICES; s++) {
 			leases.add(this.services.get(s)
@@ -266,10 +284,14 @@ class LockChaosIntegrationTests {
 		while (this.stopping.getCount() > 0) {
 			this.ledger.count("operations");
 			try {
-				boolean slow = random.nextInt(100) < SLOW_PERCENT;
-				Lease lease = slow ? acquire(locks, slowKey(random.nextInt(SLOW_KEYS)), Duration.ZERO, "slow")
-						: acquire(locks, key(random.nextInt(HOT_KEYS)), Duration.ofMillis(300 + random.nextInt(701)),
-								"acquire");
+				int choice = random.nextInt(100);
+				boolean slow = choice < SLOW_PERCENT;
+				boolean permit = !slow && choice < SLOW_PERCENT + PERMITS_PERCENT;
+				Duration wait = Duration.ofMillis(300 + random.nextInt(701));
+				Lease lease = slow ? acquire(locks, LockRequest.of(slowKey(random.nextInt(SLOW_KEYS)), TTL, Duration.ZERO),
+						"slow")
+						: permit ? acquire(locks, LockRequest.of(permitsKey(), TTL, wait).permits(PERMITS), "permits")
+								: acquire(locks, LockRequest.of(key(random.nextInt(HOT_KEYS)), TTL, wait), "acquire");
 				if (lease != null) {
 					hold(locks, lease, slow, random);
 				}
@@ -286,9 +308,9 @@ class LockChaosIntegrationTests {
 		}
 	}
 
-	private Lease acquire(RedisLockService locks, String key, Duration wait, String what) {
+	private Lease acquire(RedisLockService locks, LockRequest request, String what) {
 		try {
-			Optional<Lease> lease = locks.tryAcquire(LockRequest.of(key, TTL, wait));
+			Optional<Lease> lease = locks.tryAcquire(request);
 			this.ledger.count(what + (lease.isPresent() ? ".acquired" : ".not-acquired"));
 			return lease.orElse(null);
 		}
@@ -301,13 +323,19 @@ class LockChaosIntegrationTests {
 		}
 	}
 
-	/** The critical section: a fenced write, sometimes a re-entry, the work, a second fenced write; then release. */
+	/**
+	 * The critical section: a fenced write, sometimes a re-entry, the work, a second fenced write; then release. A
+	 * permit's holder writes nothing: the semaphore lets several in at once, whose tokens the store would order.
+	 */
 	private void hold(RedisLockService locks, Lease lease, boolean slow, Random random) throws InterruptedException {
 		Holder holder = new Holder(lease.key(), lease.owner(), lease.fencingToken());
 		Section section = this.sections.get(lease.key());
+		boolean fenced = section.limit == 1;
 		section.enter(holder);
 		try {
-			write(holder);
+			if (fenced) {
+				write(holder);
+			}
 			if (random.nextInt(100) < REENTRY_PERCENT) {
 				reenter(locks, lease, slow, random);
 			}
@@ -318,7 +346,9 @@ class LockChaosIntegrationTests {
 			else {
 				TimeUnit.MILLISECONDS.sleep(random.nextInt(3)); // the work
 			}
-			write(holder);
+			if (fenced) {
+				write(holder);
+			}
 		}
 		finally {
 			section.exit(holder);
@@ -327,7 +357,9 @@ class LockChaosIntegrationTests {
 	}
 
 	private void reenter(RedisLockService locks, Lease outer, boolean slow, Random random) throws InterruptedException {
-		Lease inner = acquire(locks, outer.key(), Duration.ofMillis(200), "reentry");
+		LockRequest request = LockRequest.of(outer.key(), TTL, Duration.ofMillis(200));
+		boolean permit = outer.key().equals(permitsKey());
+		Lease inner = acquire(locks, permit ? request.permits(PERMITS) : request, permit ? "reentry-permit" : "reentry");
 		if (inner == null) {
 			return;
 		}
@@ -340,7 +372,9 @@ class LockChaosIntegrationTests {
 		if (inner.fencingToken() != outer.fencingToken()) {
 			this.ledger.violation("a re-entry of " + outer + " got token " + inner.fencingToken());
 		}
-		write(new Holder(outer.key(), outer.owner(), outer.fencingToken()));
+		if (!permit) {
+			write(new Holder(outer.key(), outer.owner(), outer.fencingToken()));
+		}
 		release(inner, false);
 	}
 
@@ -385,7 +419,7 @@ class LockChaosIntegrationTests {
 
 	/** Invariant 1: accepted tokens never go backwards; a rejected write is always one of a lease that was lost. */
 	private void checkFencedWrites() {
-		for (String key : allKeys()) {
+		for (String key : fencedKeys()) {
 			long[] length = new long[1];
 			long backwards = this.store.firstBackwardStep(key, length);
 			if (backwards >= 0) {
@@ -411,6 +445,17 @@ class LockChaosIntegrationTests {
 				this.ledger.violation("a fenced write of " + holder + " was rejected, but its lease was never reported"
 						+ " lost (last release: " + this.ledger.lastReleases.get(holder.owner()) + "): a newer holder"
 						+ " wrote while it held the key undetected");
+			}
+		}
+		for (ChaosLedger.Excess excess : this.ledger.excesses) {
+			// with more holders inside than permits, at least that many more of them lost their permit (or were told
+			// nothing is known of it): Redis never had more live holders than permits
+			List<Holder> unexplained = excess.inside().stream().filter(holder -> explain(holder, "excesses") == null)
+				.toList();
+			if (unexplained.size() > excess.permits()) {
+				this.ledger.violation(excess.inside().size() + " holders of the semaphore '" + excess.inside().get(0).key()
+						+ "' of " + excess.permits() + " permits were in their critical sections at once, and only "
+						+ (excess.inside().size() - unexplained.size()) + " of them were reported lost: " + excess.inside());
 			}
 		}
 		for (Overlap overlap : this.ledger.overlaps) {
@@ -509,12 +554,17 @@ class LockChaosIntegrationTests {
 		}
 		return "chaos " + LocalDate.now() + " seed=" + seed + " duration=" + duration + " ran=" + ran.toMillis() + "ms ("
 				+ SERVICES + " services x " + WORKERS_PER_SERVICE + " workers, " + HOT_KEYS + " hot + " + SLOW_KEYS
-				+ " slow keys, ttl " + TTL.toMillis() + "ms, command timeout " + COMMAND_TIMEOUT.toMillis() + "ms)"
+				+ " slow keys + a semaphore of " + PERMITS + ", ttl " + TTL.toMillis() + "ms, command timeout " + COMMAND_TIMEOUT.toMillis() + "ms)"
 				+ " | operations=" + l.get("operations") + ": hot acquired=" + l.get("acquire.acquired") + " not-acquired="
 				+ l.get("acquire.not-acquired") + " unavailable=" + l.get("acquire.unavailable") + " (timeouts "
 				+ l.get("acquire.unavailable-timeouts") + "); slow acquired=" + l.get("slow.acquired") + " busy="
 				+ l.get("slow.not-acquired") + " unavailable=" + l.get("slow.unavailable") + "; re-entries="
 				+ l.get("reentry.acquired") + " (a new lease instead " + l.get("reentry.new-lease") + ")"
+				+ "; permits (" + PERMITS + ") acquired=" + l.get("permits.acquired") + " not-acquired="
+				+ l.get("permits.not-acquired") + " unavailable=" + l.get("permits.unavailable") + " re-entries="
+				+ l.get("reentry-permit.acquired") + ", most inside " + this.sections.get(permitsKey()).most
+				+ ", excesses=" + l.excesses.size() + " (explained by a loss " + l.get("excesses.explained-by-loss")
+				+ ", by an unanswered release " + l.get("excesses.explained-by-unanswered-release") + ")"
 				+ " | fenced writes accepted=" + l.get("writes.accepted") + " rejected=" + l.get("writes.rejected")
 				+ " (explained by a loss " + l.get("rejected-writes.explained-by-loss") + ", by an unanswered release "
 				+ l.get("rejected-writes.explained-by-unanswered-release") + "); overlaps=" + l.overlaps.size()
@@ -527,7 +577,7 @@ class LockChaosIntegrationTests {
 				+ l.get("release.unanswered")
 				+ " | faults=" + faultTotal + " (" + faults + "; on all services at once " + l.get("fault.on-all-services")
 				+ ") | audit rounds=" + l.get("audit.rounds") + " (unreadable " + l.get("audit.rounds-unreadable")
-				+ "), suspects missing=" + l.get("audit.suspects-missing") + " unknown=" + l.get("audit.suspects-unknown")
+				+ "; semaphores read " + l.get("audit.semaphores-read") + "), suspects missing=" + l.get("audit.suspects-missing") + " unknown=" + l.get("audit.suspects-unknown")
 				+ " | keyspace empty " + emptyAfterMillis + "ms after quiescence"
 				+ " | invariant violations=" + l.violations().size();
 	}
@@ -542,7 +592,12 @@ class LockChaosIntegrationTests {
 		return "chaos-slow-" + index;
 	}
 
-	private static List<String> allKeys() {
+	private static String permitsKey() {
+		return "chaos-permits";
+	}
+
+	/** The keys of exclusive leases, whose holders make fenced writes. */
+	private static List<String> fencedKeys() {
 		List<String> keys = new ArrayList<>();
 		for (int k = 0; k < HOT_KEYS; k++) {
 			keys.add(key(k));
@@ -550,6 +605,12 @@ class LockChaosIntegrationTests {
 		for (int k = 0; k < SLOW_KEYS; k++) {
 			keys.add(slowKey(k));
 		}
+		return keys;
+	}
+
+	private static List<String> allKeys() {
+		List<String> keys = new ArrayList<>(fencedKeys());
+		keys.add(permitsKey());
 		return keys;
 	}
 
@@ -608,16 +669,36 @@ class LockChaosIntegrationTests {
 
 	}
 
-	/** The holders of one key inside their critical sections, to count overlaps (informational, explained later). */
+	/**
+	 * The holders of one key inside their critical sections, to count overlaps of an exclusive lease's holders, and
+	 * excesses over a semaphore's permits (informational, explained later).
+	 */
 	private final class Section {
+
+		/** How many may be inside at once: 1, or the semaphore's permits. */
+		final int limit;
 
 		private final List<Holder> inside = new ArrayList<>();
 
+		/** The most holders inside at once. */
+		volatile int most;
+
+		Section(int limit) {
+			this.limit = limit;
+		}
+
 		synchronized void enter(Holder holder) {
-			for (Holder other : this.inside) {
-				LockChaosIntegrationTests.this.ledger.overlaps.add(new Overlap(other, holder));
+			if (this.limit == 1) {
+				for (Holder other : this.inside) {
+					LockChaosIntegrationTests.this.ledger.overlaps.add(new Overlap(other, holder));
+				}
 			}
 			this.inside.add(holder);
+			this.most = Math.max(this.most, this.inside.size());
+			if (this.limit > 1 && this.inside.size() > this.limit) {
+				LockChaosIntegrationTests.this.ledger.excesses
+					.add(new ChaosLedger.Excess(List.copyOf(this.inside), this.limit));
+			}
 		}
 
 		synchronized void exit(Holder holder) {

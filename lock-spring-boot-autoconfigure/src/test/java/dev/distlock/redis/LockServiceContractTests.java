@@ -88,6 +88,43 @@ abstract class LockServiceContractTests {
 		assertThat(Integer.parseInt(this.redis.opsForValue().get("counter"))).isLessThan(sections);
 	}
 
+	@Test
+	void instancesNeverHaveMorePermitHoldersThanPermits() throws Exception {
+		List<RedisLockService> services = List.of(this.support.service(), this.support.service(), this.support.service());
+		AtomicInteger most = new AtomicInteger();
+		java.util.Set<Long> tokens = java.util.concurrent.ConcurrentHashMap.newKeySet();
+		List<Future<?>> workers = new ArrayList<>();
+		ExecutorService pool = Executors.newFixedThreadPool(12);
+		try {
+			for (int t = 0; t < 12; t++) {
+				RedisLockService service = services.get(t % 3);
+				StringRedisTemplate template = LockTestSupport.template(this.support.connectionFactory());
+				workers.add(pool.submit(() -> {
+					for (int i = 0; i < 20; i++) {
+						try (Lease lease = service.tryAcquire(LockRequest.of("permits", Duration.ofSeconds(30),
+								Duration.ofSeconds(60)).permits(3)).orElseThrow()) {
+							// counted in Redis by the critical section itself: every instance sees the one count
+							long inside = template.opsForValue().increment("inside");
+							most.accumulateAndGet((int) inside, Math::max);
+							tokens.add(lease.fencingToken());
+							template.opsForValue().decrement("inside");
+						}
+					}
+					return null;
+				}));
+			}
+			for (Future<?> worker : workers) {
+				worker.get(120, TimeUnit.SECONDS);
+			}
+		}
+		finally {
+			pool.shutdownNow();
+		}
+		assertThat(most.get()).isBetween(1, 3);
+		assertThat(tokens).as("every permit its own token").hasSize(12 * 20);
+		assertThat(LockTestSupport.withoutReceipts(this.redis.keys("lock:*"))).isEmpty();
+	}
+
 	/** {@code instances × threads × sections} GET-then-SET increments of one counter; returns how many were made. */
 	private int incrementConcurrently(List<RedisLockService> services, int threads, int sectionsPerThread, boolean locked)
 			throws Exception {

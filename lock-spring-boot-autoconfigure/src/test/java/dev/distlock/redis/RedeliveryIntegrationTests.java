@@ -14,6 +14,7 @@ import dev.distlock.core.LockLostEvent;
 import dev.distlock.core.LockRequest;
 import dev.distlock.redis.internal.script.FairScripts;
 import dev.distlock.redis.internal.script.LockScripts;
+import dev.distlock.redis.internal.script.PermitScripts;
 import dev.distlock.redis.internal.script.ReadWriteScripts;
 import dev.distlock.test.redis.FaultProxy;
 import dev.distlock.test.redis.RedisServer;
@@ -56,18 +57,25 @@ class RedeliveryIntegrationTests {
 		// script's SHA-1) would not find
 		for (RedisScript<?> script : List.of(LockScripts.ACQUIRE, LockScripts.RELEASE, LockScripts.EXTEND,
 				LockScripts.RENEW_ALL, LockScripts.FORCE_RELEASE, ReadWriteScripts.ACQUIRE, ReadWriteScripts.RELEASE,
-				ReadWriteScripts.EXTEND, ReadWriteScripts.RENEW_ALL, FairScripts.FAIR_ACQUIRE, FairScripts.FAIR_RELEASE)) {
+				ReadWriteScripts.EXTEND, ReadWriteScripts.RENEW_ALL, FairScripts.FAIR_ACQUIRE, FairScripts.FAIR_RELEASE,
+				PermitScripts.ACQUIRE, PermitScripts.RELEASE, PermitScripts.EXTEND, PermitScripts.RENEW_ALL)) {
 			server.execute("SCRIPT", "LOAD", script.getScriptAsString());
 		}
 	}
 
-	/** The lock kinds whose holds count: how to ask for one, and the script that releases it. */
+	/**
+	 * The lock kinds whose holds count: how to ask for one, and the script that releases it. A semaphore's permit
+	 * (issue 30) is asked for with {@value #PERMITS_LIMIT} permits, so that a second holder fits beside it.
+	 */
 	enum Kind {
 
 		EXCLUSIVE(LockScripts.ACQUIRE, LockScripts.RELEASE),
 		WRITE(ReadWriteScripts.ACQUIRE, ReadWriteScripts.RELEASE),
 		READ(ReadWriteScripts.ACQUIRE, ReadWriteScripts.RELEASE),
-		FAIR(FairScripts.FAIR_ACQUIRE, FairScripts.FAIR_RELEASE);
+		FAIR(FairScripts.FAIR_ACQUIRE, FairScripts.FAIR_RELEASE),
+		PERMITS(PermitScripts.ACQUIRE, PermitScripts.RELEASE);
+
+		static final int PERMITS_LIMIT = 2;
 
 		final RedisScript<?> acquire;
 
@@ -83,13 +91,33 @@ class RedeliveryIntegrationTests {
 		}
 
 		LockRequest request(String key, Duration wait) {
-			LockRequest request = LockRequest.of(key, TTL, wait);
+			return request(key, TTL, wait);
+		}
+
+		LockRequest request(String key, Duration ttl, Duration wait) {
+			LockRequest request = LockRequest.of(key, ttl, wait);
 			return switch (this) {
 				case EXCLUSIVE -> request;
 				case WRITE -> request.write();
 				case READ -> request.read();
 				case FAIR -> request.fair();
+				case PERMITS -> request.permits(PERMITS_LIMIT);
 			};
+		}
+
+		/** The script of a re-entry: a fair lock re-enters with the exclusive one's. */
+		RedisScript<?> reentry() {
+			return readWrite() ? ReadWriteScripts.ACQUIRE
+					: (this == PERMITS) ? PermitScripts.ACQUIRE : LockScripts.ACQUIRE;
+		}
+
+		RedisScript<?> extend() {
+			return readWrite() ? ReadWriteScripts.EXTEND : (this == PERMITS) ? PermitScripts.EXTEND : LockScripts.EXTEND;
+		}
+
+		RedisScript<?> renewAll() {
+			return readWrite() ? ReadWriteScripts.RENEW_ALL
+					: (this == PERMITS) ? PermitScripts.RENEW_ALL : LockScripts.RENEW_ALL;
 		}
 
 	}
@@ -143,8 +171,7 @@ class RedeliveryIntegrationTests {
 		try (Setup s = new Setup()) {
 			String key = s.key(kind);
 			Lease outer = s.client.acquire(kind.request(key, WAIT));
-			RedisScript<?> acquire = (kind == Kind.WRITE || kind == Kind.READ) ? ReadWriteScripts.ACQUIRE
-					: LockScripts.ACQUIRE;
+			RedisScript<?> acquire = kind.reentry();
 
 			s.proxy.redeliverNext(acquire.getSha1());
 			Lease inner = s.client.acquire(kind.request(key, WAIT));
@@ -165,7 +192,7 @@ class RedeliveryIntegrationTests {
 		try (Setup s = new Setup()) {
 			String key = s.key(kind);
 			Lease lease = s.client.acquire(kind.request(key, WAIT));
-			RedisScript<?> extend = kind.readWrite() ? ReadWriteScripts.EXTEND : LockScripts.EXTEND;
+			RedisScript<?> extend = kind.extend();
 
 			s.proxy.redeliverNext(extend.getSha1());
 			lease.extend(Duration.ofSeconds(60), ExtendMode.ADD);
@@ -199,10 +226,12 @@ class RedeliveryIntegrationTests {
 	}
 
 	@ParameterizedTest
-	@EnumSource(value = Kind.class, names = { "EXCLUSIVE", "WRITE", "FAIR" })
+	@EnumSource(value = Kind.class, names = { "EXCLUSIVE", "WRITE", "FAIR", "PERMITS" })
 	void aWaitingAcquisitionRunTwiceWaitsOnceAndGetsTheLock(Kind kind) throws Exception {
 		try (Setup s = new Setup()) {
 			String key = s.key(kind);
+			// a semaphore's other permit held by a third instance, so that the client waits for the one released
+			Lease third = (kind == Kind.PERMITS) ? s.direct.service().acquire(kind.request(key, WAIT)) : null;
 			Lease held = s.others.acquire(kind.request(key, WAIT));
 			java.util.concurrent.CompletableFuture<Lease> waiting = java.util.concurrent.CompletableFuture
 				.supplyAsync(() -> {
@@ -215,6 +244,10 @@ class RedeliveryIntegrationTests {
 			assertThat(lease.isOwned()).isTrue();
 			assertThat(s.holds(key, lease)).isEqualTo(1);
 			lease.release();
+			if (third != null) {
+				assertThat(third.isOwned()).as("the third instance's permit").isTrue();
+				third.release();
+			}
 			s.assertNothingLost();
 			assertThat(server.execute("EXISTS", s.client.redisKey(key))).isEqualTo(0L);
 			if (kind == Kind.FAIR) {
@@ -230,14 +263,8 @@ class RedeliveryIntegrationTests {
 			String key = s.key(kind);
 			// renewed every 5 s: a lease time a loaded machine's stalls cannot outlast
 			Duration ttl = Duration.ofSeconds(15);
-			LockRequest request = LockRequest.of(key, ttl, WAIT);
-			Lease lease = s.client.acquire(switch (kind) {
-				case EXCLUSIVE -> request;
-				case WRITE -> request.write();
-				case READ -> request.read();
-				case FAIR -> request.fair();
-			});
-			RedisScript<?> renew = kind.readWrite() ? ReadWriteScripts.RENEW_ALL : LockScripts.RENEW_ALL;
+			Lease lease = s.client.acquire(kind.request(key, ttl, WAIT));
+			RedisScript<?> renew = kind.renewAll();
 
 			s.proxy.redeliverNext(renew.getSha1());
 			org.awaitility.Awaitility.await().atMost(ttl.multipliedBy(2)).until(() -> s.proxy.redeliveries() == 1);

@@ -171,6 +171,18 @@ class RedlockIntegrationTests {
 	}
 
 	@Test
+	void permitsAreRefusedNamingTheKeyAndTheReason() {
+		RedlockLockService service = service();
+		assertThatExceptionOfType(UnsupportedOperationException.class)
+			.isThrownBy(() -> service.tryAcquire(LockRequest.of("partner-api", Duration.ofSeconds(3), Duration.ZERO)
+				.permits(2)))
+			.withMessageStartingWith("Lock 'partner-api': permits locks are not supported by the Redlock engine: ")
+			.withMessageContaining("does not bound the holders by the number of permits");
+		assertThat(service.activeLeaseCount()).isZero();
+		assertThat(server(0).execute("KEYS", "*")).asList().isEmpty();
+	}
+
+	@Test
 	void threeNodesDownFailsCleanlyWithinTheWait() {
 		RedlockLockService service = service();
 		server(0).stop();

@@ -12,6 +12,7 @@ import dev.distlock.preflight.LockPreflight;
 import dev.distlock.redis.internal.script.FairScripts;
 import dev.distlock.redis.internal.script.ListingScripts;
 import dev.distlock.redis.internal.script.LockScripts;
+import dev.distlock.redis.internal.script.PermitScripts;
 import dev.distlock.redis.internal.script.ReadWriteScripts;
 import dev.distlock.redis.internal.script.ScriptCommands;
 import dev.distlock.redis.internal.store.RedisFailures;
@@ -31,7 +32,7 @@ class ScriptCommandsTests {
 	void everyScriptOfTheEngineIsKnown() throws ReflectiveOperationException {
 		Set<RedisScript<?>> declared = new HashSet<>();
 		for (Class<?> scripts : List.of(LockScripts.class, FairScripts.class, ReadWriteScripts.class,
-				ListingScripts.class)) {
+				PermitScripts.class, ListingScripts.class)) {
 			for (Field field : scripts.getDeclaredFields()) {
 				if (Modifier.isStatic(field.getModifiers()) && RedisScript.class.isAssignableFrom(field.getType())) {
 					field.setAccessible(true);

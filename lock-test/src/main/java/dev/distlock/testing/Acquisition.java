@@ -85,7 +85,7 @@ final class Acquisition {
 
 	/**
 	 * One attempt (the monitor is held): re-enter the owner's lease, hold the key if it admits a new holder, else
-	 * (unless the wait is zero) queue a waiter. A call the store does not answer is retried at once when it was one of
+	 * (unless the wait is zero) queue a waiter; a request for another number of permits than the holders' is refused. A call the store does not answer is retried at once when it was one of
 	 * those the test made fail, and otherwise ends the attempt as the Redis engine's would: at once for a wait of zero
 	 * (and for an asynchronous re-entry), else when the wait ends, unless the store answers again before.
 	 */
@@ -122,9 +122,19 @@ final class Acquisition {
 			String ownerId = this.instance.newOwnerId(owner);
 			KeyState keyState = this.store.table.keyState(request.key());
 			StoreHold downgradeOf = this.instance.downgradeOf(request.key(), owner, request.mode());
-			if (call == Outage.Call.ANSWERED && keyState.admits(request.mode(), downgradeOf, now, null)) {
+			int otherPermits = (call == Outage.Call.ANSWERED) ? keyState.otherPermits(request.mode(), request.permits())
+					: 0;
+			if (otherPermits > 0) { // the store's answer is final: neither waited for nor retried
+				this.store.table.forgetIfIdle(keyState);
+				IllegalStateException refused = KeyState.refusedPermits(request.key(), request.permits(), otherPermits);
+				this.store.history.record(now, request.key(), LockHistory.Kind.FAILED, this.instance.clientId, null,
+						request.mode(), 0, Duration.between(start, now), refused.getMessage());
+				throw refused;
+			}
+			if (call == Outage.Call.ANSWERED
+					&& keyState.admits(request.mode(), request.permits(), downgradeOf, now, null)) {
 				StoreHold hold = this.store.table.hold(keyState, ownerId, this.instance.clientId, request.mode(),
-						request.ttl(), now);
+						request.permits(), request.ttl(), now);
 				LeaseEntry entry = this.instance.newEntry(request, owner, ownerThread, hold, now,
 						Duration.between(start, now));
 				return Outcome.of(acquired(request, entry, start, now, effects));
@@ -220,7 +230,7 @@ final class Acquisition {
 			return Optional.of(lease);
 		}
 		Duration waited = waiter.waited(this.store.clock().now());
-		LockUnavailableException failure = waiter.failure;
+		RuntimeException failure = waiter.failure;
 		this.instance.listeners.forEach((listener) -> listener.notAcquired(request, waited, failure));
 		if (failure != null) {
 			throw failure;
@@ -316,7 +326,7 @@ final class Acquisition {
 			return;
 		}
 		Duration waited = waiter.waited(instance.store.clock().now());
-		LockUnavailableException failure = waiter.failure;
+		RuntimeException failure = waiter.failure;
 		instance.listeners.forEach((listener) -> listener.notAcquired(request, waited, failure));
 		if (failure != null) {
 			future.completeExceptionally(failure);

@@ -38,7 +38,8 @@ import org.springframework.util.Assert;
  * Not a stub: leases have lease times on the store's {@link LockClock} (a fixed lease expires, a renewed one is kept by
  * a watchdog), owners re-enter their leases (threads, and the owners of asynchronous and reactive work), fencing
  * tokens only grow, waits end at their deadlines or when interrupted, fair locks hand the key over in the order of
- * arrival, read-write locks share and exclude as the Redis engine's do, and a lease the store no longer has is found
+ * arrival, read-write locks and permits ({@code LockMode.PERMITS}, since 0.8.0) share and exclude as the Redis
+ * engine's do, and a lease the store no longer has is found
  * lost as the Redis engine finds it (its {@code LockLostEvent}, the listeners, {@link Lease#onLost}, and
  * {@code LockLostException} at release).
  * <p>
@@ -359,9 +360,17 @@ public class InMemoryLockService
 
 	/**
 	 * What the engine refuses before any call to the store, as the Redis engine refuses it: an upgrade (a reader of the
-	 * key asking for its write lock, which would wait for its own read lock for ever).
+	 * key asking for its write lock, which would wait for its own read lock for ever), and a holder's re-entry of its
+	 * permit with another number of permits (which would otherwise re-enter without the store seeing the number).
 	 */
 	private @Nullable RuntimeException refusal(LockRequest request, LockOwner owner) {
+		if (request.mode() == LockMode.PERMITS) {
+			return read(() -> {
+				LeaseEntry held = this.instance.heldBy(request.key(), owner, LockMode.PERMITS);
+				return (held != null && held.permits != request.permits())
+						? KeyState.refusedPermits(request.key(), request.permits(), held.permits) : null;
+			});
+		}
 		if (request.mode() != LockMode.WRITE) {
 			return null;
 		}

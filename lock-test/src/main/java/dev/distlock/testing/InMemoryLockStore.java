@@ -127,7 +127,7 @@ public final class InMemoryLockStore {
 						+ "): release it before another instance can hold it");
 			}
 			StoreHold hold = this.table.hold(keyState, ForeignHold.INSTANCE + ":" + (++this.foreignSequence),
-					ForeignHold.INSTANCE, LockMode.EXCLUSIVE, ttl, now);
+					ForeignHold.INSTANCE, LockMode.EXCLUSIVE, 1, ttl, now);
 			ForeignHold foreign = new ForeignHold(this, hold, renewed, ttl);
 			this.foreignHolds.add(foreign);
 			this.history.record(now, key, LockHistory.Kind.HELD_ELSEWHERE, ForeignHold.INSTANCE, hold.owner,

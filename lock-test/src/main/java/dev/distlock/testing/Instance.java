@@ -21,7 +21,6 @@ import dev.distlock.core.LockLostEvent;
 import dev.distlock.core.LockMode;
 import dev.distlock.core.LockOwner;
 import dev.distlock.core.LockRequest;
-import dev.distlock.core.LockUnavailableException;
 import dev.distlock.core.LogSafe;
 import dev.distlock.core.RenewalStatus;
 
@@ -115,7 +114,7 @@ final class Instance {
 			Duration waited) {
 		LeaseEntry entry = new LeaseEntry(this, hold, request.effectiveName(), owner, ownerThread,
 				HolderLabel.of(this.holderApplication, this.holderInstance, owner), request.ttl(), request.autoRenew(),
-				now, request.maxHold());
+				now, request.maxHold(), request.permits());
 		hold.renewer = entry;
 		hold.label = entry.holder.toString();
 		this.entries.add(entry);
@@ -145,7 +144,7 @@ final class Instance {
 		this.waiting.remove(waiter);
 		effects.wakeWaiters();
 		Instant now = this.store.clock().now();
-		LockUnavailableException failure = waiter.failure;
+		RuntimeException failure = waiter.failure;
 		if (waiter.state == Waiter.State.TIMED_OUT) {
 			this.store.history.record(now, waiter.key(), LockHistory.Kind.NOT_ACQUIRED, this.clientId, null,
 					waiter.mode(), 0, waiter.waited(now), null);

@@ -6,6 +6,7 @@ import java.util.ArrayList;
 import java.util.List;
 
 import dev.distlock.core.LockMode;
+import dev.distlock.core.LogSafe;
 
 import org.jspecify.annotations.Nullable;
 
@@ -21,9 +22,12 @@ import org.jspecify.annotations.Nullable;
  * waiting writer keeps new readers out, so that a stream of readers cannot starve it);</li>
  * <li>fair waiters get the key in the order they came (FIFO); a new fair acquisition queues behind them even when the
  * key is free.</li>
+ * <li>permits ({@code PermitScripts}): up to {@link #permits} holders of one owner each share the key, and nobody of
+ * another mode; the first holder of a free key sets the number, and while anybody holds a permit a request that asks
+ * for another number is refused ({@link #otherPermits}), never queued nor admitted.</li>
  * </ul>
- * Tokens: a new exclusive, fair or write holder, and the first reader of a free key, take the next token of the store;
- * a reader that joins holders shares their token (a downgrade shares its writer's).
+ * Tokens: a new exclusive, fair or write holder, a new holder of a permit, and the first reader of a free key, take
+ * the next token of the store; a reader that joins holders shares their token (a downgrade shares its writer's).
  */
 final class KeyState {
 
@@ -37,6 +41,12 @@ final class KeyState {
 
 	/** The token of the current holders (the last one given out on this key). */
 	long token;
+
+	/**
+	 * The number of permits its holders asked for, set by the first holder of a permit of the free key (as the Redis
+	 * engine's {@code ~p}); it means something only while holders of permits hold the key.
+	 */
+	int permits;
 
 	KeyState(String key) {
 		this.key = key;
@@ -78,10 +88,20 @@ final class KeyState {
 
 	/**
 	 * Whether the key admits a new holder of {@code mode} at {@code at}.
+	 * @param permits for a {@link LockMode#PERMITS} request, its number of permits (the caller refused another number
+	 * than the holders' before: {@link #otherPermits}); 1 otherwise
 	 * @param downgradeOf for a reader, the write hold its owner has on this key, or null
 	 * @param asker the waiter asking, or null for a new attempt (which a fair acquisition makes behind the queue)
 	 */
-	boolean admits(LockMode mode, @Nullable StoreHold downgradeOf, Instant at, @Nullable Waiter asker) {
+	boolean admits(LockMode mode, int permits, @Nullable StoreHold downgradeOf, Instant at, @Nullable Waiter asker) {
+		if (mode == LockMode.PERMITS) {
+			for (StoreHold hold : this.holds) {
+				if (hold.mode != LockMode.PERMITS) {
+					return false; // a lock of another mode on the key
+				}
+			}
+			return this.holds.size() < permits; // one permit per holder, its re-entries included
+		}
 		if (mode != LockMode.READ) {
 			if (!this.holds.isEmpty()) {
 				return false;
@@ -99,6 +119,22 @@ final class KeyState {
 			return false;
 		}
 		return downgrade || !hasWaiting(LockMode.WRITE, at, asker);
+	}
+
+	/**
+	 * {@return the number of permits the holders of the key set, when they hold permits and a {@code mode} request for
+	 * {@code permits} asks for another number (the request is refused then); 0 when it may go on}
+	 */
+	int otherPermits(LockMode mode, int permits) {
+		boolean semaphore = !this.holds.isEmpty() && this.holds.get(0).mode == LockMode.PERMITS;
+		return (mode == LockMode.PERMITS && semaphore && this.permits != permits) ? this.permits : 0;
+	}
+
+	/** The refusal of a request that asks for {@code asked} permits of a semaphore of {@code held}: the Redis engine's. */
+	static IllegalStateException refusedPermits(String key, int asked, int held) {
+		return new IllegalStateException("Lock '" + LogSafe.escape(key) + "' is a semaphore of " + held
+				+ " permits (set by its holders), but this request asks for " + asked + " permits: every request on "
+				+ "one key must ask for the same number while it has holders");
 	}
 
 	/** Whether a waiter of {@code mode} other than {@code except} still waits at {@code at}. */
@@ -148,18 +184,21 @@ final class KeyState {
 
 	/**
 	 * {@return this key as a {@link dev.distlock.core.LockDirectory} lists it at {@code at}, as the Redis engine
-	 * stores it: a fair lock nobody waits for reads as exclusive; the waiting instances are those with a waiter that is
-	 * not fair (the Redis engine's waiters' notes)}
+	 * stores it: a fair lock nobody waits for reads as exclusive; a semaphore's holds are those of all its holders;
+	 * the waiting instances are those with a waiter that is not fair (the Redis engine's waiters' notes: a semaphore
+	 * notes only the waiters for its permits)}
 	 */
 	dev.distlock.core.StoredLock stored(Instant at) {
 		StoreHold writer = writer();
 		boolean read = this.holds.stream().anyMatch((hold) -> hold.mode == LockMode.READ);
 		boolean fair = this.holds.stream().anyMatch((hold) -> hold.mode == LockMode.FAIR);
+		boolean permits = this.holds.stream().anyMatch((hold) -> hold.mode == LockMode.PERMITS);
 		int queue = fairQueueLength(at);
-		LockMode mode = (writer != null) ? LockMode.WRITE
-				: read ? LockMode.READ : (fair && queue > 0) ? LockMode.FAIR : LockMode.EXCLUSIVE;
+		LockMode mode = (writer != null) ? LockMode.WRITE : read ? LockMode.READ : permits ? LockMode.PERMITS
+				: (fair && queue > 0) ? LockMode.FAIR : LockMode.EXCLUSIVE;
+		LockMode noted = permits ? LockMode.PERMITS : LockMode.EXCLUSIVE;
 		long waitingInstances = this.waiters.stream()
-			.filter((waiter) -> waiter.mode() == LockMode.EXCLUSIVE && waiter.isAliveAt(at))
+			.filter((waiter) -> waiter.mode() == noted && waiter.isAliveAt(at))
 			.map((waiter) -> waiter.instance)
 			.distinct()
 			.count();

@@ -53,6 +53,9 @@ final class LeaseEntry {
 
 	final LockMode mode;
 
+	/** The number of permits its acquisition asked for: 1 unless {@code mode} is {@link LockMode#PERMITS}. */
+	final int permits;
+
 	final long token;
 
 	final Instant acquiredAt;
@@ -87,7 +90,8 @@ final class LeaseEntry {
 	private @Nullable List<LostAction> lostActions = new ArrayList<>(1);
 
 	LeaseEntry(Instance instance, StoreHold hold, String name, LockOwner lockOwner, String ownerThread,
-			HolderLabel holder, Duration ttl, boolean autoRenew, Instant now, @Nullable Duration maxHold) {
+			HolderLabel holder, Duration ttl, boolean autoRenew, Instant now, @Nullable Duration maxHold, int permits) {
+		this.permits = permits;
 		this.maxHoldUntil = (maxHold != null) ? Instants.plus(now, maxHold) : null;
 		this.instance = instance;
 		this.hold = hold;

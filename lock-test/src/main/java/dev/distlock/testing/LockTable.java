@@ -54,8 +54,15 @@ final class LockTable {
 		}
 	}
 
-	/** A new holder of the key, which the caller found admitted: the next token unless it joins readers. */
-	StoreHold hold(KeyState keyState, String owner, String instance, LockMode mode, Duration ttl, Instant now) {
+	/**
+	 * A new holder of the key, which the caller found admitted: the next token unless it joins readers; the first
+	 * holder of a permit of a free key sets its number of {@code permits}.
+	 */
+	StoreHold hold(KeyState keyState, String owner, String instance, LockMode mode, int permits, Duration ttl,
+			Instant now) {
+		if (mode == LockMode.PERMITS && keyState.holds.isEmpty()) {
+			keyState.permits = permits;
+		}
 		long token;
 		if (mode == LockMode.READ && !keyState.holds.isEmpty()) {
 			token = keyState.token;
@@ -79,9 +86,11 @@ final class LockTable {
 	}
 
 	/**
-	 * Hand the key to every waiter it admits at {@code at}, in the order they came; a fair waiter the key does not
-	 * admit yet keeps the fair waiters behind it waiting. Nothing is handed on while the store is unreachable (the
-	 * waiters' attempts would get no answer); {@link InMemoryLockStore#makeReachable()} hands on what it held back.
+	 * Hand the key to every waiter it admits at {@code at}, in the order they came (a release of permits lets in as
+	 * many as came back); a fair waiter the key does not admit yet keeps the fair waiters behind it waiting. A waiter
+	 * for another number of permits than the holders' fails, as the Redis engine's waiter is refused at its next
+	 * attempt. Nothing is handed on while the store is unreachable (the waiters' attempts would get no answer);
+	 * {@link InMemoryLockStore#makeReachable()} hands on what it held back.
 	 */
 	void grantWaiting(KeyState keyState, Instant at, Effects effects) {
 		if (!this.store.outage.isReachable() || keyState.waiters.isEmpty()) {
@@ -96,11 +105,19 @@ final class LockTable {
 			if (fair && fairBlocked) {
 				continue;
 			}
+			int held = keyState.otherPermits(waiter.mode(), waiter.request.permits());
+			if (held > 0) {
+				keyState.waiters.remove(waiter);
+				waiter.state = Waiter.State.FAILED;
+				waiter.failure = KeyState.refusedPermits(waiter.key(), waiter.request.permits(), held);
+				waiter.instance.waitEnded(waiter, effects);
+				continue;
+			}
 			StoreHold downgradeOf = waiter.instance.downgradeOf(waiter.key(), waiter.owner, waiter.mode());
-			if (keyState.admits(waiter.mode(), downgradeOf, at, waiter)) {
+			if (keyState.admits(waiter.mode(), waiter.request.permits(), downgradeOf, at, waiter)) {
 				keyState.waiters.remove(waiter);
 				StoreHold hold = hold(keyState, waiter.ownerId, waiter.instance.clientId, waiter.mode(),
-						waiter.request.ttl(), at);
+						waiter.request.permits(), waiter.request.ttl(), at);
 				waiter.grant(waiter.instance.newEntry(waiter.request, waiter.owner, waiter.ownerThread, hold, at,
 						waiter.waited(at)), at);
 				waiter.instance.waitEnded(waiter, effects);

@@ -9,8 +9,8 @@ import org.jspecify.annotations.Nullable;
 
 /**
  * One holder of a key in the store: what the Redis engine keeps as a field of the lease hash (the writer or one reader
- * of a read-write lock, the one holder of any other), with its own hold count and expiry. Guarded by the store's
- * monitor.
+ * of a read-write lock, one holder of a permit, the one holder of any other), with its own hold count and expiry.
+ * Guarded by the store's monitor.
  * <p>
  * Invariants: a hold is in its key's list of holders exactly while {@code gone} is false; once gone it never comes
  * back (a new acquisition is a new hold with a new owner id). {@code deadline} only moves when the store is told to:

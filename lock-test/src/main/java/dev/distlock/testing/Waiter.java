@@ -9,7 +9,6 @@ import dev.distlock.core.Lease;
 import dev.distlock.core.LockMode;
 import dev.distlock.core.LockOwner;
 import dev.distlock.core.LockRequest;
-import dev.distlock.core.LockUnavailableException;
 
 import org.jspecify.annotations.Nullable;
 
@@ -53,8 +52,11 @@ final class Waiter {
 
 	@Nullable Instant grantedAt;
 
-	/** Why it FAILED: the store did not answer when its wait ended. */
-	@Nullable LockUnavailableException failure;
+	/**
+	 * Why it FAILED: the store did not answer when its wait ended ({@code LockUnavailableException}), or the key became
+	 * a semaphore of another number of permits than it asks for ({@code IllegalStateException}).
+	 */
+	@Nullable RuntimeException failure;
 
 	Waiter(Instance instance, LockRequest request, LockOwner owner, String ownerId, String ownerThread, Instant start,
 			Instant deadline, @Nullable CompletableFuture<Optional<Lease>> future) {

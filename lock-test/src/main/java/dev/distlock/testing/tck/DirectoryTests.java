@@ -24,7 +24,7 @@ import static org.assertj.core.api.Assumptions.assumeThat;
  * Every lock in the store, whichever instance holds it, page by page: for engines that are a {@link LockDirectory}
  * (skipped for others). The store may hold other tests' locks; these tests look at their own keys.
  */
-abstract class DirectoryTests extends ReadWriteTests {
+abstract class DirectoryTests extends PermitsTests {
 
 	/** An instance that holds nothing lists another's locks, each once over the pages, with its holds and token. */
 	@Test

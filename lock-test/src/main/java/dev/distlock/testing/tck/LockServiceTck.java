@@ -52,6 +52,11 @@ package dev.distlock.testing.tck;
  * queue's length in the {@link dev.distlock.core.LockOperatorView}.</li>
  * <li>read-write locks: readers share, a writer excludes, a waiting writer keeps new readers out, a writer may read
  * (a downgrade), a reader may not write (an upgrade), tokens by phase. {@code READ} and {@code WRITE}.</li>
+ * <li>permits: never more holders than permits across instances, n at once and the next refused, a release lets
+ * waiters in, a re-entry takes no second permit, another number of permits refused at once naming the key and both
+ * numbers, a crashed holder's permit back at its lease time, a token per holder, exclusion of the other modes, the
+ * operator view and the listing. {@code PERMITS}; an engine without it must refuse it with an
+ * {@link UnsupportedOperationException} naming the key (since 0.8.0).</li>
  * <li>the operator view: leases with their holds, listed oldest first; waiters and leases by name, only held leases
  * counted; lock names, an action that throws kept from the acquisition; healthy renewals; lost leases listed until
  * released; forced releases. A {@link dev.distlock.core.LockOperatorView} (and a

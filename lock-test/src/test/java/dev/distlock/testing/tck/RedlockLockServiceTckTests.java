@@ -26,9 +26,9 @@ import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactor
  * loopback ports): each instance is a {@link RedlockLockService} with connection factories of its own, one per node,
  * as an application instance has.
  * <p>
- * Redlock takes exclusive locks only: it refuses {@code FAIR}, {@code READ} and {@code WRITE} requests with an
- * {@link UnsupportedOperationException}, which the suite's {@link #supports} finds, so the fair and read-write tests
- * are skipped saying so. It has no asynchronous acquisition (not an {@code AsyncLockService}): those tests are
+ * Redlock takes exclusive locks only: it refuses {@code FAIR}, {@code READ}, {@code WRITE} and {@code PERMITS}
+ * requests with an {@link UnsupportedOperationException}, which the suite's {@link #supports} finds, so the fair,
+ * read-write and permits tests are skipped saying so (the refusal of permits, naming the key, is tested). It has no asynchronous acquisition (not an {@code AsyncLockService}): those tests are
  * skipped saying so too; and, as for the single-node engine, the exact count-down of a lease's time, which needs a
  * clock the test controls. Everything else runs: mutual exclusion and fencing tokens, re-entry, waiting, lease times
  * and extensions, the store queries, lost leases and the operator view with the forced release.

@@ -1,6 +1,7 @@
 package dev.distlock.redis.internal.kind;
 
 import dev.distlock.core.LockMode;
+import dev.distlock.core.LockRequest;
 import dev.distlock.redis.internal.single.LockKind;
 
 /**
@@ -12,13 +13,19 @@ public final class LockKinds {
 	private LockKinds() {
 	}
 
-	/** {@return the kind of {@code mode}} */
+	/** {@return the kind of {@code request}: its mode's, and for a semaphore the kind of its number of permits} */
+	public static LockKind of(LockRequest request) {
+		return (request.mode() == LockMode.PERMITS) ? PermitKind.of(request.permits()) : of(request.mode());
+	}
+
+	/** {@return the kind of {@code mode}, of one permit for a semaphore} */
 	public static LockKind of(LockMode mode) {
 		return switch (mode) {
 			case EXCLUSIVE -> ExclusiveKind.INSTANCE;
 			case FAIR -> FairKind.INSTANCE;
 			case READ -> ReadKind.INSTANCE;
 			case WRITE -> WriteKind.INSTANCE;
+			case PERMITS -> PermitKind.of(1);
 		};
 	}
 

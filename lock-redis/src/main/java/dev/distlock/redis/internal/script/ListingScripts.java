@@ -19,7 +19,7 @@ public final class ListingScripts {
 			"return redis.call('scan', ARGV[1], 'match', ARGV[2], 'count', ARGV[3], 'type', 'hash')", List.class);
 
 	/**
-	 * KEYS[1] lease, KEYS[2] its fair queue. {holds, token, remaining ttl ms, mode ('' exclusive, 'r', 'w'), fair queue
+	 * KEYS[1] lease, KEYS[2] its fair queue. {holds, token, remaining ttl ms, mode ('' exclusive, 'r', 'w', 'p' permits), fair queue
 	 * length (-1 when it could not be read), processes noted as waiting, the holders' labels as
 	 * {@link LockScripts#LABELS} joins them ('' when none)}; empty when the key is not a lease. Reads only; the queue
 	 * length through {@code pcall}, so that an ACL without {@code +zcard} costs only that figure.

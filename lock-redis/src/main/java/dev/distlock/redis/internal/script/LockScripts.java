@@ -210,8 +210,9 @@ public final class LockScripts {
 	 * no lease; when Redis refused the publish, the deleted hash is followed by the field
 	 * {@value #PUBLISH_REFUSED_FIELD} and Redis's error text (the delete stands). The deleted hash is kept for ARGV[4]
 	 * ms as the receipt {@code <lease>:f:<call id>}: the same call run a second time answers from it, and never deletes a
-	 * lease taken after the first run. The message of a read-write lease (field {@code ~m}) starts with
-	 * {@value ReadWriteScripts#WAKE_ALL}, so that it wakes every waiter of a process, as its own releases do.
+	 * lease taken after the first run. The message of a read-write lease (field {@code ~m}) or a semaphore (field
+	 * {@code ~p}) starts with {@value ReadWriteScripts#WAKE_ALL}, so that it wakes every waiter of a process, as its own
+	 * releases do.
 	 */
 	@SuppressWarnings("rawtypes")
 	public static final RedisScript<List> FORCE_RELEASE = RedisScript.of(

@@ -50,9 +50,10 @@ public final class ReadWriteScripts {
 
 	/**
 	 * Shared Lua: the clock, the parse of the hash, the removal of holders and notes whose deadline passed, the expiry
-	 * at the latest deadline (or the delete when nothing live is left), and the publish of a release.
+	 * at the latest deadline (or the delete when nothing live is left), and the publish of a release. The semaphore's
+	 * scripts ({@link PermitScripts}) share it: the same hash, with a limit and each holder's own token.
 	 */
-	private static final String COMMON = LockScripts.PRELUDE + LuaSource.load("read-write-common.lua");
+	static final String COMMON = LockScripts.PRELUDE + LuaSource.load("read-write-common.lua");
 
 	/**
 	 * KEYS[1] lease; ARGV[1] owner, ARGV[2] ttl ms, ARGV[3] {@code r} or {@code w}, ARGV[4] the token of the hold the

@@ -30,8 +30,9 @@ public final class ScriptCommands {
 			LockScripts.HAND_OVER, LockScripts.EXTEND, LockScripts.RENEW_ALL, LockScripts.FORCE_RELEASE,
 			LockScripts.HOLDER, LockScripts.OWNED, FairScripts.FAIR_ACQUIRE, FairScripts.FAIR_RELEASE,
 			FairScripts.FAIR_LEAVE, ReadWriteScripts.ACQUIRE, ReadWriteScripts.RELEASE, ReadWriteScripts.RENEW_ALL,
-			ReadWriteScripts.EXTEND, ReadWriteScripts.OWNED, ReadWriteScripts.DISCARD, ListingScripts.SCAN,
-			ListingScripts.DESCRIBE);
+			ReadWriteScripts.EXTEND, ReadWriteScripts.OWNED, ReadWriteScripts.DISCARD, PermitScripts.ACQUIRE,
+			PermitScripts.RELEASE, PermitScripts.RENEW_ALL, PermitScripts.EXTEND, PermitScripts.OWNED,
+			ListingScripts.SCAN, ListingScripts.DESCRIBE);
 
 	/** A command a script calls: {@code redis.call('hset', ...)} or {@code redis.pcall('publish', ...)}. */
 	public static final Pattern CALL = Pattern.compile("redis\\.p?call\\('([a-z]+)'");

@@ -49,6 +49,9 @@ public final class AcquireCall {
 			throw new LockUnavailableException(request.key(), "Could not acquire lock '" + request.key() + "': "
 					+ ex.getMessage(), ex);
 		}
+		catch (RequestRefused ex) { // Redis answered that the request itself is wrong: final, nothing to reconcile
+			throw ex;
+		}
 		catch (RuntimeException ex) {
 			// Sent and unanswered, Redis may run it yet; refused part-way, a script keeps what it wrote before the
 			// refused command (a new hold without expiry). Either way the reconciler deletes what this owner may hold.
@@ -91,6 +94,10 @@ public final class AcquireCall {
 		reply.whenComplete((value, failure) -> {
 			Throwable cause = (failure instanceof CompletionException && failure.getCause() != null)
 					? failure.getCause() : failure;
+			if (cause instanceof RequestRefused refused) { // final, as in call
+				result.completeExceptionally(refused);
+				return;
+			}
 			if (cause == null && value[0] < 0) {
 				cause = new IllegalStateException("The acquire script refused a new owner of '"
 						+ LogSafe.escape(request.key()) + "'");

@@ -190,7 +190,7 @@ public final class AsyncAcquisition {
 		sentAsync.whenComplete((reply, failure) -> call(() -> {
 			if (failure != null) {
 				throw (failure instanceof LockUnavailableException unavailable) ? unavailable
-						: new IllegalStateException(failure);
+						: (failure instanceof RequestRefused refused) ? refused : new IllegalStateException(failure);
 			}
 			return reply;
 		}, (value, ex) -> replied(current, sent, value, ex)));
@@ -209,7 +209,7 @@ public final class AsyncAcquisition {
 		}
 		if (abandoned) {
 			if (acquired || current.unanswered) {
-				discard(current); // cancelled while the attempt was on its way
+				current.discardWith(this.engine.reconciler(), this.request.key(), false); // cancelled meanwhile
 			}
 			return;
 		}
@@ -219,11 +219,13 @@ public final class AsyncAcquisition {
 			this.result.complete(Optional.of(this.engine.acquirer().newLease(this.request, entry, sent, this.start)));
 			return;
 		}
-		if (ex != null) {
-			LockUnavailableException unavailable = AcquireCall.failureOf(this.request, current.redisKey, ex);
-			if (!this.mayWait || unavailable instanceof LockAccessDeniedException) {
+		if (ex != null) { // a refused request is final: Redis answered that the request itself is wrong
+			Exception failure = (ex instanceof RequestRefused) ? ex : AcquireCall.failureOf(this.request,
+					current.redisKey, ex);
+			if (!this.mayWait || !(failure instanceof LockUnavailableException unavailable)
+					|| unavailable instanceof LockAccessDeniedException) {
 				if (claimEnd()) {
-					end(current, unavailable);
+					end(current, failure);
 				}
 				return;
 			}
@@ -326,7 +328,7 @@ public final class AsyncAcquisition {
 		}
 		unregisterWaiter(false);
 		if (current != null && !inFlight && current.unanswered) {
-			discard(current);
+			current.discardWith(this.engine.reconciler(), this.request.key(), false);
 		}
 		return true;
 	}
@@ -368,7 +370,7 @@ public final class AsyncAcquisition {
 		}
 		unregisterWaiter(false);
 		if (current != null && current.unanswered) {
-			discard(current);
+			current.discardWith(this.engine.reconciler(), this.request.key(), false);
 		}
 		if (failure == null) {
 			this.result.complete(this.engine.acquirer().notAcquired(this.request, this.start));
@@ -390,10 +392,6 @@ public final class AsyncAcquisition {
 		if (registered != null) { // a reader that got in tells the others of this process that they may enter too
 			this.engine.subscriber().unregister(registered, acquired, this.kind.admitsOthers());
 		}
-	}
-
-	private void discard(Attempt current) {
-		current.discardWith(this.engine.reconciler(), this.request.key(), false);
 	}
 
 }

@@ -18,6 +18,9 @@ public final class Attempt implements StoredAttempt {
 
 	final String channel;
 
+	/** The lock key the request named (as the caller wrote it), for messages. */
+	public final String key;
+
 	final String owner;
 
 	final long ttlMillis;
@@ -50,11 +53,12 @@ public final class Attempt implements StoredAttempt {
 	 */
 	public volatile boolean unanswered;
 
-	Attempt(String redisKey, String owner, long ttlMillis, LockOwner lockOwner, HolderLabel holder, boolean storeLabel,
+	Attempt(String key, String redisKey, String owner, long ttlMillis, LockOwner lockOwner, HolderLabel holder, boolean storeLabel,
 			LockKind kind, @Nullable LeaseEntry downgradeFrom) {
 		this.lockOwner = lockOwner;
 		this.holder = holder;
 		this.label = storeLabel ? holder.toString() : "";
+		this.key = key;
 		this.redisKey = redisKey;
 		this.channel = LockScripts.channel(redisKey);
 		this.owner = owner;

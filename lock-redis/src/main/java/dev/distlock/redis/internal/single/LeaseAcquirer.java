@@ -87,13 +87,13 @@ public final class LeaseAcquirer {
 	 * The kind of each mode, chosen once per request: given by the service, because the kinds sit above this engine
 	 * (they call its acquirer and releaser) and a fifth kind must not need a change here.
 	 */
-	private final Function<LockMode, LockKind> kinds;
+	private final Function<LockRequest, LockKind> kinds;
 
 	public LeaseAcquirer(LeaseStore store, ReleaseSubscriber subscriber, LeaseWatchdog watchdog, LeaseRegistry registry,
 			HoldReconciler reconciler, LeaseReleaser releaser, List<LockListener> listeners, String clientId,
 			int replicaAcks, long replicaAckTimeoutMillis, Executor calls, ScheduledExecutorService timers,
 			long fairEntryTtlMillis, OwnerIds ownerIds, String holderApplication, String holderInstance,
-			boolean storeHolderLabel, Function<LockMode, LockKind> kinds) {
+			boolean storeHolderLabel, Function<LockRequest, LockKind> kinds) {
 		this.kinds = kinds;
 		this.acquireCall = new AcquireCall(store, clientId, replicaAcks, replicaAckTimeoutMillis);
 		this.reentry = new LeaseReentry(this, store, watchdog, registry, reconciler);
@@ -131,7 +131,7 @@ public final class LeaseAcquirer {
 					return Optional.of(reentered);
 				}
 			}
-			return this.kinds.apply(request.mode()).acquireNew(this, request, redisKey, owner, start, deadline);
+			return this.kinds.apply(request).acquireNew(this, request, redisKey, owner, start, deadline);
 		}
 		catch (InterruptedException ex) {
 			Thread.currentThread().interrupt();
@@ -150,7 +150,7 @@ public final class LeaseAcquirer {
 	 * (see {@link AsyncAcquisition}).
 	 */
 	public CompletableFuture<Optional<Lease>> tryAcquireAsync(LockRequest request, String redisKey, LockOwner owner) {
-		return this.kinds.apply(request.mode()).acquireAsync(this.async, request, redisKey, owner);
+		return this.kinds.apply(request).acquireAsync(this.async, request, redisKey, owner);
 	}
 
 	/**
@@ -361,8 +361,8 @@ public final class LeaseAcquirer {
 
 	/** A new acquisition of {@code redisKey} for {@code owner}, with a fresh owner id. */
 	Attempt newAttempt(LockRequest request, String redisKey, LockOwner owner) {
-		LockKind kind = this.kinds.apply(request.mode());
-		return new Attempt(redisKey, this.ownerIds.next(), request.ttl().toMillis(), owner,
+		LockKind kind = this.kinds.apply(request);
+		return new Attempt(request.key(), redisKey, this.ownerIds.next(), request.ttl().toMillis(), owner,
 				HolderLabel.of(this.holderApplication, this.holderInstance, owner), this.storeHolderLabel, kind,
 				kind.downgradeFrom(this.registry, redisKey, owner));
 	}

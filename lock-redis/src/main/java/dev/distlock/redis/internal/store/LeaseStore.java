@@ -42,7 +42,9 @@ public final class LeaseStore {
 	private final FairStore fair;
 
 	/** The read-write locks' calls, on this store. */
-	private final ReadWriteStore readWrite = new ReadWriteStore(this);
+	private final ReadWriteStore readWrite = new ReadWriteStore(this, ReadWriteStore.Scripts.READ_WRITE);
+
+	private final ReadWriteStore permits = new ReadWriteStore(this, ReadWriteStore.Scripts.PERMITS);
 
 	/** The Lettuce-native shortcut of the lease scripts; each of its calls answers null where it does not apply. */
 	private final NativeScripts nativeScripts;
@@ -93,6 +95,11 @@ public final class LeaseStore {
 	/** {@return the calls of read-write leases on this store} */
 	public ReadWriteStore readWrite() {
 		return this.readWrite;
+	}
+
+	/** {@return the calls of a semaphore's permits on this store (the read-write calls with the permits' scripts)} */
+	public ReadWriteStore permits() {
+		return this.permits;
 	}
 
 	/** {@return {@link LockScripts#SHARDED} when releases are announced on their shard, else empty} */

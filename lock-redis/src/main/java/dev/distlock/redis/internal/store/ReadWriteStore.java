@@ -4,14 +4,18 @@ import java.util.List;
 import java.util.concurrent.CompletableFuture;
 
 import dev.distlock.redis.internal.script.NativeScriptArgs;
+import dev.distlock.redis.internal.script.PermitScripts;
 import dev.distlock.redis.internal.script.ReadWriteScripts;
 
 import org.jspecify.annotations.Nullable;
+import org.springframework.data.redis.core.script.RedisScript;
 
 /**
- * The door to Redis for read-write leases ({@link ReadWriteScripts}), on a {@link LeaseStore}'s connections and path:
- * one script call per operation, as for exclusive leases. Renewals go through {@link RenewalBatches}, discards through
- * {@link LeaseStore#discard}, which serve both kinds.
+ * The door to Redis for leases of several holders, each with its own deadline: read-write leases
+ * ({@link ReadWriteScripts}, {@link LeaseStore#readWrite()}) and the permits of a semaphore ({@link PermitScripts},
+ * {@link LeaseStore#permits()}), whose scripts take the same arguments and give the same replies, on a
+ * {@link LeaseStore}'s connections and path: one script call per operation, as for exclusive leases. Renewals go
+ * through {@link RenewalBatches}, discards through {@link LeaseStore#discard}, which serve every kind.
  */
 public final class ReadWriteStore {
 
@@ -21,10 +25,36 @@ public final class ReadWriteStore {
 	 */
 	static final long MAX_NOTE_MILLIS = 2_000;
 
+	/** The role of a writer in {@link #acquire}; a reader's is {@code r}, a permit's the number of permits. */
+	public static final String WRITER = "w";
+
 	private final LeaseStore store;
 
-	ReadWriteStore(LeaseStore store) {
+	private final Scripts scripts;
+
+	ReadWriteStore(LeaseStore store, Scripts scripts) {
 		this.store = store;
+		this.scripts = scripts;
+	}
+
+	/**
+	 * The scripts one kind of lease of several holders runs.
+	 * @param what the kind, for the message of an unexpected reply
+	 * @param acquire its acquisition and re-entry
+	 * @param release its release
+	 * @param extend its extension
+	 * @param owned its ownership check
+	 */
+	@SuppressWarnings("rawtypes")
+	record Scripts(String what, RedisScript<List> acquire, RedisScript<List> release, RedisScript<Long> extend,
+			RedisScript<Long> owned) {
+
+		static final Scripts READ_WRITE = new Scripts("read-write", ReadWriteScripts.ACQUIRE, ReadWriteScripts.RELEASE,
+				ReadWriteScripts.EXTEND, ReadWriteScripts.OWNED);
+
+		static final Scripts PERMITS = new Scripts("permits", PermitScripts.ACQUIRE, PermitScripts.RELEASE,
+				PermitScripts.EXTEND, PermitScripts.OWNED);
+
 	}
 
 	/**
@@ -40,16 +70,17 @@ public final class ReadWriteStore {
 	}
 
 	/**
-	 * A new acquisition of {@code attempt} (a {@code writer}'s or a reader's): {holds, token, 0} when acquired, {0, ms
-	 * after which to try again, unannounced} when refused (see {@link LeaseStore#unannounced}). A writer that will wait is
-	 * noted in the lease (see {@link #notesWaitingWriter}).
+	 * A new acquisition of {@code attempt} (a writer's, a reader's, or a permit's): {holds, token, 0} when acquired,
+	 * {0, ms after which to try again, unannounced} when refused (see {@link LeaseStore#unannounced}); for a permit
+	 * {{@value PermitScripts#OTHER_LIMIT}, the holders' number of permits, 0} when it asked for another number. A writer
+	 * that will wait is noted in the lease (see {@link #notesWaitingWriter}).
 	 * @param attempt the acquisition
-	 * @param writer whether a writer acquires
+	 * @param role {@link #WRITER} for a writer, {@code r} for a reader, the number of permits for a permit
 	 * @param willWait whether it will wait when refused
 	 * @return {holds, token or ms, unannounced}
 	 */
-	public long[] acquire(StoredAttempt attempt, boolean writer, boolean willWait) {
-		return pair(this.store.run(ReadWriteScripts.ACQUIRE, attempt.redisKey(), acquireArgs(attempt, writer, willWait)),
+	public long[] acquire(StoredAttempt attempt, String role, boolean willWait) {
+		return pair(this.store.run(this.scripts.acquire(), attempt.redisKey(), acquireArgs(attempt, role, willWait)),
 				"acquire");
 	}
 
@@ -57,21 +88,21 @@ public final class ReadWriteStore {
 	 * {@link #acquire} without waiting for Redis (Lettuce's asynchronous commands), {holds, token} or {0, ms}: null
 	 * when that path is not available (the caller then calls {@link #acquire} on a thread of its own).
 	 * @param attempt the acquisition
-	 * @param writer whether a writer acquires
+	 * @param role {@code w} for a writer, {@code r} for a reader, the number of permits for a permit
 	 * @param willWait whether it will wait when refused
 	 * @return the reply to come, or null
 	 */
-	public @Nullable CompletableFuture<long[]> acquireAsync(StoredAttempt attempt, boolean writer, boolean willWait) {
-		CompletableFuture<Object> reply = this.store.runNativeAsync(ReadWriteScripts.ACQUIRE, attempt.redisKey(),
-				NativeScriptArgs.encode(acquireArgs(attempt, writer, willWait)));
+	public @Nullable CompletableFuture<long[]> acquireAsync(StoredAttempt attempt, String role, boolean willWait) {
+		CompletableFuture<Object> reply = this.store.runNativeAsync(this.scripts.acquire(), attempt.redisKey(),
+				NativeScriptArgs.encode(acquireArgs(attempt, role, willWait)));
 		return (reply != null) ? reply.thenApply(value -> pair(value, "acquire")) : null;
 	}
 
 	/** The arguments of a new acquisition, a waiting writer's note with them ({@link #notesWaitingWriter}). */
-	private String[] acquireArgs(StoredAttempt attempt, boolean writer, boolean willWait) {
-		String note = notesWaitingWriter(writer, willWait)
+	private String[] acquireArgs(StoredAttempt attempt, String role, boolean willWait) {
+		String note = notesWaitingWriter(WRITER.equals(role), willWait)
 				? Long.toString(Math.max(1, Math.min(attempt.ttlMillis(), MAX_NOTE_MILLIS))) : "";
-		return new String[] { attempt.owner(), Long.toString(attempt.ttlMillis()), writer ? "w" : "r", "",
+		return new String[] { attempt.owner(), Long.toString(attempt.ttlMillis()), role, "",
 				attempt.downgradeOwner(), (attempt.downgradeToken() != 0) ? Long.toString(attempt.downgradeToken()) : "",
 				note, "", willWait ? "1" : "", this.store.publishMode(), attempt.label() };
 	}
@@ -80,14 +111,14 @@ public final class ReadWriteStore {
 	 * One more hold of {@code entry}'s lease (a {@code writer}'s or a reader's), raising the count in Redis to
 	 * {@code target} (see {@code LeaseEntry.reentryTarget}): {holds, token}, or {-1, 0} when the hold is gone.
 	 * @param entry the lease
-	 * @param writer whether a writer re-enters
+	 * @param role {@code w} for a writer, {@code r} for a reader, the number of permits for a permit
 	 * @param ttlMillis the lease time in ms
 	 * @param target the count the holds are raised to
 	 * @return {holds, token}, or {-1, 0}
 	 */
-	public long[] reenter(StoredLease entry, boolean writer, long ttlMillis, long target) {
-		return pair(this.store.run(ReadWriteScripts.ACQUIRE, entry.redisKey(), entry.owner(), Long.toString(ttlMillis),
-				writer ? "w" : "r", Long.toString(entry.token()), "", "", "",
+	public long[] reenter(StoredLease entry, String role, long ttlMillis, long target) {
+		return pair(this.store.run(this.scripts.acquire(), entry.redisKey(), entry.owner(), Long.toString(ttlMillis),
+				role, Long.toString(entry.token()), "", "", "",
 				Long.toString(target)), "acquire");
 	}
 
@@ -98,7 +129,7 @@ public final class ReadWriteStore {
 	 * @return what the release did
 	 */
 	public Released release(StoredLease entry) {
-		return released(this.store.run(ReadWriteScripts.RELEASE, entry.redisKey(), releaseArgs(entry)));
+		return released(this.store.run(this.scripts.release(), entry.redisKey(), releaseArgs(entry)), this.scripts);
 	}
 
 	/** RELEASE's arguments, with the holds before and the receipt time (see {@link LeaseStore#release}). */
@@ -114,14 +145,14 @@ public final class ReadWriteStore {
 	 * @return what the release did, to come, or null
 	 */
 	public @Nullable CompletableFuture<Released> releaseAsync(StoredLease entry) {
-		CompletableFuture<Object> reply = this.store.runNativeAsync(ReadWriteScripts.RELEASE, entry.redisKey(),
+		CompletableFuture<Object> reply = this.store.runNativeAsync(this.scripts.release(), entry.redisKey(),
 				NativeScriptArgs.encode(releaseArgs(entry)));
-		return (reply != null) ? reply.thenApply(ReadWriteStore::released) : null;
+		return (reply != null) ? reply.thenApply(value -> released(value, this.scripts)) : null;
 	}
 
-	private static Released released(@Nullable Object value) {
+	private static Released released(@Nullable Object value, Scripts scripts) {
 		if (!(value instanceof List<?> reply) || reply.size() < 2 || reply.size() > 3) {
-			throw new IllegalStateException("Unexpected reply from the read-write release script: " + value);
+			throw new IllegalStateException("Unexpected reply from the " + scripts.what() + " release script: " + value);
 		}
 		String message = ScriptReplies.text(reply.get(1));
 		return new Released(((Number) reply.get(0)).longValue(), message.isEmpty() ? null : message,
@@ -136,7 +167,7 @@ public final class ReadWriteStore {
 	 * @return the new remaining ms, or -1
 	 */
 	public long extend(StoredLease entry, long millis, boolean add) {
-		return number(this.store.run(ReadWriteScripts.EXTEND, entry.redisKey(), entry.owner(), Long.toString(entry.token()),
+		return number(this.store.run(this.scripts.extend(), entry.redisKey(), entry.owner(), Long.toString(entry.token()),
 				Long.toString(millis), add ? "add" : "set", add ? Receipts.callId() : ""));
 	}
 
@@ -146,21 +177,23 @@ public final class ReadWriteStore {
 	 * @return the remaining ms, or -1
 	 */
 	public long owned(StoredLease entry) {
-		return number(this.store.run(ReadWriteScripts.OWNED, entry.redisKey(), entry.owner(), Long.toString(entry.token())));
+		return number(this.store.run(this.scripts.owned(), entry.redisKey(), entry.owner(),
+				Long.toString(entry.token())));
 	}
 
 	/** {holds, token or ms} or {0, ms, 1} as {holds, token or ms, unannounced} ({@link LeaseStore#unannounced}). */
-	private static long[] pair(@Nullable Object value, String script) {
+	private long[] pair(@Nullable Object value, String script) {
 		if (!(value instanceof List<?> reply) || reply.size() < 2 || reply.size() > 3) {
-			throw new IllegalStateException("Unexpected reply from the read-write " + script + " script: " + value);
+			throw new IllegalStateException("Unexpected reply from the " + this.scripts.what() + " " + script
+					+ " script: " + value);
 		}
 		return new long[] { ((Number) reply.get(0)).longValue(), ((Number) reply.get(1)).longValue(),
 				(reply.size() > 2) ? ((Number) reply.get(2)).longValue() : 0 };
 	}
 
-	private static long number(@Nullable Object value) {
+	private long number(@Nullable Object value) {
 		if (!(value instanceof Number number)) {
-			throw new IllegalStateException("Unexpected reply from a read-write lease script: " + value);
+			throw new IllegalStateException("Unexpected reply from a " + this.scripts.what() + " script: " + value);
 		}
 		return number.longValue();
 	}

@@ -140,6 +140,7 @@ public final class StoreScan implements ListingSource {
 		LockMode lockMode = switch (mode) {
 			case "w" -> LockMode.WRITE;
 			case "r" -> LockMode.READ;
+			case "p" -> LockMode.PERMITS;
 			default -> (queue > 0) ? LockMode.FAIR : LockMode.EXCLUSIVE;
 		};
 		String labels = ScriptReplies.text(reply.get(6));

@@ -31,6 +31,9 @@ public final class ForcedReleaser {
 	/** The read-write lease's field that marks it as one (see {@link ReadWriteScripts}). */
 	private static final String MODE_FIELD = "~m";
 
+	/** The semaphore's field that marks it as one (see {@code PermitScripts}): its release wakes every waiter too. */
+	private static final String PERMITS_FIELD = "~p";
+
 	/** The read-write lease's field that names its writer. */
 	private static final String WRITER_FIELD = "~x";
 
@@ -105,8 +108,8 @@ public final class ForcedReleaser {
 				else if (LockScripts.PUBLISH_REFUSED_FIELD.equals(field)) {
 					this.publishRefused = value;
 				}
-				else if (MODE_FIELD.equals(field)) {
-					this.readWrite = true;
+				else if (MODE_FIELD.equals(field) || PERMITS_FIELD.equals(field)) {
+					this.readWrite = true; // several holders may come in: wake every waiter
 				}
 				else if (WRITER_FIELD.equals(field)) {
 					writer = value;

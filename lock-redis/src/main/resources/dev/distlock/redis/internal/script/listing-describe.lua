@@ -10,6 +10,8 @@ for i = 1, #fields, 2 do
     token = tonumber(fields[i + 1]) or 0
   elseif field == '~m' then
     mode = fields[i + 1]
+  elseif field == '~p' then
+    mode = 'p'
   elseif string.sub(field, 1, 3) == '~w:' then
     waiting = waiting + 1
   elseif string.sub(field, 1, 1) ~= '~' then

@@ -17,7 +17,7 @@ end
 redis.call('del', KEYS[1])
 local stamp = redis.call('time')[1]
 for i = 1, #fields, 2 do
-  if fields[i] == '~m' then
+  if fields[i] == '~m' or fields[i] == '~p' then
     stamp = '*' .. stamp
     break
   end

@@ -1,5 +1,5 @@
 -- ReadWriteScripts.COMMON (private), after prelude.lua: the clock, load, prune, settle and announce of a read-write
--- lease. Its keys, arguments and reply: the Javadoc of ReadWriteScripts.COMMON. The comment lines at the top of this
+-- lease, and of a semaphore of leased permits (PermitScripts: its limit '~p', each holder's token '~k:<owner>'). Its keys, arguments and reply: the Javadoc of ReadWriteScripts.COMMON. The comment lines at the top of this
 -- file, and the empty line after them, are not part of the script (LuaSource drops them).
 
 local k = KEYS[1]
@@ -8,18 +8,20 @@ local nowus = tonumber(clock[1]) * 1000000 + tonumber(clock[2])
 local now = math.floor(nowus / 1000)
 local function load()
   local f = redis.call('hgetall', k)
-  local s = {exists = #f > 0, existed = #f > 0, holds = {}, dl = {}, q = {}, lb = {}}
+  local s = {exists = #f > 0, existed = #f > 0, holds = {}, dl = {}, q = {}, lb = {}, tk = {}}
   for i = 1, #f, 2 do
     local name, v = f[i], f[i + 1]
     if string.sub(name, 1, 1) ~= '~' then s.holds[name] = tonumber(v)
     elseif name == '~m' then s.m = v
     elseif name == '~x' then s.x = v
     elseif name == '~t' then s.t = tonumber(v)
+    elseif name == '~p' then s.p = tonumber(v)
     elseif name == '~u' then s.u = true
     else
       local p = string.sub(name, 1, 3)
       if p == '~e:' then s.dl[string.sub(name, 4)] = tonumber(v)
       elseif p == '~l:' then s.lb[string.sub(name, 4)] = true
+      elseif p == '~k:' then s.tk[string.sub(name, 4)] = tonumber(v)
       elseif p == '~q:' then s.q[string.sub(name, 4)] = tonumber(v)
       elseif p == '~w:' then s.noted = true end
     end
@@ -45,6 +47,12 @@ local function prune(s)
     if s.holds[o] == nil then
       s.lb[o] = nil
       gone[#gone + 1] = '~l:' .. o
+    end
+  end
+  for o in pairs(s.tk) do
+    if s.holds[o] == nil then
+      s.tk[o] = nil
+      gone[#gone + 1] = '~k:' .. o
     end
   end
   for o, d in pairs(s.q) do
