@@ -41,6 +41,20 @@ public record LockOperation(Method method, String description, Expression keyExp
 	/**
 	 * Checks that {@code permits} fits {@code mode}, as the requests made from this operation will: a mismatch fails
 	 * here, when the operation is made, rather than on a call.
+	 * @param method the annotated method
+	 * @param description {@code ClassName.method(..)}
+	 * @param keyExpression the parsed key expression
+	 * @param keySource the key expression as written
+	 * @param name the metrics name
+	 * @param ttl the lease time
+	 * @param waitTime how long to wait for the lock
+	 * @param fixedLease whether the lease is never renewed
+	 * @param onFailure what to do when the lock is not acquired in time
+	 * @param failureHandler the name of the {@code LockFailureHandler} bean, if any
+	 * @param holdAtLeast the {@code holdAtLeast} window, or null for none
+	 * @param mode how the lock admits holders
+	 * @param maxHold the longest hold of each lease of a call, or null for none
+	 * @param permits how many holders the key admits at once
 	 * @throws IllegalArgumentException naming the method when {@code permits} breaks
 	 * {@link LockSettings#permitsRule the rule} of {@code mode}
 	 */
