@@ -30,9 +30,10 @@ import org.springframework.data.redis.core.script.RedisScript;
  * whose owner already holds a permit answers that permit, a release answers from its receipt, an {@code add}
  * extension from its call id, as the other kinds' scripts do.
  * <p>
- * The Lua is in {@code permits-*.lua} files ({@link LuaSource}); each constant documents its script. Renewals in
- * batches and discards of unknown holds take the read-write ones' arguments; the discard is
- * {@link ReadWriteScripts#DISCARD}, which removes one holder's permit only.
+ * Only the acquisition is a script of its own ({@code permits-acquire.lua}, {@link LuaSource}): the release, the
+ * extension, the ownership check, the renewal in batches and the discard of unknown holds are the read-write scripts,
+ * which read a holder's own token where the hash has one ({@code ~k:<owner>}) and the lease-wide one otherwise; the
+ * constants below name them for the semaphore's callers.
  */
 public final class PermitScripts {
 
@@ -52,25 +53,23 @@ public final class PermitScripts {
 			ReadWriteScripts.COMMON + LockScripts.UNANNOUNCED + LuaSource.load("permits-acquire.lua"), List.class);
 
 	/**
-	 * KEYS[1] semaphore; ARGV as {@link ReadWriteScripts#RELEASE}'s. {holds left, ''} while holds are left, {0, the
-	 * release message} when the permit was given back (published when another process waits; {0, message, error} when
-	 * Redis refused the publish), the same from the receipt when it runs again, {-1, ''} when it is not ours.
+	 * The release of a permit: {@link ReadWriteScripts#RELEASE}, which knows a semaphore's hash (each holder's own
+	 * token; every permit given back is announced). {holds left, ''} while holds are left, {0, the release message}
+	 * when the permit was given back (published when another process waits; {0, message, error} when Redis refused the
+	 * publish), the same from the receipt when it runs again, {-1, ''} when it is not ours.
 	 */
 	@SuppressWarnings("rawtypes")
-	public static final RedisScript<List> RELEASE = RedisScript.of(
-			ReadWriteScripts.COMMON + LuaSource.load("permits-release.lua"), List.class);
+	public static final RedisScript<List> RELEASE = ReadWriteScripts.RELEASE;
 
-	/** KEYS[1..n] semaphores; ARGV as {@link ReadWriteScripts#RENEW_ALL}'s, checking each holder's own token. */
+	/** The renewal of permits in batches: {@link ReadWriteScripts#RENEW_ALL}, which checks each holder's own token. */
 	@SuppressWarnings("rawtypes")
-	public static final RedisScript<List> RENEW_ALL = RedisScript.of(
-			LuaSource.load("permits-renew-all.lua"), List.class);
+	public static final RedisScript<List> RENEW_ALL = ReadWriteScripts.RENEW_ALL;
 
-	/** KEYS[1] semaphore; ARGV as {@link ReadWriteScripts#EXTEND}'s: the permit's new remaining ms, or -1. */
-	public static final RedisScript<Long> EXTEND = RedisScript.of(
-			ReadWriteScripts.COMMON + LuaSource.load("permits-extend.lua"), Long.class);
+	/** The extension of a permit: {@link ReadWriteScripts#EXTEND}, which checks the holder's own token. */
+	public static final RedisScript<Long> EXTEND = ReadWriteScripts.EXTEND;
 
-	/** KEYS[1] semaphore; ARGV[1] owner, ARGV[2] token. The remaining ms of the permit when it is still ours, else -1. */
-	public static final RedisScript<Long> OWNED = RedisScript.of(LuaSource.load("permits-owned.lua"), Long.class);
+	/** Whether a permit is still ours: {@link ReadWriteScripts#OWNED}, which checks the holder's own token. */
+	public static final RedisScript<Long> OWNED = ReadWriteScripts.OWNED;
 
 	private PermitScripts() {
 	}

@@ -89,7 +89,8 @@ public final class ReadWriteScripts {
 	 * the releasing process wakes its own waiters with it either way. A refused publish appends Redis's error as a third element; the release stands.
 	 * Run twice, it answers as the first run did (as {@link LockScripts#RELEASE}: the count goes down only while Redis
 	 * counts the holds the owner counted before, and a last release leaves the receipt {@code <lease>:r:<owner>} =
-	 * {@code <token>:<message>}).
+	 * {@code <token>:<message>}). It releases a semaphore's permit too ({@link PermitScripts}): the token checked is
+	 * the holder's own ({@code ~k:<owner>}), and every permit given back frees the semaphore for others.
 	 */
 	@SuppressWarnings("rawtypes")
 	public static final RedisScript<List> RELEASE = RedisScript.of(
@@ -98,7 +99,8 @@ public final class ReadWriteScripts {
 	/**
 	 * KEYS[1..n] leases; ARGV[3i-2..3i] owner, token, ttl ms of KEYS[i], as {@link LockScripts#RENEW_ALL}. For each
 	 * returns 1 when the hold is still ours (its deadline raised to at least now + ttl, the key's expiry to at least that
-	 * deadline) or 0 when it is gone or its deadline passed. One HMGET a lease: no scan of the other holders.
+	 * deadline) or 0 when it is gone or its deadline passed. One HMGET a lease: no scan of the other holders. A
+	 * semaphore's permit is checked against its holder's own token ({@code ~k:<owner>}, {@link PermitScripts}).
 	 */
 	@SuppressWarnings("rawtypes")
 	public static final RedisScript<List> RENEW_ALL = RedisScript.of(
@@ -108,12 +110,15 @@ public final class ReadWriteScripts {
 	 * KEYS[1] lease; ARGV[1] owner, ARGV[2] token, ARGV[3] ms, ARGV[4] {@code set} or {@code add}, ARGV[5] for
 	 * {@code add} a call id, as {@link LockScripts#EXTEND} for this holder's own deadline (the call id noted in
 	 * {@code ~a:<owner>}, so that a second run adds nothing). Returns the new remaining ms of the hold, -1 when it is not
-	 * ours.
+	 * ours. A semaphore's permit is checked against its holder's own token ({@link PermitScripts}).
 	 */
 	public static final RedisScript<Long> EXTEND = RedisScript.of(
 			COMMON + LuaSource.load("read-write-extend.lua"), Long.class);
 
-	/** KEYS[1] lease; ARGV[1] owner, ARGV[2] token. The remaining ms of the hold when it is still ours, else -1. */
+	/**
+	 * KEYS[1] lease; ARGV[1] owner, ARGV[2] token (a semaphore's permit: its holder's own, {@link PermitScripts}). The
+	 * remaining ms of the hold when it is still ours, else -1.
+	 */
 	public static final RedisScript<Long> OWNED = RedisScript.of(LuaSource.load("read-write-owned.lua"), Long.class);
 
 	/**

@@ -31,7 +31,6 @@ public final class ScriptCommands {
 			LockScripts.HOLDER, LockScripts.OWNED, FairScripts.FAIR_ACQUIRE, FairScripts.FAIR_RELEASE,
 			FairScripts.FAIR_LEAVE, ReadWriteScripts.ACQUIRE, ReadWriteScripts.RELEASE, ReadWriteScripts.RENEW_ALL,
 			ReadWriteScripts.EXTEND, ReadWriteScripts.OWNED, ReadWriteScripts.DISCARD, PermitScripts.ACQUIRE,
-			PermitScripts.RELEASE, PermitScripts.RENEW_ALL, PermitScripts.EXTEND, PermitScripts.OWNED,
 			ListingScripts.SCAN, ListingScripts.DESCRIBE);
 
 	/** A command a script calls: {@code redis.call('hset', ...)} or {@code redis.pcall('publish', ...)}. */

@@ -9,24 +9,7 @@ if s.exists and s.p == nil then
 end
 prune(s)
 local o, ttl, limit = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3])
-if ARGV[4] ~= '' then
-  if s.holds[o] and s.tk[o] == tonumber(ARGV[4]) then
-    local c = s.holds[o]
-    local target = tonumber(ARGV[8] or '') or (c + 1)
-    if c < target then
-      c = target
-      redis.call('hset', k, o, n(c))
-    end
-    if s.dl[o] < now + ttl then
-      s.dl[o] = now + ttl
-      redis.call('hset', k, '~e:' .. o, n(now + ttl))
-    end
-    settle(s)
-    return {c, s.tk[o]}
-  end
-  settle(s)
-  return {-1, 0}
-end
+if ARGV[4] ~= '' then return reenter(s, o, ttl) end
 if s.holds[o] then
   settle(s)
   return {s.holds[o], s.tk[o]}

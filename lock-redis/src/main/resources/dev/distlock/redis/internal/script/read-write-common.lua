@@ -28,6 +28,10 @@ local function load()
   end
   return s
 end
+local function token(s, o)
+  if s.p then return s.tk[o] end
+  return s.t
+end
 local function prune(s)
   local gone = {}
   for o in pairs(s.holds) do
@@ -86,6 +90,24 @@ local function settle(s)
     error(failed.err)
   end
   return count
+end
+local function reenter(s, o, ttl)
+  if s.holds[o] and token(s, o) == tonumber(ARGV[4]) then
+    local c = s.holds[o]
+    local target = tonumber(ARGV[8] or '') or (c + 1)
+    if c < target then
+      c = target
+      redis.call('hset', k, o, n(c))
+    end
+    if s.dl[o] < now + ttl then
+      s.dl[o] = now + ttl
+      redis.call('hset', k, '~e:' .. o, n(now + ttl))
+    end
+    settle(s)
+    return {c, token(s, o)}
+  end
+  settle(s)
+  return {-1, 0}
 end
 local function announce(channel, sharded, body)
   local sent

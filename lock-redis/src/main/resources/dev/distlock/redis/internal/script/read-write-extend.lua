@@ -1,12 +1,13 @@
 -- ReadWriteScripts.EXTEND, after prelude.lua and read-write-common.lua: sets or adds to the deadline of one read or
--- write hold. Its keys, arguments and reply: the Javadoc of ReadWriteScripts.EXTEND. The comment lines at the top of
--- this file, and the empty line after them, are not part of the script (LuaSource drops them).
+-- write hold, or of one permit of a semaphore (checked against its own token). Its keys, arguments and reply: the
+-- Javadoc of ReadWriteScripts.EXTEND. The comment lines at the top of this file, and the empty line after them, are not
+-- part of the script (LuaSource drops them).
 
 local s = load()
-if s.m == nil then return -1 end
+if s.m == nil and s.p == nil then return -1 end
 prune(s)
 local o = ARGV[1]
-if s.holds[o] == nil or s.t ~= tonumber(ARGV[2]) then
+if s.holds[o] == nil or token(s, o) ~= tonumber(ARGV[2]) then
   settle(s)
   return -1
 end
