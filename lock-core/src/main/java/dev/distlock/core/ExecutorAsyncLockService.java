@@ -40,6 +40,11 @@ final class ExecutorAsyncLockService implements AsyncLockService {
 	}
 
 	@Override
+	public Optional<String> modeRefusal(LockMode mode) {
+		return this.service.modeRefusal(mode);
+	}
+
+	@Override
 	public CompletableFuture<Optional<Lease>> tryAcquireAsync(LockRequest request, LockOwner owner) {
 		Task task = new Task(request, owner);
 		try {

@@ -86,6 +86,18 @@ public interface LockService {
 	}
 
 	/**
+	 * Why this service refuses every request of {@code mode} (with an {@link UnsupportedOperationException} naming the
+	 * key), if it does: Redlock takes exclusive locks only, for instance. The annotation's startup check fails the start
+	 * for a declaration of such a mode, naming the method and this reason, instead of failing its every call.
+	 * @param mode a lock mode
+	 * @return the reason, or empty when the service takes requests of {@code mode} (the default)
+	 * @since 0.8.0
+	 */
+	default Optional<String> modeRefusal(LockMode mode) {
+		return Optional.empty();
+	}
+
+	/**
 	 * Ask the store whether anyone holds {@code key} now, in one round trip (redis-py's {@code locked()}).
 	 * @param key the lock key
 	 * @return true when some owner, in any process, holds the key

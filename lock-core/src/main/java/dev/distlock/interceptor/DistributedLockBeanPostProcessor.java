@@ -64,12 +64,13 @@ public class DistributedLockBeanPostProcessor extends AbstractBeanFactoryAwareAd
 
 	/**
 	 * Now that every singleton exists, the bean factory can tell whether each named failure handler is one, and the
-	 * lock service how short a renewed lease may be.
+	 * lock service how short a renewed lease may be and which lock modes it refuses.
 	 */
 	@Override
 	public void afterSingletonsInstantiated() {
 		this.operationSource.validateFailureHandlers();
 		LeaseTimeCheck.warnAboutShortLeases(this.operationSource, this.interceptor.lockService());
+		EngineModeCheck.refuseModesTheServiceRefuses(this.operationSource, this.interceptor.lockService());
 	}
 
 	/** Before the first advisor that orders after ours; after those that order before or the same. */

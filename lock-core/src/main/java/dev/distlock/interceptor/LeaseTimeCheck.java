@@ -67,7 +67,7 @@ final class LeaseTimeCheck {
 			.toString();
 	}
 
-	private static @Nullable LockService service(Supplier<LockService> lockService) {
+	static @Nullable LockService service(Supplier<LockService> lockService) {
 		try {
 			return lockService.get();
 		}

@@ -68,11 +68,15 @@ public class LockDeclarationValidator implements BeanPostProcessor, SmartInitial
 		return bean;
 	}
 
-	/** Now that every singleton exists, the bean factory can tell whether each named failure handler is one. */
+	/**
+	 * Now that every singleton exists, the bean factory can tell whether each named failure handler is one, and the
+	 * lock service which lock modes it refuses.
+	 */
 	@Override
 	public void afterSingletonsInstantiated() {
 		this.operationSource.validateFailureHandlers();
 		LeaseTimeCheck.warnAboutShortLeases(this.operationSource, this.lockService);
+		EngineModeCheck.refuseModesTheServiceRefuses(this.operationSource, this.lockService);
 	}
 
 	private boolean check(Class<?> userClass) {

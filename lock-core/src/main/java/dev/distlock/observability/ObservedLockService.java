@@ -15,6 +15,7 @@ import java.util.function.Supplier;
 import dev.distlock.core.AsyncLockService;
 import dev.distlock.core.Lease;
 import dev.distlock.core.LockHolder;
+import dev.distlock.core.LockMode;
 import dev.distlock.core.LockOwner;
 import dev.distlock.core.LockRequest;
 import dev.distlock.core.LockService;
@@ -122,6 +123,11 @@ public class ObservedLockService implements AsyncLockService {
 	@Override
 	public Duration shortestRenewableTtl() {
 		return this.delegate.shortestRenewableTtl();
+	}
+
+	@Override
+	public Optional<String> modeRefusal(LockMode mode) {
+		return this.delegate.modeRefusal(mode);
 	}
 
 	@Override

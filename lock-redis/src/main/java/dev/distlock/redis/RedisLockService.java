@@ -16,6 +16,7 @@ import dev.distlock.core.LockDirectory;
 import dev.distlock.core.LockForceReleaser;
 import dev.distlock.core.LockHolder;
 import dev.distlock.core.LockListener;
+import dev.distlock.core.LockMode;
 import dev.distlock.core.LockLostEvent;
 import dev.distlock.core.LockOperatorView;
 import dev.distlock.core.LockOwner;
@@ -234,6 +235,14 @@ public class RedisLockService extends EngineService
 	@Override
 	public Duration shortestRenewableTtl() {
 		return this.watchdog.shortestRenewableTtl();
+	}
+
+	/** {@inheritDoc} With replica acknowledgements, exclusive locks only: the other kinds' scripts do not wait. */
+	@Override
+	public Optional<String> modeRefusal(LockMode mode) {
+		return (this.replicaAcks > 0 && mode != LockMode.EXCLUSIVE) ? Optional.of("with replica acknowledgements "
+				+ "(distlock.replica-acks) the Redis engine takes exclusive locks only: the scripts of the other kinds "
+				+ "do not wait for replicas") : Optional.empty();
 	}
 
 	/** {@inheritDoc} A {@code ZCARD} of the lock's queue key (entries of dead waiters count until pruned). */

@@ -127,6 +127,20 @@ public class RedlockLockService extends EngineService
 	}
 
 	/**
+	 * {@inheritDoc} Redlock takes exclusive locks only: fair, read-write and permits would each need a queue, a mode or
+	 * a count kept across independent nodes, and a majority per permit does not even bound a semaphore's holders.
+	 */
+	@Override
+	public Optional<String> modeRefusal(LockMode mode) {
+		return switch (mode) {
+			case EXCLUSIVE -> Optional.empty();
+			case PERMITS -> Optional.of("a majority of nodes per permit does not bound the holders by the number of "
+					+ "permits (with 3 nodes and 2 permits, three holders can each hold nodes 1-2, 2-3 and 1-3)");
+			default -> Optional.of("the Redlock engine takes exclusive locks only");
+		};
+	}
+
+	/**
 	 * {@inheritDoc}
 	 * @throws IllegalArgumentException if the lease time is shorter than three per-node timeouts
 	 * @throws UnsupportedOperationException for a fair, read or write lock or permits: Redlock takes exclusive locks
@@ -135,13 +149,11 @@ public class RedlockLockService extends EngineService
 	@Override
 	public Optional<Lease> tryAcquire(LockRequest request) {
 		checkAcquirable(request);
-		if (request.mode() == LockMode.PERMITS) {
-			throw request.mode().unsupported(request.key(), "the Redlock engine: a majority of nodes per permit does "
-					+ "not bound the holders by the number of permits (with 3 nodes and 2 permits, three holders can "
-					+ "each hold nodes 1-2, 2-3 and 1-3)");
-		}
 		if (request.mode() != LockMode.EXCLUSIVE) {
-			throw request.mode().unsupported(request.key(), "the Redlock engine");
+			throw request.mode().unsupported(request.key(), "the Redlock engine" + modeRefusal(request.mode())
+				.filter(reason -> request.mode() == LockMode.PERMITS)
+				.map(reason -> ": " + reason)
+				.orElse(""));
 		}
 		long minTtlNanos = 3 * this.nodes.timeoutNanos();
 		if (request.ttl().toNanos() < minTtlNanos) {

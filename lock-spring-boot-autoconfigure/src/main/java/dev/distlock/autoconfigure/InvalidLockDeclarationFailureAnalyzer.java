@@ -54,6 +54,9 @@ class InvalidLockDeclarationFailureAnalyzer extends AbstractFailureAnalyzer<Inva
 			case "permits" -> "Give 'permits' of " + method + " the number of callers the key admits at once, from 1 "
 					+ "to " + LockSettings.MAX_PERMITS + " (0, the default, makes a lock), and leave 'fair', 'mode' "
 					+ "and 'holdAtLeast' at their defaults beside it: a semaphore is a lock kind of its own.";
+			case "mode" -> "Declare on " + method + " a lock mode the lock service takes, or use a lock service that "
+					+ "takes it: the Redlock engine (distlock.redlock.nodes) takes exclusive locks only, and so does the "
+					+ "Redis engine with distlock.replica-acks.";
 			case "failureHandler" -> "Name in 'failureHandler' of " + method + " a bean that implements "
 					+ "dev.distlock.annotation.LockFailureHandler, or define one with that name; and set either "
 					+ "'failureHandler' or 'onFailure', not both.";

@@ -13,10 +13,11 @@ import dev.distlock.annotation.LockContext;
 import dev.distlock.core.Lease;
 import dev.distlock.core.LockOperatorView;
 import dev.distlock.core.LockService;
+import dev.distlock.interceptor.InvalidLockDeclarationException;
+import dev.distlock.redis.LockTestSupport;
 import dev.distlock.redis.RedisLockService;
 import dev.distlock.redis.RedlockLockService;
 import dev.distlock.test.redis.RedisServer;
-import dev.distlock.redis.LockTestSupport;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -146,6 +147,48 @@ class RedlockAutoConfigurationIntegrationTests {
 				.getFailure()
 				.rootCause()
 				.hasMessageContaining("distlock.redlock.nodes[1]"));
+	}
+
+	@Test
+	void aDeclarationOfPermitsFailsTheStartNamingTheMethodAndRedlocksReason() {
+		this.runner.withPropertyValues("distlock.redlock.nodes=" + nodes(servers), "distlock.redlock.node-timeout=250ms")
+			.withBean(PartnerApi.class)
+			.run(context -> assertThat(context).hasFailed()
+				.getFailure()
+				.isInstanceOf(InvalidLockDeclarationException.class)
+				.hasMessageContaining("PartnerApi.call()")
+				.hasMessageContaining("asks for permits, which the lock service refuses")
+				.hasMessageContaining("does not bound the holders by the number of permits"));
+	}
+
+	@Test
+	void aFairDeclarationFailsTheStartOnRedlock() {
+		this.runner.withPropertyValues("distlock.redlock.nodes=" + nodes(servers), "distlock.redlock.node-timeout=250ms")
+			.withBean(FairJob.class)
+			.run(context -> assertThat(context).hasFailed()
+				.getFailure()
+				.isInstanceOf(InvalidLockDeclarationException.class)
+				.hasMessageContaining("FairJob.run()")
+				.hasMessageContaining("asks for a fair lock, which the lock service refuses: the "
+						+ "Redlock engine takes exclusive locks only"));
+	}
+
+	/** A semaphore's declaration, which Redlock refuses. */
+	public static class PartnerApi {
+
+		@DistributedLock(key = "'partner-api'", permits = 2)
+		public void call() {
+		}
+
+	}
+
+	/** A fair lock's declaration, which Redlock refuses. */
+	public static class FairJob {
+
+		@DistributedLock(key = "'job'", fair = true)
+		public void run() {
+		}
+
 	}
 
 	/** A deliberately non-atomic increment under the annotation. */

@@ -7,6 +7,7 @@ import java.util.concurrent.TimeUnit;
 
 import dev.distlock.autoconfigure.RedisLockServiceAutoConfiguration;
 import dev.distlock.core.Lease;
+import dev.distlock.core.LockMode;
 import dev.distlock.core.LockRequest;
 import dev.distlock.core.LockService;
 import dev.distlock.core.LockUnavailableException;
@@ -81,6 +82,21 @@ class ReplicaAcksIntegrationTests {
 
 	private RedisLockService service(int replicas) {
 		return this.support.service(RedisLockService.builder(this.support.connectionFactory()).replicaAcks(replicas, ACK_TIMEOUT));
+	}
+
+	@Test
+	void everyModeButExclusiveIsRefusedAndSaysWhyForTheStartupCheck() {
+		RedisLockService acknowledged = service(1);
+		assertThat(acknowledged.modeRefusal(LockMode.EXCLUSIVE)).isEmpty();
+		for (LockMode mode : List.of(LockMode.FAIR, LockMode.READ, LockMode.WRITE, LockMode.PERMITS)) {
+			assertThat(acknowledged.modeRefusal(mode)).as(mode.name())
+				.hasValueSatisfying(reason -> assertThat(reason).contains("distlock.replica-acks"));
+			assertThatExceptionOfType(UnsupportedOperationException.class).as(mode.name())
+				.isThrownBy(() -> acknowledged.tryAcquire(LockRequest.of("modes", Duration.ofSeconds(30), Duration.ZERO)
+					.withMode(mode)));
+		}
+		RedisLockService plain = this.support.service();
+		assertThat(List.of(LockMode.values())).allSatisfy(mode -> assertThat(plain.modeRefusal(mode)).isEmpty());
 	}
 
 	@Test
