@@ -126,6 +126,10 @@ public class RedlockLockService extends EngineService
 		return new RedlockLockServiceBuilder(nodes);
 	}
 
+	/** Why Redlock takes no permits: a quorum per permit is not sound. */
+	private static final String PERMITS_REFUSAL = "a majority of nodes per permit does not bound the holders by the "
+			+ "number of permits (with 3 nodes and 2 permits, three holders can each hold nodes 1-2, 2-3 and 1-3)";
+
 	/**
 	 * {@inheritDoc} Redlock takes exclusive locks only: fair, read-write and permits would each need a queue, a mode or
 	 * a count kept across independent nodes, and a majority per permit does not even bound a semaphore's holders.
@@ -134,8 +138,7 @@ public class RedlockLockService extends EngineService
 	public Optional<String> modeRefusal(LockMode mode) {
 		return switch (mode) {
 			case EXCLUSIVE -> Optional.empty();
-			case PERMITS -> Optional.of("a majority of nodes per permit does not bound the holders by the number of "
-					+ "permits (with 3 nodes and 2 permits, three holders can each hold nodes 1-2, 2-3 and 1-3)");
+			case PERMITS -> Optional.of(PERMITS_REFUSAL);
 			default -> Optional.of("the Redlock engine takes exclusive locks only");
 		};
 	}
@@ -149,11 +152,11 @@ public class RedlockLockService extends EngineService
 	@Override
 	public Optional<Lease> tryAcquire(LockRequest request) {
 		checkAcquirable(request);
+		if (request.mode() == LockMode.PERMITS) { // the one refusal whose reason the message adds
+			throw request.mode().unsupported(request.key(), "the Redlock engine: " + PERMITS_REFUSAL);
+		}
 		if (request.mode() != LockMode.EXCLUSIVE) {
-			throw request.mode().unsupported(request.key(), "the Redlock engine" + modeRefusal(request.mode())
-				.filter(reason -> request.mode() == LockMode.PERMITS)
-				.map(reason -> ": " + reason)
-				.orElse(""));
+			throw request.mode().unsupported(request.key(), "the Redlock engine");
 		}
 		long minTtlNanos = 3 * this.nodes.timeoutNanos();
 		if (request.ttl().toNanos() < minTtlNanos) {
