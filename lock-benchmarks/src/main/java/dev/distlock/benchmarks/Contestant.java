@@ -36,6 +36,15 @@ interface Contestant {
 		return false;
 	}
 
+	/**
+	 * Whether this contestant's lock lives on the run's main server, where the figures per Redis server (round trips,
+	 * Redis µs, lock round trips per critical section) are measured: not so for the multi-node contestants of
+	 * {@code --redlock}, whose tables show "–" there.
+	 */
+	default boolean onMainServer() {
+		return true;
+	}
+
 	/** What a contestant is, which decides the ratios it appears in. */
 	enum Kind {
 

@@ -33,6 +33,11 @@ final class RedissonRedLockContestant implements Contestant {
 	}
 
 	@Override
+	public boolean onMainServer() {
+		return false;
+	}
+
+	@Override
 	public Kind kind() {
 		return Kind.PEER;
 	}

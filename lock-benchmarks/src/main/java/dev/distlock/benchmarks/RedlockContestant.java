@@ -44,6 +44,11 @@ final class RedlockContestant implements Contestant {
 	}
 
 	@Override
+	public boolean onMainServer() {
+		return false;
+	}
+
+	@Override
 	public Kind kind() {
 		return Kind.OURS;
 	}

@@ -104,6 +104,12 @@ final class Results {
 			.orElse(null);
 	}
 
+	/** The rounds of {@code scenario} in which some contestant's turn failed. */
+	synchronized long failedRounds(Scenario scenario) {
+		return this.turns.stream().filter(t -> t.scenario() == scenario && t.error() != null).mapToInt(Turn::round)
+			.distinct().count();
+	}
+
 	synchronized List<String> errors() {
 		return this.turns.stream().filter(t -> t.error() != null)
 			.map(t -> t.scenario().name() + " round " + t.round() + " " + t.contestant().name() + ": " + t.error())
