@@ -94,7 +94,8 @@ public class RedlockLockService extends EngineService
 		List<LockListener> listeners = List.copyOf(builder.settings.listeners);
 		String threadName = builder.settings.threadNamePrefix + "-" + clientId().substring(0, 6);
 		EngineThreads threads = new EngineThreads(builder.settings.threadFactory);
-		this.nodes = new RedlockNodes(builder.nodes, builder.nodeTimeout.toNanos(), builder.driftFactor,
+		this.nodes = new RedlockNodes(builder.nodes,
+				(builder.nodeTimeout != null) ? builder.nodeTimeout.toNanos() : 0, builder.driftFactor,
 				builder.restartQuarantine.toMillis(), threads, threadName + "-node");
 		// the events thread starts with the first event or lost-lease action only
 		this.registry = new RedlockRegistry(listeners, builder.settings.eventPublisher,
@@ -115,6 +116,11 @@ public class RedlockLockService extends EngineService
 		for (int i = 0; i < this.nodes.size(); i++) {
 			this.forcedReleasers.add(this.waiting.forcedReleaser(i, this.nodes.store(i), clientId()));
 		}
+	}
+
+	/** {@return the tie-breaker node of lock {@code key}, which orders its contenders (for tests)} */
+	int tieBreaker(String key) {
+		return this.nodes.tieBreaker(redisKey(key));
 	}
 
 	/**
@@ -158,7 +164,7 @@ public class RedlockLockService extends EngineService
 		if (request.mode() != LockMode.EXCLUSIVE) {
 			throw request.mode().unsupported(request.key(), "the Redlock engine");
 		}
-		long minTtlNanos = 3 * this.nodes.timeoutNanos();
+		long minTtlNanos = 3 * this.nodes.minTimeoutNanos();
 		if (request.ttl().toNanos() < minTtlNanos) {
 			throw new IllegalArgumentException("'ttl' of lock '" + LogSafe.escape(request.key())
 					+ "' must be at least three Redlock "

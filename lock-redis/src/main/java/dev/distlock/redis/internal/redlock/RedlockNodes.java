@@ -41,19 +41,30 @@ public final class RedlockNodes implements AutoCloseable {
 
 	private final long restartQuarantineSeconds;
 
-	private final long timeoutNanos;
+	private final NodeTimeout timeout;
 
 	private final double driftFactor;
 
 	private final ExecutorService pool;
 
+	/**
+	 * Nodes with a per-node timeout of exactly {@code timeoutNanos} when it is positive, or (0) one derived from the
+	 * nodes' reply times between 50 and 500 ms ({@link NodeTimeout}).
+	 */
 	public RedlockNodes(List<RedisConnectionFactory> factories, long timeoutNanos, double driftFactor,
+			long restartQuarantineMillis, EngineThreads threads, String threadName) {
+		this(factories, (timeoutNanos > 0) ? NodeTimeout.fixed(timeoutNanos)
+				: NodeTimeout.adaptive(NodeTimeout.FLOOR_NANOS, NodeTimeout.CEILING_NANOS), driftFactor,
+				restartQuarantineMillis, threads, threadName);
+	}
+
+	RedlockNodes(List<RedisConnectionFactory> factories, NodeTimeout timeout, double driftFactor,
 			long restartQuarantineMillis, EngineThreads threads, String threadName) {
 		this.stores = factories.stream().map(LeaseStore::new).toList();
 		this.factories = List.copyOf(factories);
 		// uptime comes in whole seconds, rounded down: a node counts once it has been up for the quarantine at least
 		this.restartQuarantineSeconds = (restartQuarantineMillis + 999) / 1000;
-		this.timeoutNanos = timeoutNanos;
+		this.timeout = timeout;
 		this.driftFactor = driftFactor;
 		// a thread per call in flight: a node that hangs keeps only its own call's thread until its client times out
 		this.pool = new ThreadPoolExecutor(0, Integer.MAX_VALUE, 30, TimeUnit.SECONDS, new SynchronousQueue<>(),
@@ -90,14 +101,35 @@ public final class RedlockNodes implements AutoCloseable {
 		}
 	}
 
+	/**
+	 * {@return the tie-breaker node of {@code redisKey}}: a fixed function of the key, so every client picks the same
+	 * node, and different keys spread over the nodes ({@link RedlockAttempt}).
+	 */
+	public int tieBreaker(String redisKey) {
+		return Math.floorMod(redisKey.hashCode() * 0x9E3779B9, this.stores.size());
+	}
+
 	/** {@return the quorum: N/2 + 1} */
 	public int quorum() {
 		return this.stores.size() / 2 + 1;
 	}
 
-	/** {@return the per-node timeout in nanoseconds} */
+	/** {@return the per-node timeout in nanoseconds now (adaptive: as the nodes' recent replies make it)} */
 	public long timeoutNanos() {
-		return this.timeoutNanos;
+		return this.timeout.nanos();
+	}
+
+	/**
+	 * {@return the least per-node timeout: the fixed one, or the adaptive floor; lease times must be at least three of
+	 * it}
+	 */
+	public long minTimeoutNanos() {
+		return this.timeout.floorNanos();
+	}
+
+	/** {@return the per-node timeout of a call about a lease of {@code ttlMillis} ({@link NodeTimeout#forTtl})} */
+	long timeoutNanos(long ttlMillis) {
+		return this.timeout.forTtl(ttlMillis);
 	}
 
 	/**
@@ -115,19 +147,39 @@ public final class RedlockNodes implements AutoCloseable {
 	 * answers so far, or at the per-node timeout. The replies are by node index; an unanswered node's reply says so.
 	 */
 	public <T> Replies<T> onAll(BiFunction<Integer, LeaseStore, T> call, Predicate<Replies<T>> decided) {
+		return onNodes(null, this.timeout.nanos(), call, decided);
+	}
+
+	/**
+	 * As {@link #onAll(BiFunction, Predicate)}, on the nodes {@code ask} marks only (all when null), each bounded by
+	 * {@code timeoutNanos}. A node not asked counts as answered with neither a value nor a failure, so it is never
+	 * {@linkplain Replies#unanswered unanswered} and never answers late.
+	 */
+	<T> Replies<T> onNodes(boolean @Nullable [] ask, long timeoutNanos, BiFunction<Integer, LeaseStore, T> call,
+			Predicate<Replies<T>> decided) {
 		Replies<T> replies = new Replies<>(this.stores.size());
-		long deadline = System.nanoTime() + this.timeoutNanos;
+		long start = System.nanoTime();
+		long deadline = start + timeoutNanos;
 		for (int i = 0; i < this.stores.size(); i++) {
 			int node = i;
+			if (ask != null && !ask[i]) {
+				replies.answer(node, null, null);
+				continue;
+			}
 			LeaseStore store = this.stores.get(i);
 			try {
 				this.pool.execute(() -> {
+					T value;
 					try {
-						replies.answer(node, call.apply(node, store), null);
+						value = call.apply(node, store);
 					}
 					catch (RuntimeException ex) {
 						replies.answer(node, null, ex);
+						return;
 					}
+					// every reply, a late one too, tells how long the nodes take to answer
+					this.timeout.record(System.nanoTime() - start);
+					replies.answer(node, value, null);
 				});
 			}
 			catch (RejectedExecutionException ex) {
