@@ -26,6 +26,7 @@ import dev.distlock.redis.internal.lease.LeaseView;
 import dev.distlock.redis.internal.lease.LockListing;
 import dev.distlock.redis.internal.redlock.RedlockAcquirer;
 import dev.distlock.redis.internal.redlock.RedlockListing;
+import dev.distlock.redis.internal.redlock.NodeReplies;
 import dev.distlock.redis.internal.redlock.RedlockNodes;
 import dev.distlock.redis.internal.redlock.RedlockReconcilers;
 import dev.distlock.redis.internal.redlock.RedlockRegistry;
@@ -186,7 +187,7 @@ public class RedlockLockService extends EngineService
 		LockSettings.checkKey(key, "'key'");
 		String redisKey = redisKey(key);
 		LeaseStore.Held free = new LeaseStore.Held(0, 0, 0, null);
-		RedlockNodes.Replies<LeaseStore.Held> replies = this.nodes.onAll((node, store) -> {
+		NodeReplies<LeaseStore.Held> replies = this.nodes.onAll((node, store) -> {
 			LeaseStore.Held held = store.holder(redisKey);
 			return (held != null) ? held : free;
 		});
@@ -232,7 +233,7 @@ public class RedlockLockService extends EngineService
 	public Optional<ForcedRelease> forceRelease(String key) {
 		LockSettings.checkKey(key, "'key'");
 		String redisKey = redisKey(key);
-		RedlockNodes.Replies<Optional<ForcedRelease>> replies = this.nodes
+		NodeReplies<Optional<ForcedRelease>> replies = this.nodes
 			.onAll((node, store) -> this.forcedReleasers.get(node).forceRelease(key, redisKey));
 		Map<String, List<ForcedRelease>> byOwner = new HashMap<>();
 		int answered = 0;

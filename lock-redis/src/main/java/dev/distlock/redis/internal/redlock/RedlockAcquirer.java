@@ -138,7 +138,9 @@ public final class RedlockAcquirer {
 				}
 				RedlockAttempt current = attempt;
 				boolean tieOnly = tieFirst && current.granted() == 0;
-				current.round(tieOnly, (node, store) -> {
+				current.round(tieOnly, this.nodes.quarantines() ? null
+						: (node, store) -> store.acquireAsync(redisKey, current.owner, ttlMillis, waiter, 0, label),
+						(node, store) -> {
 					if (this.nodes.isQuarantined(node)) {
 						throw new IllegalStateException("Redlock node " + node + " restarted less than the restart "
 								+ "quarantine ago; it does not count toward a quorum yet");
@@ -226,7 +228,7 @@ public final class RedlockAcquirer {
 				attempt.tokens(), ttlMillis, request.autoRenew(), attempt.validUntilNanos(), this.holderApplication,
 				this.holderInstance);
 		entry.capHold(request.maxHold());
-		for (RedlockNodes.Replies<long[]> replies : attempt.rounds) {
+		for (NodeReplies<long[]> replies : attempt.rounds) {
 			replies.onLate((node, reply) -> {
 				if (reply[0] > 0) {
 					entry.adopt(node, reply[1]);
@@ -250,7 +252,7 @@ public final class RedlockAcquirer {
 		long ttlMillis = request.ttl().toMillis();
 		HolderLabel holder = HolderLabel.of(this.holderApplication, this.holderInstance, LockOwner.current());
 		this.reconcilers.discardEverywhere(request.key(), redisKey, attempt.owner, holder, channel, ttlMillis);
-		for (RedlockNodes.Replies<long[]> replies : attempt.rounds) {
+		for (NodeReplies<long[]> replies : attempt.rounds) {
 			replies.onLateAnswer((node) -> this.reconcilers.discard(node, request.key(), redisKey, attempt.owner, holder,
 					channel, ttlMillis));
 		}
@@ -265,7 +267,7 @@ public final class RedlockAcquirer {
 		int quorum = this.nodes.quorum();
 		long sent = System.nanoTime();
 		PendingReentries.Reentry reentry = entry.reentryTarget();
-		RedlockNodes.Replies<long[]> replies;
+		NodeReplies<long[]> replies;
 		int ours;
 		try {
 			replies = this.nodes.onAll((node, store) -> {

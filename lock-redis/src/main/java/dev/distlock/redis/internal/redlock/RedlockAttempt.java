@@ -51,7 +51,7 @@ final class RedlockAttempt {
 	private final boolean[] failed;
 
 	/** Every round's replies, for the late answers: adopted when acquired, undone when given up. */
-	final List<RedlockNodes.Replies<long[]>> rounds = new ArrayList<>();
+	final List<NodeReplies<long[]>> rounds = new ArrayList<>();
 
 	/** When the first round whose grants are kept was sent; 0 while nothing is granted. */
 	private long firstSentNanos;
@@ -91,11 +91,16 @@ final class RedlockAttempt {
 
 	}
 
+	/** The acquire script on one node without holding a thread: null where that path is not available. */
+	interface AsyncCall extends RedlockNodes.AsyncCall<long[]> {
+
+	}
+
 	/**
 	 * One round: {@code tieOnly} asks the tie-breaker alone; otherwise every node not granted yet whose last call was
 	 * answered (all of them in a first round). Returns once the round is decided, as {@link RedlockNodes#onNodes} does.
 	 */
-	void round(boolean tieOnly, Call call) {
+	void round(boolean tieOnly, @Nullable AsyncCall async, Call call) {
 		int size = this.nodes.size();
 		int quorum = this.nodes.quorum();
 		boolean[] ask = new boolean[size];
@@ -107,7 +112,7 @@ final class RedlockAttempt {
 		int keptGrants = kept;
 		long sent = System.nanoTime();
 		// refusals decide a round only once the tie-breaker answered: whether this contender keeps its grants hangs on it
-		RedlockNodes.Replies<long[]> replies = this.nodes.onNodes(ask, this.nodes.timeoutNanos(this.ttlMillis),
+		NodeReplies<long[]> replies = this.nodes.onNodes(ask, this.nodes.timeoutNanos(this.ttlMillis), async,
 				call::acquire, tieOnly ? r -> false : r -> keptGrants + r.count(v -> v[0] > 0) >= quorum
 						|| (r.count(v -> v[0] == 0) > size - quorum && !r.unanswered(this.tie)));
 		this.rounds.add(replies);
@@ -218,7 +223,7 @@ final class RedlockAttempt {
 
 	/** {@return the first failure of the rounds, for a message; null when none} */
 	@Nullable RuntimeException anyFailure() {
-		for (RedlockNodes.Replies<long[]> replies : this.rounds) {
+		for (NodeReplies<long[]> replies : this.rounds) {
 			RuntimeException failure = replies.anyFailure();
 			if (failure != null) {
 				return failure;

@@ -4,6 +4,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
 
 import dev.distlock.core.ExtendMode;
 import dev.distlock.core.LockListener;
@@ -13,6 +14,7 @@ import dev.distlock.core.LockNotOwnedException;
 import dev.distlock.core.LockUnavailableException;
 import dev.distlock.core.LogSafe;
 import dev.distlock.redis.internal.script.ReadWriteScripts;
+import dev.distlock.redis.internal.store.LeaseStore;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
@@ -70,7 +72,13 @@ public final class RedlockReleaser {
 		long holdsBefore = entry.holdsBeforeRelease();
 		long ttlMillis = entry.ttlMillis();
 		int quorum = this.nodes.quorum();
-		RedlockNodes.Replies<Long> replies = this.nodes.onAll((node, store) -> {
+		// on Lettuce's asynchronous commands where possible; a node without the lease's token gets a discard by owner id
+		// on the pool
+		NodeReplies<Long> replies = this.nodes.onNodes(null, this.nodes.timeoutNanos(ttlMillis),
+				(node, store) -> (entry.token(node) == 0) ? null
+						: asLeft(store.releaseAsync(entry.redisKey, entry.owner, entry.token(node), entry.channel,
+								this.clientId, holdsBefore, ttlMillis)),
+				(node, store) -> {
 			long token = entry.token(node);
 			if (token == 0) {
 				if (last) {
@@ -113,7 +121,7 @@ public final class RedlockReleaser {
 	 * discard through its reconciler, retried until the node answers, so the key is usually free long before that. Said
 	 * in a warning, never silently; the reconciler reports a discard it gives up ({@link LockListener#discardAbandoned}).
 	 */
-	private void releasedShortOfQuorum(RedlockLease lease, Duration held, RedlockNodes.Replies<Long> replies,
+	private void releasedShortOfQuorum(RedlockLease lease, Duration held, NodeReplies<Long> replies,
 			int ours) {
 		RedlockEntry entry = lease.entry;
 		List<Integer> silent = new ArrayList<>();
@@ -129,6 +137,10 @@ public final class RedlockReleaser {
 				+ "); nodes " + silent + " get its discard until they answer, and no longer than its lease time ("
 				+ entry.ttlMillis() + " ms) keep it");
 		this.listeners.forEach(l -> l.released(lease, held, true));
+	}
+
+	private static @Nullable CompletableFuture<Long> asLeft(@Nullable CompletableFuture<LeaseStore.Released> sent) {
+		return (sent != null) ? sent.thenApply(LeaseStore.Released::holdsLeft) : null;
 	}
 
 	/** One hold fewer; at the last (or when {@code undo}ing a lost lease) the lease is forgotten here. */
@@ -150,7 +162,7 @@ public final class RedlockReleaser {
 		boolean add = mode == ExtendMode.ADD;
 		int quorum = this.nodes.quorum();
 		long sent = System.nanoTime();
-		RedlockNodes.Replies<Long> replies = this.nodes.onAll((node, store) -> {
+		NodeReplies<Long> replies = this.nodes.onAll((node, store) -> {
 			long token = entry.token(node);
 			return (token == 0) ? NOT_HELD_HERE : store.extend(entry.redisKey, entry.owner, token, millis, add);
 		}, r -> r.count(v -> v >= 0) >= quorum);
@@ -177,7 +189,7 @@ public final class RedlockReleaser {
 		}
 		int quorum = this.nodes.quorum();
 		long sent = System.nanoTime();
-		RedlockNodes.Replies<Long> replies = this.nodes.onAll((node, store) -> {
+		NodeReplies<Long> replies = this.nodes.onAll((node, store) -> {
 			long token = entry.token(node);
 			return (token == 0) ? NOT_HELD_HERE : store.owned(entry.redisKey, entry.owner, token);
 		}, r -> r.count(v -> v >= 0) >= quorum);
@@ -195,7 +207,7 @@ public final class RedlockReleaser {
 	}
 
 	/** The remaining time that at least a quorum of nodes reported (the quorum-th greatest); -1 without a quorum. */
-	private static long quorumValue(RedlockNodes.Replies<Long> replies, int quorum) {
+	private static long quorumValue(NodeReplies<Long> replies, int quorum) {
 		List<Long> values = new ArrayList<>();
 		for (int i = 0; i < replies.size(); i++) {
 			Long value = replies.value(i);
