@@ -180,9 +180,10 @@ public final class LockBenchmarks {
 	/**
 	 * The multi-node contestants of {@code --redlock}: this starter's Redlock engine and Redisson's RedissonRedLock, each
 	 * over the first 3 and over all 5 of {@code nodes} (the same nodes for both), in that order; ours with the given
-	 * node timeout.
+	 * node timeout (null: the default, which follows the nodes' reply times).
 	 */
-	static List<Contestant> redlockContestants(List<Contestant.Target> nodes, java.time.Duration nodeTimeout) {
+	static List<Contestant> redlockContestants(List<Contestant.Target> nodes,
+			java.time.@org.jspecify.annotations.Nullable Duration nodeTimeout) {
 		List<Contestant> contestants = new ArrayList<>();
 		List<Integer> sizes = (nodes.size() > 3) ? List.of(3, nodes.size()) : List.of(nodes.size());
 		for (int size : sizes) {

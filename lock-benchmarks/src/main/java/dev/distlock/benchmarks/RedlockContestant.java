@@ -7,7 +7,9 @@ import java.util.List;
 import java.util.Set;
 
 import dev.distlock.redis.RedlockLockService;
+import dev.distlock.redis.RedlockLockServiceBuilder;
 import io.lettuce.core.ClientOptions;
+import org.jspecify.annotations.Nullable;
 
 import org.springframework.data.redis.connection.RedisConnectionFactory;
 import org.springframework.data.redis.connection.RedisStandaloneConfiguration;
@@ -16,24 +18,28 @@ import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactor
 
 /**
  * This starter's Redlock engine ({@code --redlock}): {@link RedlockLockService} over N independent masters, each node
- * client as the auto-configuration creates it from {@code distlock.redlock.nodes} (command timeout = the node timeout,
+ * client as the auto-configuration creates it from {@code distlock.redlock.nodes} (command timeout = the node timeout
+ * when set, else the adaptive one's ceiling,
  * commands rejected while disconnected), default settings. Scenarios 1 and 2 only.
  */
 final class RedlockContestant implements Contestant {
 
-	/** The default of {@code distlock.redlock.node-timeout}. */
-	static final Duration NODE_TIMEOUT = Duration.ofMillis(50);
+	/**
+	 * The default of {@code distlock.redlock.node-timeout}: not set, so the engine's node timeout follows the nodes'
+	 * reply times (50-500 ms).
+	 */
+	static final @Nullable Duration NODE_TIMEOUT = null;
 
 	private final List<Target> nodes;
 
-	private final Duration nodeTimeout;
+	private final @Nullable Duration nodeTimeout;
 
 	/**
 	 * @param nodes the masters
 	 * @param nodeTimeout the node timeout: the default for the measured runs; the smoke test, which checks that the
 	 * contestant works rather than how fast, gives one no stall of a loaded machine exceeds
 	 */
-	RedlockContestant(List<Target> nodes, Duration nodeTimeout) {
+	RedlockContestant(List<Target> nodes, @Nullable Duration nodeTimeout) {
 		this.nodes = List.copyOf(nodes);
 		this.nodeTimeout = nodeTimeout;
 	}
@@ -64,16 +70,20 @@ final class RedlockContestant implements Contestant {
 		for (Target node : this.nodes) {
 			factories.add(nodeFactory(node, this.nodeTimeout));
 		}
-		RedlockLockService service = RedlockLockService.builder(new ArrayList<RedisConnectionFactory>(factories))
-			.keyPrefix("bench-redlock" + this.nodes.size())
-			.nodeTimeout(this.nodeTimeout)
-			.build();
+		RedlockLockServiceBuilder builder = RedlockLockService
+			.builder(new ArrayList<RedisConnectionFactory>(factories))
+			.keyPrefix("bench-redlock" + this.nodes.size());
+		if (this.nodeTimeout != null) {
+			builder.nodeTimeout(this.nodeTimeout);
+		}
+		RedlockLockService service = builder.build();
 		return new RedlockClient(factories, service, options.ttl(), options.waitTime());
 	}
 
-	private static LettuceConnectionFactory nodeFactory(Target node, Duration nodeTimeout) {
+	private static LettuceConnectionFactory nodeFactory(Target node, @Nullable Duration nodeTimeout) {
 		LettuceClientConfiguration client = LettuceClientConfiguration.builder()
-			.commandTimeout(nodeTimeout)
+			.commandTimeout((nodeTimeout != null) ? nodeTimeout
+					: Duration.ofMillis(RedlockLockServiceBuilder.ADAPTIVE_CEILING_MILLIS))
 			.clientOptions(ClientOptions.builder()
 				.disconnectedBehavior(ClientOptions.DisconnectedBehavior.REJECT_COMMANDS)
 				.build())

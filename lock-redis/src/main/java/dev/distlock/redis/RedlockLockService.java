@@ -26,6 +26,7 @@ import dev.distlock.redis.internal.lease.LeaseView;
 import dev.distlock.redis.internal.lease.LockListing;
 import dev.distlock.redis.internal.redlock.RedlockAcquirer;
 import dev.distlock.redis.internal.redlock.RedlockListing;
+import dev.distlock.redis.internal.redlock.NodeReplies;
 import dev.distlock.redis.internal.redlock.RedlockNodes;
 import dev.distlock.redis.internal.redlock.RedlockReconcilers;
 import dev.distlock.redis.internal.redlock.RedlockRegistry;
@@ -94,7 +95,8 @@ public class RedlockLockService extends EngineService
 		List<LockListener> listeners = List.copyOf(builder.settings.listeners);
 		String threadName = builder.settings.threadNamePrefix + "-" + clientId().substring(0, 6);
 		EngineThreads threads = new EngineThreads(builder.settings.threadFactory);
-		this.nodes = new RedlockNodes(builder.nodes, builder.nodeTimeout.toNanos(), builder.driftFactor,
+		this.nodes = new RedlockNodes(builder.nodes,
+				(builder.nodeTimeout != null) ? builder.nodeTimeout.toNanos() : 0, builder.driftFactor,
 				builder.restartQuarantine.toMillis(), threads, threadName + "-node");
 		// the events thread starts with the first event or lost-lease action only
 		this.registry = new RedlockRegistry(listeners, builder.settings.eventPublisher,
@@ -115,6 +117,11 @@ public class RedlockLockService extends EngineService
 		for (int i = 0; i < this.nodes.size(); i++) {
 			this.forcedReleasers.add(this.waiting.forcedReleaser(i, this.nodes.store(i), clientId()));
 		}
+	}
+
+	/** {@return the tie-breaker node of lock {@code key}, which orders its contenders (for tests)} */
+	int tieBreaker(String key) {
+		return this.nodes.tieBreaker(redisKey(key));
 	}
 
 	/**
@@ -158,7 +165,7 @@ public class RedlockLockService extends EngineService
 		if (request.mode() != LockMode.EXCLUSIVE) {
 			throw request.mode().unsupported(request.key(), "the Redlock engine");
 		}
-		long minTtlNanos = 3 * this.nodes.timeoutNanos();
+		long minTtlNanos = 3 * this.nodes.minTimeoutNanos();
 		if (request.ttl().toNanos() < minTtlNanos) {
 			throw new IllegalArgumentException("'ttl' of lock '" + LogSafe.escape(request.key())
 					+ "' must be at least three Redlock "
@@ -180,7 +187,7 @@ public class RedlockLockService extends EngineService
 		LockSettings.checkKey(key, "'key'");
 		String redisKey = redisKey(key);
 		LeaseStore.Held free = new LeaseStore.Held(0, 0, 0, null);
-		RedlockNodes.Replies<LeaseStore.Held> replies = this.nodes.onAll((node, store) -> {
+		NodeReplies<LeaseStore.Held> replies = this.nodes.onAll((node, store) -> {
 			LeaseStore.Held held = store.holder(redisKey);
 			return (held != null) ? held : free;
 		});
@@ -226,7 +233,7 @@ public class RedlockLockService extends EngineService
 	public Optional<ForcedRelease> forceRelease(String key) {
 		LockSettings.checkKey(key, "'key'");
 		String redisKey = redisKey(key);
-		RedlockNodes.Replies<Optional<ForcedRelease>> replies = this.nodes
+		NodeReplies<Optional<ForcedRelease>> replies = this.nodes
 			.onAll((node, store) -> this.forcedReleasers.get(node).forceRelease(key, redisKey));
 		Map<String, List<ForcedRelease>> byOwner = new HashMap<>();
 		int answered = 0;

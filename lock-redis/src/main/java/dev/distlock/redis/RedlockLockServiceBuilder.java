@@ -21,9 +21,17 @@ import org.springframework.util.Assert;
  */
 public final class RedlockLockServiceBuilder {
 
+	/**
+	 * The ceiling of the node timeout that follows the nodes' reply times (when {@link #nodeTimeout(Duration)} is not
+	 * set), in ms: the command timeout the nodes' connection factories should have at least.
+	 * @since 0.8.0
+	 */
+	public static final long ADAPTIVE_CEILING_MILLIS = 500;
+
 	final List<RedisConnectionFactory> nodes;
 
-	Duration nodeTimeout = Duration.ofMillis(50);
+	/** The fixed per-node timeout; null: derived from the nodes' reply times (the default). */
+	@Nullable Duration nodeTimeout;
 
 	double driftFactor = 0.01;
 
@@ -53,10 +61,16 @@ public final class RedlockLockServiceBuilder {
 	}
 
 	/**
-	 * How long one call waits for one node, far below the lease times: the calls to the nodes run in parallel, so an
-	 * operation takes at most about this long even when a node hangs. Lease times must be at least three times as
-	 * long. Give each node's connection factory a command timeout no longer than this (the auto-configuration does),
-	 * so that a hung node's calls do not pile up. Default 50 ms.
+	 * How long one call waits for one node, fixed, far below the lease times: the calls to the nodes run in parallel,
+	 * so an operation takes at most about this long even when a node hangs. Lease times must be at least three times
+	 * as long. Give each node's connection factory a command timeout no longer than this (the auto-configuration does),
+	 * so that a hung node's calls do not pile up.
+	 * <p>
+	 * Not set (the default), the timeout follows what the nodes answer in: three times the 99th percentile of the last
+	 * 256 reply times, never below 50 ms (so lease times must be at least 150 ms) nor above
+	 * {@value #ADAPTIVE_CEILING_MILLIS} ms, and for one call never above a third of its lease time. A loaded machine whose
+	 * replies stretch past 50 ms then gets a longer timeout instead of releases and renewals that miss their quorum;
+	 * give each node's connection factory a command timeout of at least the ceiling.
 	 * @param nodeTimeout the timeout; at least 1 ms
 	 * @return this builder
 	 */

@@ -1,5 +1,6 @@
 package dev.distlock.autoconfigure;
 
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -40,7 +41,7 @@ import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactor
  * observation, metrics, endpoint and health work on it unchanged.
  * <p>
  * Each node gets a Lettuce connection factory of its own, created and destroyed with the engine, whose command
- * timeout is the per-node timeout and which rejects commands while its node is disconnected (a command queued for a
+ * timeout is the per-node timeout (when set; otherwise the ceiling of the adaptive one) and which rejects commands while its node is disconnected (a command queued for a
  * node that is down would otherwise run when the node returns, long after the engine gave up on it).
  *
  * @since 0.1.0
@@ -68,7 +69,6 @@ public final class RedlockLockServiceAutoConfiguration {
 			}
 			RedlockLockServiceBuilder builder = RedlockLockService.builder(new ArrayList<>(factories))
 				.keyPrefix(properties.getKeyPrefix())
-				.nodeTimeout(redlock.getNodeTimeout())
 				.driftFactor(redlock.getDriftFactor())
 				.restartQuarantine(redlock.getRestartQuarantine())
 				.renewalRatio(properties.getRenewalRatio())
@@ -77,6 +77,9 @@ public final class RedlockLockServiceAutoConfiguration {
 				.holderInstance(properties.getHolder().instanceOrDefault())
 				.storeHolderLabel(properties.getHolder().isStoreLabel())
 				.eventPublisher(eventPublisher);
+			if (redlock.getNodeTimeout() != null) {
+				builder.nodeTimeout(redlock.getNodeTimeout());
+			}
 			listeners.orderedStream().forEach(builder::listener);
 			if (Threading.VIRTUAL.isActive(environment)) {
 				builder.threadFactory(new VirtualThreadTaskExecutor("distlock-").getVirtualThreadFactory());
@@ -104,7 +107,8 @@ public final class RedlockLockServiceAutoConfiguration {
 					+ url.replaceAll("//[^@/]*@", "//***@") + "'", ex);
 		}
 		LettuceClientConfiguration.LettuceClientConfigurationBuilder client = LettuceClientConfiguration.builder()
-			.commandTimeout(redlock.getNodeTimeout())
+			.commandTimeout((redlock.getNodeTimeout() != null) ? redlock.getNodeTimeout()
+					: Duration.ofMillis(RedlockLockServiceBuilder.ADAPTIVE_CEILING_MILLIS))
 			.clientOptions(ClientOptions.builder()
 				.disconnectedBehavior(ClientOptions.DisconnectedBehavior.REJECT_COMMANDS)
 				.build());

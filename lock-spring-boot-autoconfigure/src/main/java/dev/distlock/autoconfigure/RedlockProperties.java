@@ -4,6 +4,8 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * Redlock: one lock over N independent Redis masters, held when a quorum (N/2 + 1) grants it.
  * <p>
@@ -21,11 +23,15 @@ public class RedlockProperties {
 	private List<String> nodes = new ArrayList<>();
 
 	/**
-	 * How long one call waits for one node, and the command timeout of each node's client, which also bounds its
-	 * connection handshake; far below the lease times, which must be at least three times as long. Calls to the
-	 * nodes run in parallel, so an operation takes at most about this long even when a node hangs.
+	 * How long one call waits for one node, fixed, and the command timeout of each node's client, which also bounds
+	 * its connection handshake; far below the lease times, which must be at least three times as long. Calls to the
+	 * nodes run in parallel, so an operation takes at most about this long even when a node hangs. Not set (the
+	 * default), it follows what the nodes answer in: three times the 99th percentile of their recent reply times,
+	 * between 50 ms and 500 ms (and for one call at most a third of its lease time; lease times must be at least
+	 * 150 ms), with a client command timeout of 500 ms, so that a loaded machine's slower replies lengthen it instead
+	 * of failing releases and renewals.
 	 */
-	private Duration nodeTimeout = Duration.ofMillis(50);
+	private @Nullable Duration nodeTimeout;
 
 	/**
 	 * Part of the lease time allowed for clocks that run at different rates: a lease counts as valid for its lease
@@ -58,17 +64,17 @@ public class RedlockProperties {
 		this.nodes = nodes;
 	}
 
-	/** {@return how long one call waits for one node} */
-	public Duration getNodeTimeout() {
+	/** {@return how long one call waits for one node, fixed; null when it follows the nodes' reply times} */
+	public @Nullable Duration getNodeTimeout() {
 		return this.nodeTimeout;
 	}
 
 	/**
-	 * Set how long one call waits for one node.
-	 * @param nodeTimeout the timeout; at least 1 ms
+	 * Set how long one call waits for one node, fixed; null to let it follow the nodes' reply times.
+	 * @param nodeTimeout the timeout; at least 1 ms, or null
 	 */
-	public void setNodeTimeout(Duration nodeTimeout) {
-		if (nodeTimeout == null || nodeTimeout.toMillis() < 1) {
+	public void setNodeTimeout(@Nullable Duration nodeTimeout) {
+		if (nodeTimeout != null && nodeTimeout.toMillis() < 1) {
 			throw new IllegalArgumentException("distlock.redlock.node-timeout must be at least 1ms, but was "
 					+ nodeTimeout);
 		}

@@ -352,8 +352,9 @@ class DistributedLockAutoConfigurationTests {
 				.doesNotContainKey("defaultValue");
 			assertThat(byName.get("distlock.max-hold-interrupt")).containsEntry("type", "java.lang.Boolean")
 				.containsEntry("defaultValue", false);
+			// no default: unset, the node timeout follows the nodes' reply times (issue 31)
 			assertThat(byName.get("distlock.redlock.node-timeout")).containsEntry("type", "java.time.Duration")
-				.containsEntry("defaultValue", "50ms");
+				.doesNotContainKey("defaultValue");
 			assertThat(byName.get("distlock.redlock.nodes")).containsEntry("type", "java.util.List<java.lang.String>");
 			assertThat(byName.get("distlock.key-prefix")).containsEntry("defaultValue", "lock");
 			assertThat(byName.get("distlock.enabled")).containsEntry("defaultValue", true);

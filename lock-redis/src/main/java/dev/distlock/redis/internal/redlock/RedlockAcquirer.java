@@ -36,10 +36,11 @@ import org.jspecify.annotations.Nullable;
  */
 public final class RedlockAcquirer {
 
-	/** Outcome of one attempt on all nodes. */
-	private enum Outcome {
-		ACQUIRED, HELD, SPLIT, UNANSWERED
-	}
+	/**
+	 * How often a contender that keeps its grants (it holds the tie-breaker) asks its missing nodes again when no release
+	 * is heard, in ms.
+	 */
+	private static final long KEEP_POLL_MILLIS = 5;
 
 	private final RedlockNodes nodes;
 
@@ -121,62 +122,80 @@ public final class RedlockAcquirer {
 		String channel = LockScripts.channel(redisKey);
 		String label = this.storeHolderLabel
 				? HolderLabel.of(this.holderApplication, this.holderInstance, LockOwner.current()).toString() : "";
+		String waiter = willWait ? this.clientId : "";
+		int tie = this.nodes.tieBreaker(redisKey);
 		RedlockWaiting.Registration registration = null;
 		Backoff backoff = new Backoff();
+		RedlockAttempt attempt = null;
+		// whether the next new attempt asks the tie-breaker alone first: after it refused (another has it), so that this
+		// contender queues on it rather than taking the nodes its holder needs; never while it may be down or slow
+		boolean tieFirst = false;
 		try {
 			for (;;) {
 				boolean heard = registration != null && registration.confirmed();
-				String owner = this.ownerIds.next();
-				long sent = System.nanoTime();
-				NodeReplies attempt = attempt(redisKey, owner, ttlMillis, willWait ? this.clientId : "", label);
-				if (attempt.outcome == Outcome.ACQUIRED) {
+				if (attempt == null) {
+					attempt = new RedlockAttempt(this.nodes, this.ownerIds.next(), ttlMillis, tie);
+				}
+				RedlockAttempt current = attempt;
+				boolean tieOnly = tieFirst && current.granted() == 0;
+				current.round(tieOnly, this.nodes.quarantines() ? null
+						: (node, store) -> store.acquireAsync(redisKey, current.owner, ttlMillis, waiter, 0, label),
+						(node, store) -> {
+					if (this.nodes.isQuarantined(node)) {
+						throw new IllegalStateException("Redlock node " + node + " restarted less than the restart "
+								+ "quarantine ago; it does not count toward a quorum yet");
+					}
+					return store.acquire(redisKey, current.owner, ttlMillis, waiter, 0, 0, label);
+				});
+				if (current.acquired()) {
 					if (registration != null) {
 						registration.acquired();
 					}
-					RedlockEntry entry = new RedlockEntry(request.key(), redisKey, owner, request.effectiveName(),
-							attempt.tokens, ttlMillis, request.autoRenew(), this.nodes.validUntil(sent, ttlMillis),
-							this.holderApplication, this.holderInstance);
-					entry.capHold(request.maxHold());
-					if (attempt.replies != null) {
-						attempt.replies.onLate((node, reply) -> {
-							if (reply[0] > 0) {
-								entry.adopt(node, reply[1]);
-							}
-						});
-					}
-					this.registry.add(entry);
-					this.watchdog.added(entry);
-					return new RedlockLease(entry, this.releaser, request.ttl(), request.autoRenew());
+					return leaseOf(request, redisKey, ttlMillis, current);
 				}
-				// undo everywhere: a node that did not answer may have granted it, or may yet; so undo there once more
-				// when its answer comes, as the first discard may have reached it before the attempt did
-				HolderLabel holder = HolderLabel.of(this.holderApplication, this.holderInstance, LockOwner.current());
-				this.reconcilers.discardEverywhere(request.key(), redisKey, owner, holder, channel, ttlMillis);
-				if (attempt.replies != null) {
-					attempt.replies.onLateAnswer((node) -> this.reconcilers.discard(node, request.key(), redisKey,
-							owner, holder, channel, ttlMillis));
+				if (tieOnly && current.holdsTieBreaker()) {
+					continue; // the tie-breaker is ours: ask the others at once
 				}
 				long now = System.nanoTime();
+				boolean keep = deadline - now > 0 && current.keepable(now);
+				if (!keep) {
+					giveUp(request, redisKey, channel, current);
+					attempt = null;
+					if (tieOnly && current.tieUnsure()) {
+						tieFirst = false; // a down or slow tie-breaker must not stop a quorum of the others
+						if (deadline - now > 0) {
+							continue;
+						}
+					}
+					else {
+						tieFirst = current.tieRefused();
+					}
+				}
 				if (deadline - now <= 0) {
-					if (attempt.outcome == Outcome.UNANSWERED) {
+					if (current.answered < this.nodes.quorum()) {
 						throw new LockUnavailableException(request.key(), "Could not acquire Redlock lease on '"
-								+ request.key() + "' within " + request.waitTime() + ": only " + attempt.answered
+								+ request.key() + "' within " + request.waitTime() + ": only " + current.answered
 								+ " of " + this.nodes.size() + " nodes answered (a quorum is " + this.nodes.quorum()
-								+ ")", attempt.failure);
+								+ ")", current.anyFailure());
 					}
 					return null;
 				}
 				if (registration == null) {
-					registration = this.waiting.register(channel, owner, request.effectiveName(), ttlMillis);
+					registration = this.waiting.register(channel, current.owner, request.effectiveName(), ttlMillis);
 				}
-				long pause = switch (attempt.outcome) {
-					case HELD -> Math.max(TimeUnit.MILLISECONDS.toNanos(1), attempt.holderPttlNanos)
+				long pause;
+				if (current.refused > 0) { // held (or kept) by others: until their release is announced
+					pause = Math.max(TimeUnit.MILLISECONDS.toNanos(1), current.holderPttlNanos)
 							+ ThreadLocalRandom.current().nextLong(TimeUnit.MILLISECONDS.toNanos(5));
-					case SPLIT -> TimeUnit.MILLISECONDS.toNanos(5 + ThreadLocalRandom.current().nextLong(50));
-					default -> backoff.nextNanos();
-				};
+				}
+				else {
+					pause = backoff.nextNanos();
+				}
+				if (keep) { // our grants age: look again soon even if no release is heard
+					pause = Math.min(pause, TimeUnit.MILLISECONDS.toNanos(KEEP_POLL_MILLIS));
+				}
 				// not subscribed yet, or the holder's release will not be announced (its user may not publish): poll
-				if (!heard || attempt.unannounced) {
+				if (!heard || current.unannounced) {
 					pause = Math.min(pause, TimeUnit.MILLISECONDS
 							.toNanos(RedlockWaiting.POLL_MILLIS + ThreadLocalRandom.current().nextLong(5)));
 				}
@@ -185,7 +204,16 @@ public final class RedlockAcquirer {
 		}
 		catch (InterruptedException ex) {
 			Thread.currentThread().interrupt();
+			if (attempt != null) {
+				giveUp(request, redisKey, LockScripts.channel(redisKey), attempt);
+			}
 			throw new LockInterruptedException(request.key(), ex);
+		}
+		catch (RuntimeException ex) {
+			if (attempt != null) {
+				giveUp(request, redisKey, LockScripts.channel(redisKey), attempt);
+			}
+			throw ex;
 		}
 		finally {
 			if (registration != null) {
@@ -194,56 +222,40 @@ public final class RedlockAcquirer {
 		}
 	}
 
-	/** One attempt on all nodes: stops waiting once a quorum granted or refused it. */
-	private NodeReplies attempt(String redisKey, String owner, long ttlMillis, String waiter, String label) {
-		int quorum = this.nodes.quorum();
-		int size = this.nodes.size();
-		long sent = System.nanoTime();
-		RedlockNodes.Replies<long[]> replies = this.nodes.onAll((node, store) -> {
-			if (this.nodes.isQuarantined(node)) {
-				throw new IllegalStateException("Redlock node " + node + " restarted less than the restart quarantine "
-						+ "ago; it does not count toward a quorum yet");
-			}
-			return store.acquire(redisKey, owner, ttlMillis, waiter, 0, 0, label);
-		},
-				r -> r.count(v -> v[0] > 0) >= quorum || r.count(v -> v[0] == 0) > size - quorum);
-		long[] tokens = new long[size];
-		int granted = 0;
-		int refused = 0;
-		long holderPttl = Long.MAX_VALUE;
-		boolean unannounced = false;
-		for (int i = 0; i < size; i++) {
-			long[] value = replies.value(i);
-			if (value != null && value[0] > 0) {
-				tokens[i] = value[1];
-				granted++;
-			}
-			else if (value != null) {
-				refused++;
-				holderPttl = Math.min(holderPttl, value[1]);
-				unannounced |= LeaseStore.unannounced(value);
-			}
+	/** The lease of an attempt a quorum granted; late grants are adopted, so that they are renewed and released too. */
+	private Lease leaseOf(LockRequest request, String redisKey, long ttlMillis, RedlockAttempt attempt) {
+		RedlockEntry entry = new RedlockEntry(request.key(), redisKey, attempt.owner, request.effectiveName(),
+				attempt.tokens(), ttlMillis, request.autoRenew(), attempt.validUntilNanos(), this.holderApplication,
+				this.holderInstance);
+		entry.capHold(request.maxHold());
+		for (NodeReplies<long[]> replies : attempt.rounds) {
+			replies.onLate((node, reply) -> {
+				if (reply[0] > 0) {
+					entry.adopt(node, reply[1]);
+				}
+			});
 		}
-		NodeReplies result = new NodeReplies();
-		result.unannounced = unannounced;
-		result.replies = replies;
-		result.tokens = tokens;
-		result.answered = granted + refused;
-		result.failure = replies.anyFailure();
-		result.holderPttlNanos = (holderPttl == Long.MAX_VALUE) ? 0 : TimeUnit.MILLISECONDS.toNanos(holderPttl);
-		if (granted >= quorum && this.nodes.validUntil(sent, ttlMillis) - System.nanoTime() > 0) {
-			result.outcome = Outcome.ACQUIRED;
+		this.registry.add(entry);
+		this.watchdog.added(entry);
+		return new RedlockLease(entry, this.releaser, request.ttl(), request.autoRenew());
+	}
+
+	/**
+	 * Undo an attempt that got no lease on every node, those that did not answer included (they may have run it); and
+	 * once more on a node when its late answer comes, as the first discard may have reached it before the attempt did.
+	 * Nothing to undo when every node asked refused.
+	 */
+	private void giveUp(LockRequest request, String redisKey, String channel, RedlockAttempt attempt) {
+		if (!attempt.mayHoldAny()) {
+			return;
 		}
-		else if (refused > size - quorum) {
-			result.outcome = Outcome.HELD;
+		long ttlMillis = request.ttl().toMillis();
+		HolderLabel holder = HolderLabel.of(this.holderApplication, this.holderInstance, LockOwner.current());
+		this.reconcilers.discardEverywhere(request.key(), redisKey, attempt.owner, holder, channel, ttlMillis);
+		for (NodeReplies<long[]> replies : attempt.rounds) {
+			replies.onLateAnswer((node) -> this.reconcilers.discard(node, request.key(), redisKey, attempt.owner, holder,
+					channel, ttlMillis));
 		}
-		else if (granted + refused >= quorum) {
-			result.outcome = Outcome.SPLIT; // contenders split the nodes, or the validity ran out: retry at random
-		}
-		else {
-			result.outcome = Outcome.UNANSWERED;
-		}
-		return result;
 	}
 
 	/**
@@ -255,7 +267,7 @@ public final class RedlockAcquirer {
 		int quorum = this.nodes.quorum();
 		long sent = System.nanoTime();
 		PendingReentries.Reentry reentry = entry.reentryTarget();
-		RedlockNodes.Replies<long[]> replies;
+		NodeReplies<long[]> replies;
 		int ours;
 		try {
 			replies = this.nodes.onAll((node, store) -> {
@@ -290,26 +302,6 @@ public final class RedlockAcquirer {
 
 	private static long earlier(long a, long b) {
 		return (a - b < 0) ? a : b;
-	}
-
-	/** What one attempt found. */
-	private static final class NodeReplies {
-
-		Outcome outcome = Outcome.UNANSWERED;
-
-		long[] tokens = new long[0];
-
-		RedlockNodes.@Nullable Replies<long[]> replies;
-
-		int answered;
-
-		long holderPttlNanos;
-
-		/** Whether a node that refused said the holder's release will not be announced there. */
-		boolean unannounced;
-
-		@Nullable RuntimeException failure;
-
 	}
 
 }

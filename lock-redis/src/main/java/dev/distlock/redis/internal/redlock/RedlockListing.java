@@ -63,7 +63,7 @@ public final class RedlockListing implements ListingSource {
 		if (key == null) {
 			return Optional.empty();
 		}
-		RedlockNodes.Replies<Optional<StoredLock>> replies = this.nodes
+		NodeReplies<Optional<StoredLock>> replies = this.nodes
 			.onAll((node, store) -> this.scans.get(node).describe(key, redisKey));
 		List<StoredLock> held = new ArrayList<>();
 		for (int i = 0; i < replies.size(); i++) {

@@ -4,6 +4,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
 
 import dev.distlock.core.ExtendMode;
 import dev.distlock.core.LockListener;
@@ -11,7 +12,11 @@ import dev.distlock.core.LockLostEvent;
 import dev.distlock.core.LockLostException;
 import dev.distlock.core.LockNotOwnedException;
 import dev.distlock.core.LockUnavailableException;
+import dev.distlock.core.LogSafe;
 import dev.distlock.redis.internal.script.ReadWriteScripts;
+import dev.distlock.redis.internal.store.LeaseStore;
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -20,11 +25,15 @@ import org.jspecify.annotations.Nullable;
  * at the last release, by owner id, which is never used for another lease. Each operation counts only when a quorum
  * confirms it; when so many nodes no longer have the lease that no quorum can, the lease is lost ({@link
  * LockLostException}); when too few answer, the caller learns that the nodes did not answer
- * ({@link LockUnavailableException}).
+ * ({@link LockUnavailableException}), except at the last release: a lease released short of a quorum only because
+ * nodes did not answer in time provably ends (it is no longer renewed; the silent nodes get a discard until they
+ * answer and keep it no longer than its lease time), so that release returns normally, with a warning.
  */
 public final class RedlockReleaser {
 
 	private static final long NOT_HELD_HERE = -2;
+
+	private static final Log logger = LogFactory.getLog("dev.distlock.redis.RedlockLockService");
 
 	private final RedlockNodes nodes;
 
@@ -63,7 +72,13 @@ public final class RedlockReleaser {
 		long holdsBefore = entry.holdsBeforeRelease();
 		long ttlMillis = entry.ttlMillis();
 		int quorum = this.nodes.quorum();
-		RedlockNodes.Replies<Long> replies = this.nodes.onAll((node, store) -> {
+		// on Lettuce's asynchronous commands where possible; a node without the lease's token gets a discard by owner id
+		// on the pool
+		NodeReplies<Long> replies = this.nodes.onNodes(null, this.nodes.timeoutNanos(ttlMillis),
+				(node, store) -> (entry.token(node) == 0) ? null
+						: asLeft(store.releaseAsync(entry.redisKey, entry.owner, entry.token(node), entry.channel,
+								this.clientId, holdsBefore, ttlMillis)),
+				(node, store) -> {
 			long token = entry.token(node);
 			if (token == 0) {
 				if (last) {
@@ -89,10 +104,43 @@ public final class RedlockReleaser {
 			this.listeners.forEach(l -> l.released(lease, held, true));
 			return;
 		}
+		if (last && notOurs == 0) {
+			releasedShortOfQuorum(lease, held, replies, ours);
+			return;
+		}
 		RuntimeException failure = failure(entry, ours, notOurs, replies.anyFailure(), "release");
 		endHold(entry, true);
 		this.listeners.forEach(l -> l.released(lease, held, false));
 		throw failure;
+	}
+
+	/**
+	 * The last release missed the quorum for lack of answers alone (no node said the lease was no longer ours): not an
+	 * error of the caller's release, since the lease provably ends. It is forgotten here, so the watchdog renews it no
+	 * more, and every node keeps it at most the lease time of its last renewal; each node that did not confirm gets a
+	 * discard through its reconciler, retried until the node answers, so the key is usually free long before that. Said
+	 * in a warning, never silently; the reconciler reports a discard it gives up ({@link LockListener#discardAbandoned}).
+	 */
+	private void releasedShortOfQuorum(RedlockLease lease, Duration held, NodeReplies<Long> replies,
+			int ours) {
+		RedlockEntry entry = lease.entry;
+		List<Integer> silent = new ArrayList<>();
+		for (int i = 0; i < replies.size(); i++) {
+			if (replies.value(i) == null && entry.token(i) != 0) {
+				silent.add(i);
+				this.reconcilers.discard(i, entry);
+			}
+		}
+		endHold(entry, false);
+		logger.warn("Released Redlock lease on '" + LogSafe.escape(entry.key) + "' with " + ours + " of "
+				+ this.nodes.size() + " nodes confirming it within the node timeout (a quorum is " + this.nodes.quorum()
+				+ "); nodes " + silent + " get its discard until they answer, and no longer than its lease time ("
+				+ entry.ttlMillis() + " ms) keep it");
+		this.listeners.forEach(l -> l.released(lease, held, true));
+	}
+
+	private static @Nullable CompletableFuture<Long> asLeft(@Nullable CompletableFuture<LeaseStore.Released> sent) {
+		return (sent != null) ? sent.thenApply(LeaseStore.Released::holdsLeft) : null;
 	}
 
 	/** One hold fewer; at the last (or when {@code undo}ing a lost lease) the lease is forgotten here. */
@@ -114,7 +162,7 @@ public final class RedlockReleaser {
 		boolean add = mode == ExtendMode.ADD;
 		int quorum = this.nodes.quorum();
 		long sent = System.nanoTime();
-		RedlockNodes.Replies<Long> replies = this.nodes.onAll((node, store) -> {
+		NodeReplies<Long> replies = this.nodes.onAll((node, store) -> {
 			long token = entry.token(node);
 			return (token == 0) ? NOT_HELD_HERE : store.extend(entry.redisKey, entry.owner, token, millis, add);
 		}, r -> r.count(v -> v >= 0) >= quorum);
@@ -141,7 +189,7 @@ public final class RedlockReleaser {
 		}
 		int quorum = this.nodes.quorum();
 		long sent = System.nanoTime();
-		RedlockNodes.Replies<Long> replies = this.nodes.onAll((node, store) -> {
+		NodeReplies<Long> replies = this.nodes.onAll((node, store) -> {
 			long token = entry.token(node);
 			return (token == 0) ? NOT_HELD_HERE : store.owned(entry.redisKey, entry.owner, token);
 		}, r -> r.count(v -> v >= 0) >= quorum);
@@ -159,7 +207,7 @@ public final class RedlockReleaser {
 	}
 
 	/** The remaining time that at least a quorum of nodes reported (the quorum-th greatest); -1 without a quorum. */
-	private static long quorumValue(RedlockNodes.Replies<Long> replies, int quorum) {
+	private static long quorumValue(NodeReplies<Long> replies, int quorum) {
 		List<Long> values = new ArrayList<>();
 		for (int i = 0; i < replies.size(); i++) {
 			Long value = replies.value(i);

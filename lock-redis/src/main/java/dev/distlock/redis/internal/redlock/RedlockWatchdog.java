@@ -152,7 +152,7 @@ public final class RedlockWatchdog implements RenewalScheduler.Renewer<RedlockEn
 			ttls.add(ttl);
 		}
 		long sent = System.nanoTime();
-		RedlockNodes.Replies<RenewalBatches.Renewals> replies = this.nodes.onAll((node, store) -> perNode.get(node)
+		NodeReplies<RenewalBatches.Renewals> replies = this.nodes.onAll((node, store) -> perNode.get(node)
 				.isEmpty() ? new RenewalBatches.Renewals(0)
 						: store.renewals().renewAll(perNode.get(node), ttls.get(node), this.nodes.timeoutNanos()));
 		int[] ours = new int[due.size()];
