@@ -147,7 +147,8 @@ public class RedisLockService extends EngineService
 		this.registry = new LeaseRegistry(listeners, eventPublisher, threads.singleThread(threadName + "-events"));
 		NotificationRefusals refusals = new NotificationRefusals(listeners);
 		this.subscriber = new ReleaseSubscriber(builder.connectionFactory, this.keyPrefix + ":__subscriber__",
-				builder.settings.idleUnsubscribe.toNanos(), threads, threadName + "-pubsub", builder.paths.listenerContainer(), builder.listenerContainerCustomizer, refusals);
+				builder.settings.idleUnsubscribe.toNanos(), threads, threadName + "-pubsub", builder.paths.listenerContainer(), builder.listenerContainerCustomizer, refusals,
+				clientId());
 		this.asyncCalls = threads.boundedPool(threadName + "-async", ASYNC_THREADS);
 		long timeout = store.commandTimeoutMillis();
 		this.reconciler = new HoldReconciler(store, (timeout > 0) ? Math.min(timeout, 5_000) : 2_000,

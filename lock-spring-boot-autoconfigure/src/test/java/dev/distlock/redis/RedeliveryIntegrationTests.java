@@ -165,6 +165,54 @@ class RedeliveryIntegrationTests {
 		}
 	}
 
+	/**
+	 * Issue 31: a last release that another process waits for publishes a message naming that process; run twice, the
+	 * second run answers from the receipt and publishes nothing, so the waiter is named once and gets the lock.
+	 */
+	@Test
+	void aLastReleaseThatNamesAWaitingProcessRunTwicePublishesOnceAndIsARelease() throws Exception {
+		try (Setup s = new Setup()) {
+			String key = s.key(Kind.EXCLUSIVE);
+			String channel = RedisLockService.channel(s.client.redisKey(key));
+			List<String> messages = new CopyOnWriteArrayList<>();
+			io.lettuce.core.RedisClient pubSub = io.lettuce.core.RedisClient
+				.create(io.lettuce.core.RedisURI.create(server.host(), server.port()));
+			try (io.lettuce.core.pubsub.StatefulRedisPubSubConnection<String, String> listener = pubSub
+				.connectPubSub()) {
+				listener.addListener(new io.lettuce.core.pubsub.RedisPubSubAdapter<>() {
+					@Override
+					public void message(String from, String message) {
+						messages.add(message);
+					}
+				});
+				listener.sync().subscribe(channel);
+				Lease lease = s.client.acquire(Kind.EXCLUSIVE.request(key, WAIT));
+				java.util.concurrent.CompletableFuture<Lease> waiting = java.util.concurrent.CompletableFuture
+					.supplyAsync(() -> s.others.acquire(Kind.EXCLUSIVE.request(key, WAIT.multipliedBy(2))));
+				org.awaitility.Awaitility.await().atMost(WAIT).until(() -> server.execute("HGET",
+						s.client.redisKey(key), LockScripts.WAITER_PREFIX + s.others.clientId()) != null);
+				org.awaitility.Awaitility.await().atMost(WAIT)
+					.until(() -> List.of(channel, 2L).equals(server.execute("PUBSUB", "NUMSUB", channel)));
+
+				s.proxy.redeliverNext(LockScripts.RELEASE.getSha1());
+				lease.release();
+
+				assertThat(s.proxy.redeliveries()).isEqualTo(1);
+				s.assertNothingLost();
+				Lease next = waiting.get(WAIT.toSeconds() * 3, TimeUnit.SECONDS);
+				assertThat(next.fencingToken()).isGreaterThan(lease.fencingToken());
+				next.release();
+				server.execute("PUBLISH", channel, "probe"); // comes after any message of the release on the listener
+				org.awaitility.Awaitility.await().atMost(WAIT).until(() -> messages.contains("probe"));
+				assertThat(messages).containsExactly(
+						lease.fencingToken() + LockScripts.NAMED_SEPARATOR + s.others.clientId(), "probe");
+			}
+			finally {
+				pubSub.shutdown();
+			}
+		}
+	}
+
 	@ParameterizedTest
 	@EnumSource(Kind.class)
 	void aReentryRunTwiceCountsOnce(Kind kind) throws Exception {

@@ -114,7 +114,8 @@ class ReleaseAnnouncementIntegrationTests extends OneServerFixture {
 			await().atMost(DEADLINE).until(() -> !messages.isEmpty());
 			assertThat(messages).containsExactly("probe");
 
-			// a waiter of another instance noted itself: the release is announced with the released lease's token
+			// a waiter of another instance noted itself: the release is announced with the released lease's token,
+			// naming that instance, the one that has waited longest (issue 31)
 			RedisLockService other = this.support.service();
 			Lease held = service.acquire("quiet", TTL, Duration.ZERO);
 			CompletableFuture<Lease> waiting = CompletableFuture.supplyAsync(() -> other.acquire("quiet", TTL, WAIT));
@@ -122,7 +123,9 @@ class ReleaseAnnouncementIntegrationTests extends OneServerFixture {
 			held.release();
 			Lease next = waiting.get(DEADLINE.toMillis(), TimeUnit.MILLISECONDS);
 			await().atMost(DEADLINE).until(() -> messages.size() == 2);
-			assertThat(messages).containsExactly("probe", Long.toString(held.fencingToken()));
+			assertThat(messages).containsExactly("probe",
+					held.fencingToken() + dev.distlock.redis.internal.script.LockScripts.NAMED_SEPARATOR
+							+ other.clientId());
 			next.release();
 		}
 		finally {

@@ -40,7 +40,7 @@ public final class RedlockWaiting implements AutoCloseable {
 		for (int i = 0; i < factories.size(); i++) {
 			list.add(new ReleaseSubscriber(factories.get(i), keepAliveChannel, idleNanos, threads,
 					threadName + "-" + i, listenerContainer, (container) -> {
-					}, refusals));
+					}, refusals, ""));
 		}
 		this.subscribers = List.copyOf(list);
 		this.quorum = factories.size() / 2 + 1;

@@ -33,8 +33,20 @@ public final class LockScripts {
 	/** The field FORCE_RELEASE adds to its reply, followed by Redis's error text, when the publish was refused. */
 	public static final String PUBLISH_REFUSED_FIELD = "~!";
 
-	/** The prefix of the hash fields that note a process waiting for the lease: {@code ~w:<client id>}. */
+	/**
+	 * The prefix of the hash fields that note a process waiting for the lease: {@code ~w:<client id>}. The value of an
+	 * exclusive lease's note is when that process's longest waiting caller started to wait, in ms of the server's
+	 * clock (the earliest any of its attempts reported while this lease lived); 1 in notes of versions before 0.8.0,
+	 * which give no age.
+	 */
 	public static final String WAITER_PREFIX = "~w:";
+
+	/**
+	 * What separates the token of an exclusive release's message from the client id it names:
+	 * {@code <token>><client id>}, the process whose note is the oldest among those of other processes (see
+	 * {@link #RELEASE}). A message without it (no note with an age, or an older version) names nobody.
+	 */
+	public static final String NAMED_SEPARATOR = ">";
 
 	/**
 	 * The infix of a release receipt's key: {@code <lease>:r:<owner>}, in the lease's hash slot. When a script ends an
@@ -111,11 +123,14 @@ public final class LockScripts {
 	 * hold count the owner will have with it (its holds plus its re-entries on their way, this one included), else '',
 	 * ARGV[6] {@value #SHARDED} when releases are announced with {@code SPUBLISH}, else empty or absent, ARGV[7] for a
 	 * new acquisition the holder's label ({@value #LABEL_PREFIX}&lt;owner&gt;, written with the hold it creates; '' or
-	 * absent writes none; a re-entry passes '' and never writes one). Returns
+	 * absent writes none; a re-entry passes '' and never writes one), ARGV[8] when ARGV[3] is given, how many ms the
+	 * longest waiting caller of that process has waited for this lock (absent or '': 0). Returns
 	 * {hold count, fencing token} when acquired or re-entered, {0, remaining ttl ms of the holder} when another owner
 	 * holds the lock, and {-1, 0} when a re-entry finds its lease gone; a caller that will wait is then noted in the
-	 * lease ({@value #WAITER_PREFIX}&lt;client id&gt;, with HSETNX: a retry writes nothing), so that the holder knows
-	 * other processes wait. A re-entry never shortens the lease.
+	 * lease ({@value #WAITER_PREFIX}&lt;client id&gt;), so that the holder knows other processes wait, and since when:
+	 * the note holds the server's time in ms less ARGV[8], the earliest such time of that process's attempts (a retry,
+	 * a later attempt, never makes it younger; so a second run writes nothing). Only this failure branch reads the
+	 * clock for it: a free or re-entered lease costs what it did. A re-entry never shortens the lease.
 	 * <p>
 	 * A new lease whose holder's user may not publish on the release channel (asked with {@code redis.acl_check_cmd},
 	 * Redis 7.0 or later; an ACL without {@code publish}, or without the channel) is noted as such
@@ -161,6 +176,14 @@ public final class LockScripts {
 	 * docs/benchmarks.md, "Cheaper scripts"). A waiter whose note went with an expired lease retries when that lease
 	 * would have run out, as its last attempt told it, and every wait ends with a last attempt at its deadline.
 	 * DISCARD and FORCE_RELEASE always publish.
+	 * <p>
+	 * The message names the process that has waited longest (issue 31): its body is the token, followed by
+	 * {@value #NAMED_SEPARATOR} and the client id of the oldest note of another process (the least time, see
+	 * {@link #ACQUIRE}; notes without an age, 1, are never named); just the token when there is none. The named process
+	 * tries at once and the others a moment later ({@code ReleaseSubscriber}), so that the longest waiting process
+	 * almost always gets the lock while nothing is reserved for it in Redis: the key is free the moment it is deleted,
+	 * whoever comes first takes it, and a named process without a waiter left stalls nobody for longer than that
+	 * moment. A second run answers from the receipt and publishes nothing, as before.
 	 * <p>
 	 * The delete comes first and the publish cannot undo it: when Redis refuses the publish (an ACL without the
 	 * channel), the release has happened all the same, and the reply says so with a third element, Redis's error text

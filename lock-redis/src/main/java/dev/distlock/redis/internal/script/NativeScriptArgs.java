@@ -34,21 +34,53 @@ public final class NativeScriptArgs {
 	/**
 	 * ACQUIRE's ARGV, in the template path's order: owner, lease time, waiter (a client id or empty), the re-entered
 	 * token (or empty), the hold count a re-entry is to reach (or empty), the publish mode, the holder's label (or
-	 * empty).
+	 * empty), and, only when a waiter has waited at all (so a first attempt sends what it did), how long its process
+	 * has waited (ARGV[8]).
 	 * @param owner the owner id
 	 * @param ttlMillis the lease time in ms
 	 * @param waiter the client id of a caller that will wait, else empty
 	 * @param reenteredToken the token of the lease a re-entry re-enters, 0 for a new acquisition
 	 * @param reentryTarget the hold count a re-entry is to reach, 0 for a new acquisition
 	 * @param label the holder's label of a new hold, else empty
+	 * @param waitedMillis how long the process's longest waiting caller has waited, in ms; 0 for not at all
 	 * @return the encoded ARGV
 	 */
 	public byte[][] acquire(String owner, long ttlMillis, String waiter, long reenteredToken, long reentryTarget,
-			String label) {
-		return new byte[][] { bytes(owner), ttl(ttlMillis), waiter.isEmpty() ? EMPTY : clientId(waiter),
-				(reenteredToken != 0) ? bytes(Long.toString(reenteredToken)) : EMPTY,
-				(reentryTarget > 0) ? bytes(Long.toString(reentryTarget)) : EMPTY, this.publishMode,
-				label.isEmpty() ? EMPTY : label(label) };
+			String label, long waitedMillis) {
+		byte[][] args = new byte[(waitedMillis > 0 && !waiter.isEmpty()) ? 8 : 7][];
+		args[0] = bytes(owner);
+		args[1] = ttl(ttlMillis);
+		args[2] = waiter.isEmpty() ? EMPTY : clientId(waiter);
+		args[3] = (reenteredToken != 0) ? bytes(Long.toString(reenteredToken)) : EMPTY;
+		args[4] = (reentryTarget > 0) ? bytes(Long.toString(reentryTarget)) : EMPTY;
+		args[5] = this.publishMode;
+		args[6] = label.isEmpty() ? EMPTY : label(label);
+		if (args.length == 8) {
+			args[7] = bytes(Long.toString(waitedMillis));
+		}
+		return args;
+	}
+
+	/**
+	 * ACQUIRE's ARGV for the template path, as {@link #acquire} encodes them.
+	 * @param owner the owner id
+	 * @param ttlMillis the lease time in ms
+	 * @param waiter the client id of a caller that will wait, else empty
+	 * @param reenteredToken the token of the lease a re-entry re-enters, 0 for a new acquisition
+	 * @param reentryTarget the hold count a re-entry is to reach, 0 for a new acquisition
+	 * @param publishMode {@link LockScripts#SHARDED} or empty
+	 * @param label the holder's label of a new hold, else empty
+	 * @param waitedMillis how long the process's longest waiting caller has waited, in ms; 0 for not at all
+	 * @return the ARGV
+	 */
+	public static String[] strings(String owner, long ttlMillis, String waiter, long reenteredToken, long reentryTarget,
+			String publishMode, String label, long waitedMillis) {
+		String reentered = (reenteredToken != 0) ? Long.toString(reenteredToken) : "";
+		String target = (reentryTarget > 0) ? Long.toString(reentryTarget) : "";
+		return (waitedMillis > 0 && !waiter.isEmpty())
+				? new String[] { owner, Long.toString(ttlMillis), waiter, reentered, target, publishMode, label,
+						Long.toString(waitedMillis) }
+				: new String[] { owner, Long.toString(ttlMillis), waiter, reentered, target, publishMode, label };
 	}
 
 	/**

@@ -10,6 +10,7 @@ import dev.distlock.redis.internal.kind.ExclusiveKind;
 import dev.distlock.redis.internal.script.LockScripts;
 import dev.distlock.redis.internal.store.LeaseStore;
 import dev.distlock.redis.internal.store.RedisFailures;
+import dev.distlock.redis.internal.wait.ReleaseSubscriber;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -25,14 +26,19 @@ public final class AcquireCall {
 
 	private final String clientId;
 
+	/** Where this process's waiters are, for how long it has waited (the age of its note in Redis). */
+	private final ReleaseSubscriber subscriber;
+
 	/** Replicas that must acknowledge a new lease before it counts as acquired; 0 for none. */
 	private final int replicaAcks;
 
 	private final long replicaAckTimeoutMillis;
 
-	AcquireCall(LeaseStore store, String clientId, int replicaAcks, long replicaAckTimeoutMillis) {
+	AcquireCall(LeaseStore store, String clientId, ReleaseSubscriber subscriber, int replicaAcks,
+			long replicaAckTimeoutMillis) {
 		this.store = store;
 		this.clientId = clientId;
+		this.subscriber = subscriber;
 		this.replicaAcks = replicaAcks;
 		this.replicaAckTimeoutMillis = replicaAckTimeoutMillis;
 	}
@@ -128,8 +134,8 @@ public final class AcquireCall {
 		if (this.replicaAcks > 0) {
 			return callAcquireReplicated(request, attempt, waiter);
 		}
-		long[] reply = this.store.acquire(attempt.redisKey, attempt.owner, attempt.ttlMillis, waiter, 0, 0,
-				attempt.label);
+		long[] reply = this.store.acquire(attempt.redisKey, attempt.owner, attempt.ttlMillis, waiter,
+				willWait ? this.subscriber.waitedMillis(attempt.channel) : 0, 0, 0, attempt.label);
 		if (reply[0] < 0) {
 			throw new IllegalStateException("The acquire script refused a new owner of '"
 					+ LogSafe.escape(request.key()) + "'");
@@ -140,7 +146,8 @@ public final class AcquireCall {
 	/** {@link #acquirePlain} on Lettuce's asynchronous commands (never with replica acknowledgements, see callAsync). */
 	public @Nullable CompletableFuture<long[]> acquirePlainAsync(Attempt attempt, boolean willWait) {
 		return this.store.acquireAsync(attempt.redisKey, attempt.owner, attempt.ttlMillis,
-				willWait ? this.clientId : "", 0, attempt.label);
+				willWait ? this.clientId : "", willWait ? this.subscriber.waitedMillis(attempt.channel) : 0,
+				attempt.label);
 	}
 
 	/**

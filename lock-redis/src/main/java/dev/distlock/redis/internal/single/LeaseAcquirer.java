@@ -95,7 +95,7 @@ public final class LeaseAcquirer {
 			long fairEntryTtlMillis, OwnerIds ownerIds, String holderApplication, String holderInstance,
 			boolean storeHolderLabel, Function<LockRequest, LockKind> kinds) {
 		this.kinds = kinds;
-		this.acquireCall = new AcquireCall(store, clientId, replicaAcks, replicaAckTimeoutMillis);
+		this.acquireCall = new AcquireCall(store, clientId, subscriber, replicaAcks, replicaAckTimeoutMillis);
 		this.reentry = new LeaseReentry(this, store, watchdog, registry, reconciler);
 		this.async = new AsyncEngine(this, this.reentry, this.acquireCall, store, subscriber, watchdog, registry,
 				reconciler, listeners, calls, timers);

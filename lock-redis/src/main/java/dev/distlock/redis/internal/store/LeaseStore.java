@@ -143,27 +143,33 @@ public final class LeaseStore {
 	 * raises the count in Redis to {@code reentryTarget} ({@code LeaseEntry.reentryTarget}; 0 for a new acquisition),
 	 * so that it counts once however often it runs. Unannounced is 1 when the holder's release will not be announced
 	 * ({@link LockScripts#UNANNOUNCED_FIELD}): a waiter then polls ({@link #unannounced}). {@code label} is the holder's
-	 * label that a new hold is stored with ('' for a re-entry, which never writes one).
+	 * label that a new hold is stored with ('' for a re-entry, which never writes one). {@code waitedMillis}: how long
+	 * the waiter's process has waited for the lock (its note's age, {@link LockScripts#ACQUIRE}'s ARGV[8]), else 0.
 	 * @param redisKey the lease's key
 	 * @param owner the owner id
 	 * @param ttlMillis the lease time in ms
 	 * @param waiter the client id noted as waiting when refused, or empty
+	 * @param waitedMillis how long the waiter's process has waited, in ms, or 0
 	 * @param reenteredToken the token of the lease re-entered, 0 for a new acquisition
 	 * @param reentryTarget the count a re-entry raises the holds to, 0 for a new acquisition
 	 * @param label the holder's label a new hold is stored with, or empty
 	 * @return {holds, token or holder's ttl, unannounced}
 	 */
+	public long[] acquire(String redisKey, String owner, long ttlMillis, String waiter, long waitedMillis,
+			long reenteredToken, long reentryTarget, String label) {
+		Object nativeReply = this.nativeScripts.enabled() ? this.nativeScripts.run(LockScripts.ACQUIRE,
+				List.of(redisKey), this.nativeArgs.acquire(owner, ttlMillis, waiter, reenteredToken, reentryTarget,
+						label, waitedMillis)) : null;
+		List<?> reply = (nativeReply != null) ? (List<?>) nativeReply
+				: this.template.execute(LockScripts.ACQUIRE, List.of(redisKey), (Object[]) NativeScriptArgs.strings(
+						owner, ttlMillis, waiter, reenteredToken, reentryTarget, this.publishMode, label, waitedMillis));
+		return ScriptReplies.acquired(reply);
+	}
+
+	/** {@link #acquire(String, String, long, String, long, long, long, String)} for a caller that has not waited. */
 	public long[] acquire(String redisKey, String owner, long ttlMillis, String waiter, long reenteredToken,
 			long reentryTarget, String label) {
-		Object nativeReply = this.nativeScripts.enabled()
-				? this.nativeScripts.run(LockScripts.ACQUIRE, List.of(redisKey),
-						this.nativeArgs.acquire(owner, ttlMillis, waiter, reenteredToken, reentryTarget, label))
-				: null;
-		List<?> reply = (nativeReply != null) ? (List<?>) nativeReply
-				: this.template.execute(LockScripts.ACQUIRE, List.of(redisKey), owner, Long.toString(ttlMillis), waiter,
-						(reenteredToken != 0) ? Long.toString(reenteredToken) : "",
-						(reentryTarget > 0) ? Long.toString(reentryTarget) : "", this.publishMode, label);
-		return ScriptReplies.acquired(reply);
+		return acquire(redisKey, owner, ttlMillis, waiter, 0, reenteredToken, reentryTarget, label);
 	}
 
 	/**
@@ -184,14 +190,14 @@ public final class LeaseStore {
 	 * @param owner the owner id
 	 * @param ttlMillis the lease time in ms
 	 * @param waiter the client id noted as waiting when refused, or empty
-	 * @param reenteredToken the token of the lease re-entered, 0 for a new acquisition
+	 * @param waitedMillis how long the waiter's process has waited, in ms, or 0
 	 * @param label the holder's label a new hold is stored with, or empty
 	 * @return the reply to come, or null
 	 */
 	public @Nullable CompletableFuture<long[]> acquireAsync(String redisKey, String owner, long ttlMillis, String waiter,
-			long reenteredToken, String label) {
+			long waitedMillis, String label) {
 		CompletableFuture<Object> reply = runNativeAsync(LockScripts.ACQUIRE, redisKey,
-				this.nativeArgs.acquire(owner, ttlMillis, waiter, reenteredToken, 0, label));
+				this.nativeArgs.acquire(owner, ttlMillis, waiter, 0, 0, label, waitedMillis));
 		return (reply != null) ? reply.thenApply(value -> ScriptReplies.acquired((List<?>) value)) : null;
 	}
 
@@ -305,18 +311,12 @@ public final class LeaseStore {
 				Long.toString(token), nextOwner, Long.toString(nextTtlMillis), nextLabel));
 	}
 
-	/**
-	 * The kept commands of the shared native connection the next native call would use, or null (for tests).
-	 * @return the kept commands, or null
-	 */
+	/** {@return the kept commands of the shared native connection the next native call would use, or null (tests)} */
 	public @Nullable Object keptCommands() {
 		return this.nativeScripts.keptCommands();
 	}
 
-	/**
-	 * The connection factory's command timeout in ms where known (Lettuce), else 0.
-	 * @return the command timeout in ms, or 0
-	 */
+	/** {@return the connection factory's command timeout in ms where known (Lettuce), else 0} */
 	public long commandTimeoutMillis() {
 		return this.timeoutMillis;
 	}

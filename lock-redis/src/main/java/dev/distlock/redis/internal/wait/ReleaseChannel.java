@@ -3,6 +3,7 @@ package dev.distlock.redis.internal.wait;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayDeque;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
 
 /**
  * One release channel and its local waiters: the state that {@link ReleaseSubscriber} (who waits, whom a release
@@ -56,6 +57,49 @@ final class ReleaseChannel {
 	/** Whether the message with this token is the message of a release by this process (and forget it). */
 	boolean ownMessageArrived(String token) {
 		return this.ownReleases.remove(token);
+	}
+
+	/** Wake the longest waiting waiter that is not awake already; returns whether there was one. */
+	boolean wakeOne() {
+		for (Waiter waiter : this.waiters) {
+			if (!waiter.signalled) {
+				waiter.signal();
+				return true;
+			}
+		}
+		return false;
+	}
+
+	/**
+	 * A release {@code message} came (see {@link ReleaseSubscriber#message}): nothing if it is this process's own
+	 * release (its wake-up was given), every waiter for a lock that may admit several, else one waiter, who tries at
+	 * once when the message names {@code clientId} (this process) or nobody, and after {@code holdBackNanos} when it
+	 * names another process. A later hold-back never shortens an earlier one, and being named ends any.
+	 */
+	void released(ReleaseMessage message, String clientId, long holdBackNanos) {
+		if (ownMessageArrived(message.token())) {
+			return;
+		}
+		if (message.kind() == ReleaseMessage.Kind.WAKE_ALL) {
+			this.waiters.forEach(Waiter::signal); // a read-write lock may admit every waiting reader
+			return;
+		}
+		if (message.party().isEmpty() || clientId.isEmpty() || message.party().equals(clientId)) {
+			this.yieldUntilNanos = 0;
+		}
+		else {
+			long until = System.nanoTime() + holdBackNanos;
+			if (this.yieldUntilNanos == 0 || until - this.yieldUntilNanos > 0) {
+				this.yieldUntilNanos = until;
+			}
+		}
+		wakeOne();
+	}
+
+	/** How long the longest waiting waiter has waited, in ms; 0 when none waits. */
+	long waitedMillis() {
+		Waiter first = this.waiters.peekFirst();
+		return (first == null) ? 0 : TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - first.sinceNanos);
 	}
 
 	/** Where a channel's subscription stands. */

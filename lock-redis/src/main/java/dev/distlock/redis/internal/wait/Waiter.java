@@ -51,6 +51,9 @@ public final class Waiter {
 
 	public final long ttlMillis;
 
+	/** When it started to wait ({@link System#nanoTime()}): its process's note in Redis says how long it has waited. */
+	final long sinceNanos = System.nanoTime();
+
 	/** The label a lease handed to this waiter names it by ({@link LockScripts#LABEL_PREFIX}), or '' for none. */
 	public final String label;
 

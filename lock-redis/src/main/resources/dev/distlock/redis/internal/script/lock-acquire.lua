@@ -55,7 +55,12 @@ if ARGV[4] ~= '' then
   return {-1, 0}
 end
 if ARGV[3] ~= '' then
-  redis.call('hsetnx', KEYS[1], '~w:' .. ARGV[3], 1)
+  local t = redis.call('time')
+  local since = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000) - (tonumber(ARGV[8] or '') or 0)
+  local noted = tonumber(redis.call('hget', KEYS[1], '~w:' .. ARGV[3]) or '')
+  if not noted or noted > since then
+    redis.call('hset', KEYS[1], '~w:' .. ARGV[3], n(since))
+  end
 end
 if held[3] then
   return {0, redis.call('pttl', KEYS[1]), 1}

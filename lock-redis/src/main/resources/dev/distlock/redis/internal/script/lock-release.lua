@@ -4,6 +4,7 @@
 
 local fields = redis.call('hgetall', KEYS[1])
 local token, count, noted, others = nil, 0, false, 0
+local oldest, named
 for i = 1, #fields, 2 do
   local field = fields[i]
   if field == '~t' then
@@ -14,6 +15,10 @@ for i = 1, #fields, 2 do
     noted = true
     if string.sub(field, 4) ~= ARGV[4] then
       others = 1
+      local since = tonumber(fields[i + 1])
+      if since and since > 1 and (not oldest or since < oldest) then
+        oldest, named = since, string.sub(field, 4)
+      end
     end
   end
 end
@@ -36,12 +41,15 @@ redis.call('del', KEYS[1])
 if not noted then
   return {0, 0}
 end
-local sent
+local body, sent = ARGV[2], nil
+if named then
+  body = ARGV[2] .. '>' .. named
+end
 if ARGV[5] == 's' then
-  sent = redis.pcall('spublish', ARGV[3], ARGV[2])
+  sent = redis.pcall('spublish', ARGV[3], body)
 end
 if ARGV[5] ~= 's' or (type(sent) == 'table' and sent.err and string.find(sent.err, 'nknown')) then
-  sent = redis.pcall('publish', ARGV[3], ARGV[2])
+  sent = redis.pcall('publish', ARGV[3], body)
 end
 if type(sent) == 'table' and sent.err then
   return {0, others, sent.err}
