@@ -147,6 +147,14 @@ public final class LockScripts {
 	 * counts fewer holds than the owner (it may count more: those of re-entries whose replies were lost, which the
 	 * owner's last release ends with the lease). The label goes with the hold: a second run that adopts the hold
 	 * writes the same label again, and a run that finds another holder writes none.
+	 * <p>
+	 * The free-key path is the one nearly every uncontended acquisition takes, so it is kept to its five calls
+	 * ({@code EXISTS}, {@code TIME}, {@code HSET}, the ACL check, {@code PEXPIRE}) and no more Lua than they need: the
+	 * token stays a Lua number for the reply (formatted once, for the {@code HSET}), and the expiry is sent with ARGV[2]
+	 * as the client sent it (an integer string, which {@code n} would only format again) under {@code redis.pcall};
+	 * only a refused one goes through {@code expire}, which refuses it once more, deletes the key this call created and
+	 * fails the script naming {@code pexpire}, as before. What each call costs Redis: {@code ScriptCosts} in
+	 * lock-benchmarks (issue 31).
 	 */
 	@SuppressWarnings("rawtypes")
 	public static final RedisScript<List> ACQUIRE = RedisScript.of(

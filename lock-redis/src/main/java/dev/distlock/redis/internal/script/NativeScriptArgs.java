@@ -3,19 +3,38 @@ package dev.distlock.redis.internal.script;
 import java.nio.charset.StandardCharsets;
 
 /**
- * The arguments of the acquire and release scripts, encoded for the Lettuce-native path. Why a class: of the ten
- * arguments of an acquisition and its release, five are the same on nearly every call (the lease time, the client id
- * as waiter and releaser, the publish mode, an empty re-entry token, the label of a thread that acquires again), and
- * encoding them once instead of per call saves the client an array copy each. Racy but safe: the last encoded value is an immutable pair, replaced when it differs.
+ * The arguments of the acquire and release scripts, encoded for the Lettuce-native path. Why a class: of the fourteen
+ * arguments of an acquisition and its release, most are the same on nearly every call (the lease time, the receipt
+ * time, the client id as waiter and releaser, the publish mode, an empty re-entry token, the label of a thread that
+ * acquires again) or the same in an acquisition and the release that follows it (the owner id, the release channel),
+ * and encoding each once instead of per call saves the client an array copy each. Racy but safe: the last encoded
+ * value is an immutable pair, replaced when it differs, so a miss costs an encoding as before and never a wrong value.
+ * <p>
+ * The lease time and the receipt time have a slot each: in one slot they alternated on every acquire and release (the
+ * receipt time is the command timeout, not the lease time) and were encoded on every call (issue 31). The owner id
+ * and the channel have one slot each for the calls of one thread one after the other: an uncontended acquire and its
+ * release; threads that interleave miss and encode, as before.
  */
 public final class NativeScriptArgs {
 
 	private static final byte[] EMPTY = new byte[0];
 
+	/** The holds before the release of a lease held once: nearly every release. */
+	private static final byte[] ONE = { '1' };
+
 	private final byte[] publishMode;
 
 	/** The lease time encoded last: the same for every call with the same lease time. */
 	private volatile Encoded lastTtl = new Encoded(0, EMPTY);
+
+	/** The receipt time encoded last: the same for every release with the same lease time. */
+	private volatile Encoded lastReceipt = new Encoded(0, EMPTY);
+
+	/** The owner id encoded last: an acquisition's, which its release presents again. */
+	private volatile Encoded lastOwner = new Encoded("", EMPTY);
+
+	/** The release channel encoded last: the lock's that one thread acquires and releases. */
+	private volatile Encoded lastChannel = new Encoded("", EMPTY);
 
 	/** The client id encoded last: one per service. */
 	private volatile Encoded lastClientId = new Encoded("", EMPTY);
@@ -48,8 +67,8 @@ public final class NativeScriptArgs {
 	public byte[][] acquire(String owner, long ttlMillis, String waiter, long reenteredToken, long reentryTarget,
 			String label, long waitedMillis) {
 		byte[][] args = new byte[(waitedMillis > 0 && !waiter.isEmpty()) ? 8 : 7][];
-		args[0] = bytes(owner);
-		args[1] = ttl(ttlMillis);
+		args[0] = owner(owner);
+		args[1] = number(ttlMillis, false);
 		args[2] = waiter.isEmpty() ? EMPTY : clientId(waiter);
 		args[3] = (reenteredToken != 0) ? bytes(Long.toString(reenteredToken)) : EMPTY;
 		args[4] = (reentryTarget > 0) ? bytes(Long.toString(reentryTarget)) : EMPTY;
@@ -95,15 +114,40 @@ public final class NativeScriptArgs {
 	 */
 	public byte[][] release(String owner, long token, String channel, String clientId, long holdsBefore,
 			long receiptMillis) {
-		return new byte[][] { bytes(owner), bytes(Long.toString(token)), bytes(channel), clientId(clientId),
-				this.publishMode, bytes(Long.toString(holdsBefore)), ttl(receiptMillis) };
+		return new byte[][] { owner(owner), bytes(Long.toString(token)), channel(channel), clientId(clientId),
+				this.publishMode, (holdsBefore == 1) ? ONE : bytes(Long.toString(holdsBefore)),
+				number(receiptMillis, true) };
 	}
 
-	private byte[] ttl(long ttlMillis) {
-		Encoded last = this.lastTtl;
-		if (last.number() != ttlMillis || last.bytes().length == 0) {
-			last = new Encoded(ttlMillis, bytes(Long.toString(ttlMillis)));
-			this.lastTtl = last;
+	/** The lease time's ({@code receipt} false) or the receipt time's encoding, each from its own slot. */
+	private byte[] number(long millis, boolean receipt) {
+		Encoded last = receipt ? this.lastReceipt : this.lastTtl;
+		if (last.number() != millis || last.bytes().length == 0) {
+			last = new Encoded(millis, bytes(Long.toString(millis)));
+			if (receipt) {
+				this.lastReceipt = last;
+			}
+			else {
+				this.lastTtl = last;
+			}
+		}
+		return last.bytes();
+	}
+
+	private byte[] owner(String owner) {
+		Encoded last = this.lastOwner;
+		if (!last.text().equals(owner)) {
+			last = new Encoded(owner, bytes(owner));
+			this.lastOwner = last;
+		}
+		return last.bytes();
+	}
+
+	private byte[] channel(String channel) {
+		Encoded last = this.lastChannel;
+		if (!last.text().equals(channel)) {
+			last = new Encoded(channel, bytes(channel));
+			this.lastChannel = last;
 		}
 		return last.bytes();
 	}

@@ -53,11 +53,11 @@ public final class Attempt implements StoredAttempt {
 	 */
 	public volatile boolean unanswered;
 
-	Attempt(String key, String redisKey, String owner, long ttlMillis, LockOwner lockOwner, HolderLabel holder, boolean storeLabel,
+	Attempt(String key, String redisKey, String owner, long ttlMillis, LockOwner lockOwner, HolderLabel holder, String label,
 			LockKind kind, @Nullable LeaseEntry downgradeFrom) {
 		this.lockOwner = lockOwner;
 		this.holder = holder;
-		this.label = storeLabel ? holder.toString() : "";
+		this.label = label;
 		this.key = key;
 		this.redisKey = redisKey;
 		this.channel = LockScripts.channel(redisKey);

@@ -72,6 +72,13 @@ public final class LeaseAcquirer {
 	/** Whether a new hold stores its label in Redis ({@link LockScripts#LABEL_PREFIX}). */
 	private final boolean storeHolderLabel;
 
+	/**
+	 * The label stored last and its one-line form: the same for one thread's acquisitions one after the other, which
+	 * then skip the form's concatenation and escaping (issue 31). Racy but safe: an immutable pair, replaced when the
+	 * label differs, and the form is a function of the label alone.
+	 */
+	private volatile LabelText lastLabel = new LabelText(HolderLabel.unknown(), HolderLabel.unknown().toString());
+
 	private final AcquireCall acquireCall;
 
 	/** One more hold of a lease already held. */
@@ -362,9 +369,23 @@ public final class LeaseAcquirer {
 	/** A new acquisition of {@code redisKey} for {@code owner}, with a fresh owner id. */
 	Attempt newAttempt(LockRequest request, String redisKey, LockOwner owner) {
 		LockKind kind = this.kinds.apply(request);
-		return new Attempt(request.key(), redisKey, this.ownerIds.next(), request.ttl().toMillis(), owner,
-				HolderLabel.of(this.holderApplication, this.holderInstance, owner), this.storeHolderLabel, kind,
-				kind.downgradeFrom(this.registry, redisKey, owner));
+		HolderLabel holder = HolderLabel.of(this.holderApplication, this.holderInstance, owner);
+		return new Attempt(request.key(), redisKey, this.ownerIds.next(), request.ttl().toMillis(), owner, holder,
+				this.storeHolderLabel ? labelText(holder) : "", kind, kind.downgradeFrom(this.registry, redisKey, owner));
+	}
+
+	/** {@return {@code holder}'s one-line form, as the lease stores it} */
+	private String labelText(HolderLabel holder) {
+		LabelText last = this.lastLabel;
+		if (!last.holder().equals(holder)) {
+			last = new LabelText(holder, holder.toString());
+			this.lastLabel = last;
+		}
+		return last.text();
+	}
+
+	/** A holder label and its one-line form. */
+	private record LabelText(HolderLabel holder, String text) {
 	}
 
 }

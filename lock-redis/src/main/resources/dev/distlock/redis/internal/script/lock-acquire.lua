@@ -17,13 +17,15 @@ if redis.call('exists', KEYS[1]) == 0 then
     return {-1, 0}
   end
   local t = redis.call('time')
-  local token = n(tonumber(t[1]) * 1000000 + tonumber(t[2]))
-  hold(token)
-  local failed = expire(KEYS[1], ARGV[2], true)
-  if failed then
-    return failed
+  local token = tonumber(t[1]) * 1000000 + tonumber(t[2])
+  hold(n(token))
+  if type(redis.pcall('pexpire', KEYS[1], ARGV[2])) == 'table' then
+    local failed = expire(KEYS[1], ARGV[2], true)
+    if failed then
+      return failed
+    end
   end
-  return {1, tonumber(token)}
+  return {1, token}
 end
 local held = redis.call('hmget', KEYS[1], ARGV[1], '~t', '~u')
 if held[1] then
