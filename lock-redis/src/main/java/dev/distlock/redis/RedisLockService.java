@@ -281,6 +281,11 @@ public class RedisLockService extends EngineService
 		return this.view;
 	}
 
+	/** The waiters' bookkeeping, for the tests of this package. */
+	ReleaseSubscriber subscriber() {
+		return this.subscriber;
+	}
+
 	/** The reconciler of this service's unknown holds, for the tests of this package. */
 	HoldReconciler reconciler() {
 		return this.reconciler;
