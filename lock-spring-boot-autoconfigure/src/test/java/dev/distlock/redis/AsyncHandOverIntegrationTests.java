@@ -66,7 +66,7 @@ class AsyncHandOverIntegrationTests extends OneServerFixture {
 		Lease first = service.acquire("handed", TTL, Duration.ZERO);
 		CompletableFuture<Optional<Lease>> waiting = service
 			.tryAcquireAsync(LockRequest.of("handed", TTL, Duration.ofSeconds(60)), LockOwner.newOwner());
-		Waiter waiter = awaitWaiterBetweenAttempts(service, "handed");
+		Waiter waiter = this.awaitWaiterBetweenAttempts(service, "handed");
 		if (release.equals("release")) {
 			first.release();
 		}
@@ -147,7 +147,7 @@ class AsyncHandOverIntegrationTests extends OneServerFixture {
 			Lease holder = service.acquire("raced", TTL, Duration.ZERO);
 			CompletableFuture<Optional<Lease>> waiting = service
 				.tryAcquireAsync(LockRequest.of("raced", TTL, Duration.ofSeconds(60)), LockOwner.newOwner());
-			awaitWaiterBetweenAttempts(service, "raced");
+			this.awaitWaiterBetweenAttempts(service, "raced");
 			CyclicBarrier start = new CyclicBarrier(2);
 			Future<?> release = this.threads.submit(() -> {
 				start.await();
@@ -185,7 +185,7 @@ class AsyncHandOverIntegrationTests extends OneServerFixture {
 			Lease holder = service.acquire("late", TTL, Duration.ZERO);
 			CompletableFuture<Optional<Lease>> waiting = service
 				.tryAcquireAsync(LockRequest.of("late", TTL, Duration.ofSeconds(60)), LockOwner.newOwner());
-			Waiter waiter = awaitWaiterBetweenAttempts(service, "late");
+			Waiter waiter = this.awaitWaiterBetweenAttempts(service, "late");
 			proxy.latency(Duration.ofMillis(300));
 			Future<?> release = this.threads.submit(() -> {
 				holder.release();
@@ -217,7 +217,7 @@ class AsyncHandOverIntegrationTests extends OneServerFixture {
 			Lease holder = service.acquire("deadline", TTL, Duration.ZERO);
 			CompletableFuture<Optional<Lease>> waiting = service
 				.tryAcquireAsync(LockRequest.of("deadline", TTL, Duration.ofSeconds(4)), LockOwner.newOwner());
-			Waiter waiter = awaitWaiterBetweenAttempts(service, "deadline");
+			Waiter waiter = this.awaitWaiterBetweenAttempts(service, "deadline");
 			// the hand-over's round trip (10 s) outlasts what is left of the 4 s wait
 			proxy.latency(Duration.ofSeconds(5));
 			Future<?> release = this.threads.submit(() -> {
@@ -247,7 +247,7 @@ class AsyncHandOverIntegrationTests extends OneServerFixture {
 			Lease holder = service.acquire("lost-reply", TTL, Duration.ZERO);
 			CompletableFuture<Optional<Lease>> waiting = service
 				.tryAcquireAsync(LockRequest.of("lost-reply", TTL, Duration.ofSeconds(60)), LockOwner.newOwner());
-			Waiter waiter = awaitWaiterBetweenAttempts(service, "lost-reply");
+			Waiter waiter = this.awaitWaiterBetweenAttempts(service, "lost-reply");
 			proxy.dropReplies();
 			Future<?> release = this.threads.submit(() -> {
 				holder.release();
@@ -270,14 +270,23 @@ class AsyncHandOverIntegrationTests extends OneServerFixture {
 		}
 	}
 
-	/** Wait until the one waiter of {@code key}'s channel is between attempts, where a holder may reserve it. */
-	private static Waiter awaitWaiterBetweenAttempts(RedisLockService service, String key) {
+	/**
+	 * Wait until the one waiter of {@code key}'s channel is between attempts, where a holder may reserve it, and done
+	 * with the attempts its subscription's confirmation starts: Redis ran no script call for five polls in a row. (Were
+	 * it still attempting, the release would only wake it: the tests that need a hand-over would fail, not pass.)
+	 */
+	private Waiter awaitWaiterBetweenAttempts(RedisLockService service, String key) {
 		String channel = service.redisKey(key) + ":released";
 		AtomicReference<Waiter> found = new AtomicReference<>();
-		await().atMost(DEADLINE).pollInterval(Duration.ofMillis(1)).until(() -> {
+		long[] calls = { -1 };
+		AtomicInteger quiet = new AtomicInteger();
+		await().atMost(DEADLINE).pollInterval(Duration.ofMillis(20)).until(() -> {
+			long now = LockTestSupport.scriptCalls(this.server);
+			quiet.set((now == calls[0]) ? quiet.get() + 1 : 0);
+			calls[0] = now;
 			List<Waiter> waiters = service.subscriber().waiters(channel);
-			if (waiters.size() == 1 && waiters.get(0).subscribed().isDone() && waiters.get(0).betweenAttempts()
-					&& !waiters.get(0).signalled) {
+			if (quiet.get() >= 5 && waiters.size() == 1 && waiters.get(0).subscribed().isDone()
+					&& waiters.get(0).betweenAttempts() && !waiters.get(0).signalled) {
 				found.set(waiters.get(0));
 				return true;
 			}
