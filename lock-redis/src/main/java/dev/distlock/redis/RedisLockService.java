@@ -201,8 +201,8 @@ public class RedisLockService extends EngineService
 	/**
 	 * {@inheritDoc} No thread waits for it: each attempt is one script call on a small pool of engine threads, and
 	 * between attempts the acquisition waits for the release message (or a release in this process) and the engine's
-	 * timers. It re-enters {@code owner}'s lease as a thread re-enters its own; a waiting thread of this process may be
-	 * handed a lease by its holder, an asynchronous acquisition is not (the release wakes it instead).
+	 * timers. It re-enters {@code owner}'s lease as a thread re-enters its own, and a holder of this process may hand it
+	 * the lease as to a waiting thread (since 0.8.0; exclusive locks): its future then completes on the engine's pool.
 	 */
 	@Override
 	public CompletableFuture<Optional<Lease>> tryAcquireAsync(LockRequest request, LockOwner owner) {
@@ -280,6 +280,11 @@ public class RedisLockService extends EngineService
 	@Override
 	LeaseView view() {
 		return this.view;
+	}
+
+	/** The waiters' bookkeeping, for the tests of this package. */
+	ReleaseSubscriber subscriber() {
+		return this.subscriber;
 	}
 
 	/** The reconciler of this service's unknown holds, for the tests of this package. */

@@ -130,10 +130,11 @@ public final class RedisLockServiceBuilder {
 	}
 
 	/**
-	 * How many times in a row a released lease may go straight to another thread of this process waiting for it,
-	 * before it is released for every process to compete for; 0 turns hand-overs off. A hand-over costs one round
-	 * trip and no failed attempts, where a release and a new acquisition cost two plus one failed attempt per
-	 * other waiting process; the bound keeps one busy process from keeping a lock from the others. Default 4.
+	 * How many times in a row a released lease may go straight to another thread or asynchronous acquisition of this
+	 * process waiting for it (asynchronous ones since 0.8.0), before it is released for every process to compete for;
+	 * 0 turns hand-overs off. A hand-over costs one round trip and no failed attempts, where a release and a new
+	 * acquisition cost two plus one failed attempt per other waiting process; the bound keeps one busy process from
+	 * keeping a lock from the others. Default 4.
 	 * @param localHandOvers the bound; not negative
 	 * @return this builder
 	 */

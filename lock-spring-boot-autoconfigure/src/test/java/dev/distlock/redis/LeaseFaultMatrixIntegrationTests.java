@@ -282,6 +282,18 @@ class LeaseFaultMatrixIntegrationTests {
 			}
 		},
 
+		HAND_OVER_ASYNC("release while an asynchronous acquisition waits (hand-over, issue 31)", Duration.ZERO) {
+			@Override
+			void setUp(Case c) throws Exception {
+				c.arrangeAsyncHandOver();
+			}
+
+			@Override
+			Object run(Case c) {
+				return c.release(c.subject);
+			}
+		},
+
 		WATCHDOG("watchdog renewal, one renewal into the fault", TTL) {
 			@Override
 			void setUp(Case c) {
@@ -681,6 +693,35 @@ class LeaseFaultMatrixIntegrationTests {
 			});
 			await().atMost(SETUP).pollInterval(Duration.ofMillis(2))
 				.until(() -> this.client.waitingThreads() == 1 && parkedBetweenAttempts(waiter.get()));
+		}
+
+		/**
+		 * As {@link #arrangeHandOver}, with an asynchronous acquisition ({@link RedisLockService#tryAcquireAsync})
+		 * waiting instead of a thread: its waiter between attempts, where the holder's release hands it the lease.
+		 */
+		void arrangeAsyncHandOver() throws Exception {
+			Lease first = this.client.acquire(this.key, TTL, SETUP);
+			Future<?> subscribing = this.threads.submit(() -> this.client.acquire(this.key, TTL, SETUP).release());
+			await().atMost(SETUP).pollInterval(Duration.ofMillis(2))
+				.until(() -> subscribers(this.channel) == 1 && this.client.waitingThreads() == 1);
+			first.release();
+			subscribing.get(SETUP.toMillis(), TimeUnit.MILLISECONDS);
+			this.subject = hold(this.client.acquire(this.key, TTL, SETUP));
+			java.util.concurrent.CompletableFuture<Optional<Lease>> waiting = this.client.tryAcquireAsync(
+					dev.distlock.core.LockRequest.of(this.key, TTL, WAITER_WAIT), dev.distlock.core.LockOwner.newOwner());
+			background("the asynchronous tryAcquireAsync, waiting 3s", WAITER_WAIT, () -> {
+				try {
+					return track(waiting.get());
+				}
+				catch (java.util.concurrent.ExecutionException ex) {
+					throw (ex.getCause() instanceof Exception cause) ? cause : ex;
+				}
+			});
+			await().atMost(SETUP).pollInterval(Duration.ofMillis(2)).until(() -> {
+				List<Waiter> waiters = this.client.subscriber().waiters(this.channel);
+				return waiters.size() == 1 && waiters.get(0).subscribed().isDone() && waiters.get(0).betweenAttempts()
+						&& !waiters.get(0).signalled;
+			});
 		}
 
 		/** Run a call of the case on another thread, from now; its outcome is checked like the operation's. */

@@ -21,7 +21,7 @@ import org.springframework.data.redis.core.script.RedisScript;
 
 /**
  * The exclusive lock ({@link LockMode#EXCLUSIVE}): the plain lease hash of {@link LockScripts}, one owner at a time.
- * Its release may hand the lease straight to a waiting thread of this process (at most
+ * Its release may hand the lease straight to a waiter of this process, a thread or an asynchronous acquisition (at most
  * {@code localHandOvers} times in a row, so that other processes get their turn). The fair kind shares its lease
  * scripts ({@link FairKind}).
  */
@@ -102,14 +102,14 @@ public class ExclusiveKind extends LockKind {
 	}
 
 	/**
-	 * Sent without blocking unless a thread of this process waits that the release may hand the lease to (that one
-	 * runs on the pool).
+	 * Sent without blocking unless a waiter of this process that takes hand-overs (a thread, or an asynchronous
+	 * acquisition) waits, to which the release may hand the lease: that one runs on the pool, as {@link #release}.
 	 */
 	@Override
 	public boolean releaseAsync(LeaseReleaser releaser, RedisLease lease, CompletableFuture<Void> done) {
 		LeaseEntry entry = lease.entry;
 		if (handsOverLocally() && entry.handOvers < releaser.localHandOvers()
-				&& releaser.subscriber().hasWaitingThread(entry.channel)) {
+				&& releaser.subscriber().hasHandOverTaker(entry.channel)) {
 			return false;
 		}
 		return releaser.sendAsync(lease, done,
@@ -138,7 +138,8 @@ public class ExclusiveKind extends LockKind {
 	}
 
 	/**
-	 * Hand the lease straight to {@code next}, a thread of this process waiting for it: one round trip, no release
+	 * Hand the lease straight to {@code next}, a waiter of this process (a thread, or an asynchronous acquisition
+	 * whose future then takes the lease on the engine's threads): one round trip, no release
 	 * message, no race with other processes' waiters. At most {@code localHandOvers} times in a row, so that other
 	 * processes get their turn. Returns false when the lease has to be released the normal way.
 	 */

@@ -28,8 +28,12 @@ import org.jspecify.annotations.Nullable;
  * would run out, polls while the channel is not subscribed, backs off while Redis does not answer, and makes a last
  * attempt at the wait's deadline (unless one was answered after it) before it ends the wait.
  * <p>
- * Unlike a waiting thread it is never handed a lease by a holder of this process (no thread waits to take it): the
- * holder then releases the normal way, and the local release wakes it.
+ * As a waiting thread, it may be handed the lease by a holder of this process (issue 31; kinds that hand over locally
+ * only): the holder reserves its waiter between attempts, and its grant (or revert) wakes the acquisition, whose
+ * future takes the lease on the call pool, never on the holder's thread. The acquisition never waits for a hand-over:
+ * while its waiter is reserved it neither attempts nor ends at its deadline (the grant or revert wakes it), and an end
+ * that cannot wait (the caller's cancellation, a failure) leaves the reservation to be settled when it is: a lease
+ * granted after the end, or a hand-over that got no answer, has its owner id handed to the {@link HoldReconciler}.
  * <p>
  * Invariants (all mutable state is guarded by {@code this}):
  * <ul>
@@ -39,7 +43,10 @@ import org.jspecify.annotations.Nullable;
  * failure, or the caller's cancellation. After it, a reply that acquired (or a call that went unanswered) is not
  * delivered: its owner id is handed to the {@link HoldReconciler}, which deletes whatever Redis holds of it. So a lease
  * is either delivered through the future or deleted, never both nor neither.</li>
- * <li>The waiter is registered at most once and unregistered exactly once, when the acquisition ends.</li>
+ * <li>The waiter is registered at most once and unregistered exactly once, when the acquisition ends. An attempt
+ * starts only when its waiter (once there is one) went from WAITING to ATTEMPTING, so no hand-over meets it.</li>
+ * <li>A hand-over granted to the owner id is delivered through the future (if it came before the end) or discarded
+ * (after), once ({@link AsyncHandOver}).</li>
  * </ul>
  */
 public final class AsyncAcquisition {
@@ -71,7 +78,8 @@ public final class AsyncAcquisition {
 
 	private @Nullable Attempt attempt;
 
-	private @Nullable Waiter waiter;
+	/** Its waiter, the hand-overs to it, and the fate of its owner id. */
+	private final AsyncHandOver handOver;
 
 	private @Nullable ScheduledFuture<?> timer;
 
@@ -91,14 +99,19 @@ public final class AsyncAcquisition {
 		this.owner = owner;
 		this.deadline = this.start + request.waitTime().toNanos();
 		this.mayWait = !request.waitTime().isZero();
+		this.handOver = new AsyncHandOver(engine, this, request, kind);
 	}
 
 	/** Run {@code work} on the call pool, then {@code then} with its result; a closed pool fails the acquisition. */
 	private <T> void call(AsyncEngine.CallWork<T> work, AsyncEngine.Reply<T> then) {
 		if (!this.engine.call(work, then)) {
-			fail(new IllegalStateException("Lock service is closed; cannot acquire '"
-					+ LogSafe.escape(this.request.key()) + "'"));
+			closed(null);
 		}
+	}
+
+	private void closed(@Nullable Exception cause) {
+		fail(new IllegalStateException("Lock service is closed; cannot acquire '" + LogSafe.escape(this.request.key())
+				+ "'", cause));
 	}
 
 	CompletableFuture<Optional<Lease>> start() {
@@ -135,7 +148,7 @@ public final class AsyncAcquisition {
 			join = this.mayWait && (this.engine.subscriber().isSubscribed(fresh.channel)
 					|| this.engine.subscriber().yieldingUntil(fresh.channel) != 0);
 			if (join) {
-				registerWaiter(fresh);
+				this.handOver.register(fresh);
 			}
 		}
 		wake();
@@ -143,6 +156,9 @@ public final class AsyncAcquisition {
 
 	/** A release, a timer or the subscription's confirmation: attempt now, or as soon as the one in flight ended. */
 	void wake() {
+		if (this.handOver.settled(true)) { // on the scheduler's thread: a lease is taken on the call pool
+			return;
+		}
 		Attempt current;
 		boolean attemptNow;
 		synchronized (this) {
@@ -155,22 +171,29 @@ public final class AsyncAcquisition {
 				return;
 			}
 			cancelTimer();
+			Waiter waiting = this.handOver.waiter();
 			// every wait ends with one last attempt: a release whose message did not come is found then
 			boolean late = System.nanoTime() - this.deadline >= 0;
-			attemptNow = this.waiter == null || !late || !this.lastAnswered;
+			attemptNow = waiting == null || !late || !this.lastAnswered;
 			if (attemptNow) {
 				long yieldUntil = late ? 0 : this.engine.subscriber().yieldingUntil(current.channel);
 				if (yieldUntil != 0) {
 					schedule(LeaseAcquirer.earlier(yieldUntil, this.deadline));
 					return;
 				}
+				if (waiting != null && !waiting.startAttempt()) {
+					return; // a holder of this process is handing it the lease: its grant or revert wakes it again
+				}
 				this.attempting = true;
 				this.wakePending = false;
-				if (this.waiter != null) {
-					this.waiter.signalled = false; // this attempt uses the wake-up
+				if (waiting != null) {
+					waiting.signalled = false; // this attempt uses the wake-up
 				}
 			}
 			else {
+				if (waiting != null && !waiting.tryLeave()) {
+					return; // as above: the deadline waits for the hand-over under way, as a thread does
+				}
 				this.done = true; // the wait's deadline
 			}
 		}
@@ -179,21 +202,8 @@ public final class AsyncAcquisition {
 			return;
 		}
 		long sent = System.nanoTime();
-		CompletableFuture<long[]> sentAsync = this.engine.acquireCall().callAsync(this.request, current, this.mayWait);
-		if (sentAsync == null) {
-			call(() -> this.engine.acquireCall().call(this.request, current, this.mayWait),
-					(reply, ex) -> replied(current, sent, reply, ex));
-			return;
-		}
-		// the reply is applied on the call pool, never on Lettuce's event loop: it runs listeners and completes the
-		// caller's future, whose continuations may be slow or call Redis themselves
-		sentAsync.whenComplete((reply, failure) -> call(() -> {
-			if (failure != null) {
-				throw (failure instanceof LockUnavailableException unavailable) ? unavailable
-						: (failure instanceof RequestRefused refused) ? refused : new IllegalStateException(failure);
-			}
-			return reply;
-		}, (value, ex) -> replied(current, sent, value, ex)));
+		this.engine.sendAttempt(this.request, current, this.mayWait, (reply, ex) -> replied(current, sent, reply, ex),
+				() -> closed(null));
 	}
 
 	private void replied(Attempt current, long sent, long @Nullable [] reply, @Nullable Exception ex) {
@@ -205,16 +215,20 @@ public final class AsyncAcquisition {
 			abandoned = this.done;
 			if (!abandoned && acquired) {
 				this.done = true;
+				this.handOver.leased();
+			}
+			else if (!acquired) {
+				this.handOver.endAttempt(); // a holder may reserve its waiter again
 			}
 		}
 		if (abandoned) {
 			if (acquired || current.unanswered) {
-				current.discardWith(this.engine.reconciler(), this.request.key(), false); // cancelled meanwhile
+				this.handOver.discard(current); // cancelled meanwhile
 			}
 			return;
 		}
 		if (acquired) {
-			unregisterWaiter(true);
+			this.handOver.unregister(true);
 			LeaseEntry entry = this.engine.acquirer().newEntry(this.request, current, reply[1], sent, 0);
 			this.result.complete(Optional.of(this.engine.acquirer().newLease(this.request, entry, sent, this.start)));
 			return;
@@ -234,7 +248,7 @@ public final class AsyncAcquisition {
 					return; // cancelled since: the cancellation handed an unanswered call to the reconciler
 				}
 				this.failure = unavailable;
-				registerWaiter(current);
+				this.handOver.register(current);
 				next(System.nanoTime() + this.backoff.nextNanos());
 			}
 			return;
@@ -251,8 +265,8 @@ public final class AsyncAcquisition {
 			}
 			this.failure = null;
 			this.backoff.reset();
-			boolean first = this.waiter == null;
-			registerWaiter(current);
+			boolean first = this.handOver.waiter() == null;
+			this.handOver.register(current);
 			long now = System.nanoTime();
 			long wakeAt = now + LeaseAcquirer.holderTtlNanos(reply[1]);
 			if (first || !this.engine.subscriber().isSubscribed(current.channel) || LeaseStore.unannounced(reply)) {
@@ -266,30 +280,11 @@ public final class AsyncAcquisition {
 
 	/** Attempt again at once if woken meanwhile, else at {@code wakeAt} (or the deadline, if earlier). */
 	private void next(long wakeAt) {
-		if (this.wakePending || (this.waiter != null && this.waiter.signalled)) {
+		if (this.wakePending || this.handOver.signalled()) {
 			schedule(System.nanoTime());
 		}
 		else {
 			schedule(LeaseAcquirer.earlier(wakeAt, this.deadline));
-		}
-	}
-
-	private void registerWaiter(Attempt current) {
-		if (this.waiter == null) {
-			Waiter registered = this.engine.subscriber().registerAsync(current.channel, current.owner,
-					this.request.effectiveName(), current.ttlMillis, this::wakeSoon);
-			this.waiter = registered;
-			registered.subscribed().whenComplete((confirmed, failed) -> wakeSoon());
-		}
-	}
-
-	/** A wake-up from a release (under its channel's monitor) or a confirmation: the attempt runs on the scheduler. */
-	private void wakeSoon() {
-		try {
-			this.engine.timers().execute(this::wake);
-		}
-		catch (RejectedExecutionException ex) {
-			// the service is closing: the deadline ends the wait
 		}
 	}
 
@@ -300,8 +295,7 @@ public final class AsyncAcquisition {
 					TimeUnit.NANOSECONDS);
 		}
 		catch (RejectedExecutionException ex) {
-			fail(new IllegalStateException("Lock service is closed; cannot acquire '"
-					+ LogSafe.escape(this.request.key()) + "'", ex));
+			closed(ex);
 		}
 	}
 
@@ -326,10 +320,7 @@ public final class AsyncAcquisition {
 			current = this.attempt;
 			inFlight = this.attempting;
 		}
-		unregisterWaiter(false);
-		if (current != null && !inFlight && current.unanswered) {
-			current.discardWith(this.engine.reconciler(), this.request.key(), false);
-		}
+		this.handOver.ended(current, !inFlight); // a reply on its way: its owner id goes when it comes
 		return true;
 	}
 
@@ -340,6 +331,19 @@ public final class AsyncAcquisition {
 		}
 		this.done = true;
 		return true;
+	}
+
+	/** Take the end of the acquisition with a lease handed over: false when it ended already. */
+	synchronized boolean claimLease() {
+		boolean claimed = claimEnd();
+		if (claimed) {
+			this.handOver.leased();
+		}
+		return claimed;
+	}
+
+	synchronized boolean ended() {
+		return this.done;
 	}
 
 	/** The wait reached its deadline: empty, or the failure of the last attempt if it went unanswered. */
@@ -368,10 +372,7 @@ public final class AsyncAcquisition {
 			this.done = true;
 			cancelTimer();
 		}
-		unregisterWaiter(false);
-		if (current != null && current.unanswered) {
-			current.discardWith(this.engine.reconciler(), this.request.key(), false);
-		}
+		this.handOver.ended(current, true);
 		if (failure == null) {
 			this.result.complete(this.engine.acquirer().notAcquired(this.request, this.start));
 			return;
@@ -383,15 +384,17 @@ public final class AsyncAcquisition {
 		this.result.completeExceptionally(failure);
 	}
 
-	private void unregisterWaiter(boolean acquired) {
-		Waiter registered;
-		synchronized (this) {
-			registered = this.waiter;
-			this.waiter = null;
-		}
-		if (registered != null) { // a reader that got in tells the others of this process that they may enter too
-			this.engine.subscriber().unregister(registered, acquired, this.kind.admitsOthers());
-		}
+	/** A holder of this process granted the lease ({@code granted}) to the owner id of {@code current}: take it. */
+	void take(Attempt current, Waiter granted) {
+		this.handOver.unregister(true);
+		LeaseEntry entry = this.engine.acquirer().newEntry(this.request, current, granted.grantedToken(),
+				granted.grantedAtNanos(), granted.grantedHandOvers());
+		this.result.complete(Optional.of(this.engine.acquirer().newLease(this.request, entry,
+				granted.grantedAtNanos(), this.start)));
+	}
+
+	synchronized @Nullable Attempt attempt() {
+		return this.attempt;
 	}
 
 }

@@ -1,11 +1,14 @@
 package dev.distlock.redis.internal.single;
 
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executor;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 
 import dev.distlock.core.LockListener;
+import dev.distlock.core.LockRequest;
+import dev.distlock.core.LockUnavailableException;
 import dev.distlock.redis.internal.lease.HoldReconciler;
 import dev.distlock.redis.internal.store.LeaseStore;
 import dev.distlock.redis.internal.wait.ReleaseSubscriber;
@@ -42,6 +45,33 @@ public record AsyncEngine(LeaseAcquirer acquirer, LeaseReentry reentry, AcquireC
 		catch (RejectedExecutionException ex) {
 			return false;
 		}
+	}
+
+	/**
+	 * Send {@code attempt}'s acquire call, then {@code then} with its reply or failure on the call pool: on Lettuce's
+	 * asynchronous commands where available, else as a blocking call on the pool. The reply is applied on the pool,
+	 * never on Lettuce's event loop: it runs listeners and completes the caller's future, whose continuations may be
+	 * slow or call Redis themselves. {@code closed} runs instead when the pool is shut down (the service closed).
+	 */
+	void sendAttempt(LockRequest request, Attempt attempt, boolean mayWait, Reply<long[]> then, Runnable closed) {
+		CompletableFuture<long[]> sentAsync = this.acquireCall.callAsync(request, attempt, mayWait);
+		if (sentAsync == null) {
+			if (!call(() -> this.acquireCall.call(request, attempt, mayWait), then)) {
+				closed.run();
+			}
+			return;
+		}
+		sentAsync.whenComplete((reply, failure) -> {
+			if (!call(() -> {
+				if (failure != null) {
+					throw (failure instanceof LockUnavailableException unavailable) ? unavailable
+							: (failure instanceof RequestRefused refused) ? refused : new IllegalStateException(failure);
+				}
+				return reply;
+			}, then)) {
+				closed.run();
+			}
+		});
 	}
 
 	/** Work that one call makes, on a pool thread. */

@@ -22,8 +22,8 @@ import dev.distlock.redis.internal.wait.ReleaseSubscriber;
 import org.jspecify.annotations.Nullable;
 
 /**
- * What a holder does with its lease: release a hold, hand the lease straight to a waiting thread of this process, or
- * extend it. One role: the end of a hold, in Redis and in this process's picture, kept in step (see the fault model in
+ * What a holder does with its lease: release a hold, hand the lease straight to a waiter of this process (a thread or
+ * an asynchronous acquisition), or extend it. One role: the end of a hold, in Redis and in this process's picture, kept in step (see the fault model in
  * docs/architecture.md for each reply that is lost).
  * <p>
  * Which script a release, extension or ownership check runs, and who may take the lease after a release (a waiting
@@ -86,7 +86,7 @@ public final class LeaseReleaser {
 		return this.clientId;
 	}
 
-	/** How many times in a row a lease may be handed to a waiting thread of this process. */
+	/** How many times in a row a lease may be handed to a waiter of this process. */
 	public int localHandOvers() {
 		return this.localHandOvers;
 	}
@@ -123,26 +123,35 @@ public final class LeaseReleaser {
 	 * throw, the hold counts as released either way, and a release that goes unanswered leaves the lease to the
 	 * {@link HoldReconciler} as {@code release} does. On the Lettuce-native path the script is sent on Lettuce's
 	 * asynchronous commands and its reply applied on the engine's bounded pool; a release that may hand the lease to a
-	 * waiting thread of this process, or one on another path, runs {@code release} on that pool. Only once the service
-	 * is closed (its pool shut down) does it run on the caller's thread. A caller on a thread that must not block (a
-	 * Reactor or Netty event loop thread, see {@link NonBlockingThreads}) has the script sent from the pool too.
+	 * waiter of this process (a thread or an asynchronous acquisition), or one on another path, runs {@code release}
+	 * on that pool. Only once the service is closed (its pool shut down) does it run on the caller's thread. A caller
+	 * on a thread that must not block (a Reactor or Netty event loop thread, see {@link NonBlockingThreads}) has the
+	 * script sent from the pool too, where a {@code release} then runs at once rather than one more hop away (issue 31:
+	 * a reactive caller's release that hands the lease over).
 	 */
 	CompletableFuture<Void> releaseAsync(RedisLease lease) {
 		if (NonBlockingThreads.isCurrent()) {
 			try {
-				return CompletableFuture.supplyAsync(() -> sendRelease(lease), this.asyncReleases).thenCompose(f -> f);
+				return CompletableFuture.supplyAsync(() -> sendRelease(lease, true), this.asyncReleases)
+					.thenCompose(f -> f);
 			}
 			catch (RejectedExecutionException ex) {
 				// closed: as below, on the caller's thread
 			}
 		}
-		return sendRelease(lease);
+		return sendRelease(lease, false);
 	}
 
-	private CompletableFuture<Void> sendRelease(RedisLease lease) {
+	/** Send the release; {@code onPool}: on the bounded pool already, where a blocking {@code release} may run. */
+	private CompletableFuture<Void> sendRelease(RedisLease lease, boolean onPool) {
 		CompletableFuture<Void> done = new CompletableFuture<>();
 		if (!lease.entry.kind.releaseAsync(this, lease, done)) {
-			onPool(done, () -> release(lease));
+			if (onPool) {
+				completing(done, () -> release(lease)).run();
+			}
+			else {
+				onPool(done, () -> release(lease));
+			}
 		}
 		return done;
 	}
@@ -182,7 +191,18 @@ public final class LeaseReleaser {
 
 	/** Run {@code work} on the bounded pool (the caller's thread once it is shut down), completing {@code done}. */
 	private void onPool(CompletableFuture<Void> done, Runnable work) {
-		Runnable task = () -> {
+		Runnable task = completing(done, work);
+		try {
+			this.asyncReleases.execute(task);
+		}
+		catch (RejectedExecutionException ex) {
+			task.run();
+		}
+	}
+
+	/** {@code work}, completing {@code done} with its outcome. */
+	private static Runnable completing(CompletableFuture<Void> done, Runnable work) {
+		return () -> {
 			try {
 				work.run();
 				done.complete(null);
@@ -191,12 +211,6 @@ public final class LeaseReleaser {
 				done.completeExceptionally(ex);
 			}
 		};
-		try {
-			this.asyncReleases.execute(task);
-		}
-		catch (RejectedExecutionException ex) {
-			task.run();
-		}
 	}
 
 	public void released(RedisLease lease, LeaseEntry entry, Duration held) {

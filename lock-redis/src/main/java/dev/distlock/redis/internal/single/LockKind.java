@@ -127,7 +127,10 @@ public abstract class LockKind {
 
 	// ---- release
 
-	/** Whether a release may hand the lease straight to a thread of this process that waits for it. */
+	/**
+	 * Whether a release may hand the lease straight to a waiter of this process: a waiting thread, or an asynchronous
+	 * acquisition of this kind (issue 31).
+	 */
 	public boolean handsOverLocally() {
 		return false;
 	}

@@ -1,6 +1,7 @@
 package dev.distlock.redis.internal.wait;
 
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
@@ -19,9 +20,9 @@ import org.springframework.data.redis.connection.RedisConnectionFactory;
 import org.springframework.data.redis.listener.RedisMessageListenerContainer;
 
 /**
- * The waiter bookkeeping of release messages: which threads of this process wait on which release channel, whom a
- * message or a local release wakes, which waiter a holder may hand its lease to, and which channels to subscribe or
- * drop. The connection itself is {@link SubscriptionConnection}'s; one waiting thread is a {@link Waiter}.
+ * The waiter bookkeeping of release messages: which threads and asynchronous acquisitions of this process wait on which
+ * release channel, whom a message or a local release wakes, which waiter a holder may hand its lease to, and which
+ * channels to subscribe or drop. The connection itself is {@link SubscriptionConnection}'s; one waiting thread is a {@link Waiter}.
  * <p>
  * A waiter {@linkplain #register registers} for its lock's release channel <em>before</em> its next attempt and waits
  * for the subscription to be confirmed, so a release after that attempt cannot go unnoticed. Each release message (or
@@ -83,10 +84,14 @@ public final class ReleaseSubscriber implements SubscriptionConnection.Events, A
 
 	/**
 	 * As {@link #register}, for an asynchronous acquisition: no thread waits, {@code wakeUp} runs (under the channel's
-	 * monitor, so it must only schedule the next attempt) when a release wakes it. It is never handed a lease.
+	 * monitor, or on a granting holder's thread, so it must only schedule the next step) when a release wakes it, a
+	 * holder grants it the lease or reverts a hand-over to it. A holder of this process may hand it the lease (with
+	 * {@code label}) if {@code takesHandOvers} (issue 31).
 	 */
-	public Waiter registerAsync(String channel, String owner, String name, long ttlMillis, Runnable wakeUp) {
-		return join(channel, (ch) -> new Waiter(ch, null, wakeUp, ch.subscribed, owner, name, ttlMillis));
+	public Waiter registerAsync(String channel, String owner, String name, long ttlMillis, String label,
+			boolean takesHandOvers, Runnable wakeUp) {
+		return join(channel,
+				(ch) -> new Waiter(ch, wakeUp, ch.subscribed, owner, name, ttlMillis, label, takesHandOvers));
 	}
 
 	/**
@@ -157,8 +162,11 @@ public final class ReleaseSubscriber implements SubscriptionConnection.Events, A
 		return null;
 	}
 
-	/** Whether a thread of this process waits on {@code channel}: one a holder could hand its lease to. */
-	public boolean hasWaitingThread(String channel) {
+	/**
+	 * Whether a waiter of this process that takes hand-overs waits on {@code channel} (a thread, or an asynchronous
+	 * acquisition of a kind that hands over locally): one a holder could hand its lease to.
+	 */
+	public boolean hasHandOverTaker(String channel) {
 		ReleaseChannel ch = this.channels.get(channel);
 		if (ch == null) {
 			return false;
@@ -297,6 +305,17 @@ public final class ReleaseSubscriber implements SubscriptionConnection.Events, A
 					ch.expectOwnMessage(message);
 				}
 			}
+		}
+	}
+
+	/** {@return the waiters of {@code channel}, longest waiting first (a copy, for tests)} */
+	public List<Waiter> waiters(String channel) {
+		ReleaseChannel ch = this.channels.get(channel);
+		if (ch == null) {
+			return List.of();
+		}
+		synchronized (ch) {
+			return List.copyOf(ch.waiters);
 		}
 	}
 

@@ -14,9 +14,9 @@ import org.jspecify.annotations.Nullable;
 
 /**
  * One thread waiting for one lock, or one asynchronous acquisition ({@link AsyncAcquisition}: no thread, a wake-up
- * action instead). Besides being woken, a waiting thread can be handed the lease by a holder in this process; an
- * asynchronous waiter never is (it cannot be reserved), and is woken by the release's message or local release
- * instead. Its state says who may act:
+ * action instead). Besides being woken, a waiter can be handed the lease by a holder in this process: a waiting thread
+ * always, an asynchronous acquisition when its kind of lock hands over locally (issue 31); a fair waiter never (its
+ * lease comes from the queue). Its state says who may act:
  * <ul>
  * <li>WAITING: between attempts; a holder may reserve it (to RESERVED), the waiter may start an attempt (to
  * ATTEMPTING) or leave (to LEFT).</li>
@@ -24,8 +24,13 @@ import org.jspecify.annotations.Nullable;
  * otherwise make that attempt a re-entry of the handed lease.</li>
  * <li>RESERVED: a holder is handing the lease over; the waiter may neither attempt nor leave until the holder
  * either grants it (to GRANTED, the waiter then owns the lease in Redis and must take it) or reverts (to
- * WAITING). This is what makes sure a handed lease always has a thread that holds it.</li>
+ * WAITING). This is what makes sure a handed lease always has a holder that knows it: a thread, which waits out the
+ * reservation ({@link #handedOver}, {@link #leave}); or an asynchronous acquisition, which never waits ({@link #tryLeave}
+ * refuses while RESERVED) and is woken by the grant or the revert instead: its future then takes the lease, or, if it
+ * ended meanwhile (cancelled, failed), it hands the owner id to the reconciler, which deletes the handed lease.</li>
  * </ul>
+ * A grant or a revert always signals the waiter (after the state changed), and a holder whose hand-over got no answer
+ * marks the waiter ({@link #markHandOverUnanswered}) before it reverts: whoever the signal wakes sees both.
  */
 public final class Waiter {
 
@@ -63,6 +68,9 @@ public final class Waiter {
 	/** What wakes an asynchronous waiter (quick: it only schedules an attempt), or null for a waiting thread. */
 	private final @Nullable Runnable wakeUp;
 
+	/** Whether a holder of this process may hand this waiter its lease ({@link #reserve}). */
+	private final boolean takesHandOvers;
+
 	private final CompletableFuture<Void> subscribed;
 
 	/** A fair waiter's action when a fair release hands it the lease (the new token), or null for other waiters. */
@@ -84,23 +92,28 @@ public final class Waiter {
 
 	Waiter(ReleaseChannel channel, Thread thread, CompletableFuture<Void> subscribed, String owner, String name,
 			long ttlMillis, String label) {
-		this(channel, thread, null, null, subscribed, owner, name, ttlMillis, label);
+		this(channel, thread, null, null, subscribed, owner, name, ttlMillis, label, true);
 	}
 
-	Waiter(ReleaseChannel channel, @Nullable Thread thread, @Nullable Runnable wakeUp,
-			CompletableFuture<Void> subscribed, String owner, String name, long ttlMillis) {
-		this(channel, thread, wakeUp, null, subscribed, owner, name, ttlMillis, "");
+	/**
+	 * An asynchronous waiter ({@link AsyncAcquisition}): no thread, woken by {@code wakeUp}; handed leases by holders
+	 * of this process if {@code takesHandOvers}, with {@code label}.
+	 */
+	Waiter(ReleaseChannel channel, Runnable wakeUp, CompletableFuture<Void> subscribed, String owner, String name,
+			long ttlMillis, String label, boolean takesHandOvers) {
+		this(channel, null, wakeUp, null, subscribed, owner, name, ttlMillis, label, takesHandOvers);
 	}
 
 	/** A fair waiter ({@link FairAcquisition}): no thread, woken by {@code wakeUp}, handed leases by message. */
 	Waiter(ReleaseChannel channel, Runnable wakeUp, LongConsumer fairHandOver, CompletableFuture<Void> subscribed,
 			String owner, String name, long ttlMillis) {
-		this(channel, null, wakeUp, fairHandOver, subscribed, owner, name, ttlMillis, "");
+		this(channel, null, wakeUp, fairHandOver, subscribed, owner, name, ttlMillis, "", false);
 	}
 
 	private Waiter(ReleaseChannel channel, @Nullable Thread thread, @Nullable Runnable wakeUp,
 			@Nullable LongConsumer fairHandOver, CompletableFuture<Void> subscribed, String owner, String name,
-			long ttlMillis, String label) {
+			long ttlMillis, String label, boolean takesHandOvers) {
+		this.takesHandOvers = takesHandOvers;
 		this.fairHandOver = fairHandOver;
 		this.label = label;
 		this.channel = channel;
@@ -237,19 +250,57 @@ public final class Waiter {
 		}
 	}
 
+	/**
+	 * Stop taking hand-overs without waiting (an asynchronous waiter's {@link #leave}): true when the waiter has left
+	 * (now or before); false while a hand-over to it is under way or was granted. Then the holder's grant or revert
+	 * signals it, and whoever that wakes settles the hand-over: takes the lease, or discards its owner id.
+	 */
+	public boolean tryLeave() {
+		for (;;) {
+			int current = this.state.get();
+			if (current == LEFT) {
+				return true;
+			}
+			if (current == RESERVED || current == GRANTED) {
+				return false;
+			}
+			if (this.state.compareAndSet(current, LEFT)) {
+				return true;
+			}
+		}
+	}
+
+	/** {@return whether the waiter is between attempts, where a holder may reserve it (for tests)} */
+	public boolean betweenAttempts() {
+		return this.state.get() == WAITING;
+	}
+
+	/** {@return whether a holder reserved the waiter and has not yet granted or reverted (for tests)} */
+	public boolean reserved() {
+		return this.state.get() == RESERVED;
+	}
+
+	/** {@return whether a holder granted this waiter the lease (see {@link #grantedToken()})} */
+	public boolean granted() {
+		return this.state.get() == GRANTED;
+	}
+
 	// holder side
 
-	/** Whether a holder may hand this waiter its lease: a waiting thread, not an asynchronous acquisition. */
+	/** Whether a holder may hand this waiter its lease: a waiting thread, or an asynchronous waiter that takes them. */
 	boolean takesHandOvers() {
-		return this.thread != null;
+		return this.takesHandOvers;
 	}
 
-	/** Reserve this waiter for a hand-over; never an asynchronous one (no thread waits to take the lease). */
+	/** Reserve this waiter for a hand-over, if it takes them and is between attempts. */
 	boolean reserve() {
-		return this.thread != null && this.state.compareAndSet(WAITING, RESERVED);
+		return this.takesHandOvers && this.state.compareAndSet(WAITING, RESERVED);
 	}
 
-	/** The lease is this waiter's now, with {@code token}; wake it. */
+	/**
+	 * The lease is this waiter's now, with {@code token}; wake it. An asynchronous waiter's wake-up only schedules
+	 * its acquisition's next step on the engine's threads: nothing of the caller runs on the granting thread.
+	 */
 	public void grant(long token, long sentAtNanos, int handOvers) {
 		this.grantedToken = token;
 		this.grantedAtNanos = sentAtNanos;

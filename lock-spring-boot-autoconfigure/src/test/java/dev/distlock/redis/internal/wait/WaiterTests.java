@@ -9,6 +9,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
 
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -237,6 +238,54 @@ class WaiterTests {
 		finally {
 			threads.shutdownNow();
 		}
+	}
+
+	/** An asynchronous waiter (issue 31): its wake-ups counted, taking hand-overs if {@code takesHandOvers}. */
+	private static Waiter asyncWaiter(AtomicInteger wakeUps, boolean takesHandOvers) {
+		return new Waiter(new ReleaseChannel("lock:{k}:released"), wakeUps::incrementAndGet,
+				CompletableFuture.completedFuture(null), "client:1:2", "k", 1000, "label", takesHandOvers);
+	}
+
+	@Test
+	void anAsyncWaiterIsReservedBetweenAttemptsAndWokenByTheGrant() {
+		AtomicInteger wakeUps = new AtomicInteger();
+		Waiter waiter = asyncWaiter(wakeUps, true);
+		assertThat(waiter.startAttempt()).isTrue();
+		assertThat(waiter.reserve()).as("a hand-over during its own attempt").isFalse();
+		waiter.endAttempt();
+		assertThat(waiter.betweenAttempts()).isTrue();
+		assertThat(waiter.reserve()).isTrue();
+		assertThat(waiter.reserved()).isTrue();
+		assertThat(waiter.startAttempt()).as("no attempt while reserved").isFalse();
+		assertThat(waiter.tryLeave()).as("an asynchronous waiter does not leave while reserved").isFalse();
+		waiter.grant(42, 7, 1);
+		assertThat(wakeUps).as("the grant wakes it, on the holder's thread, through its wake-up action").hasValue(1);
+		assertThat(waiter.granted()).isTrue();
+		assertThat(waiter.tryLeave()).as("a granted lease must be taken or discarded").isFalse();
+		assertThat(waiter.label).isEqualTo("label");
+	}
+
+	@Test
+	void anAsyncWaiterLeavesWithoutWaitingOnceAHandOverToItIsReverted() {
+		AtomicInteger wakeUps = new AtomicInteger();
+		Waiter waiter = asyncWaiter(wakeUps, true);
+		assertThat(waiter.reserve()).isTrue();
+		assertThat(waiter.tryLeave()).isFalse();
+		waiter.markHandOverUnanswered();
+		waiter.revert();
+		assertThat(wakeUps).as("the revert wakes it").hasValue(1);
+		assertThat(waiter.handOverUnanswered()).isTrue();
+		assertThat(waiter.tryLeave()).isTrue();
+		assertThat(waiter.tryLeave()).as("left, for good").isTrue();
+		assertThat(waiter.reserve()).isFalse();
+		assertThat(waiter.startAttempt()).isFalse();
+	}
+
+	@Test
+	void anAsyncWaiterOfAKindWithoutHandOversIsNeverReserved() {
+		Waiter waiter = asyncWaiter(new AtomicInteger(), false);
+		assertThat(waiter.reserve()).isFalse();
+		assertThat(waiter.startAttempt()).isTrue();
 	}
 
 }
