@@ -5,6 +5,8 @@ import java.util.ArrayDeque;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * One release channel and its local waiters: the state that {@link ReleaseSubscriber} (who waits, whom a release
  * wakes) and {@link ChannelSubscriptions} (whether the channel is subscribed on the connection) share. All mutable
@@ -57,6 +59,36 @@ final class ReleaseChannel {
 	/** Whether the message with this token is the message of a release by this process (and forget it). */
 	boolean ownMessageArrived(String token) {
 		return this.ownReleases.remove(token);
+	}
+
+	/** See {@link ReleaseSubscriber#fairHandedOver}; the caller holds this channel's monitor. */
+	void fairHandedOver(String owner, long token) {
+		for (Waiter waiter : this.waiters) {
+			if (waiter.owner.equals(owner)) {
+				waiter.fairHandedOver(token);
+				return;
+			}
+		}
+	}
+
+	/** See {@link ReleaseSubscriber#reserveForHandOver}; the caller holds this channel's monitor. */
+	@Nullable Waiter reserveForHandOver(String owner) {
+		for (Waiter waiter : this.waiters) {
+			if (!waiter.owner.equals(owner) && waiter.reserve()) {
+				return waiter;
+			}
+		}
+		return null;
+	}
+
+	/** See {@link ReleaseSubscriber#hasHandOverTaker}; the caller holds this channel's monitor. */
+	boolean hasHandOverTaker() {
+		for (Waiter waiter : this.waiters) {
+			if (waiter.takesHandOvers()) {
+				return true;
+			}
+		}
+		return false;
 	}
 
 	/** Wake the longest waiting waiter that is not awake already; returns whether there was one. */

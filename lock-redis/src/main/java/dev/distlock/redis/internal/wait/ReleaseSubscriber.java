@@ -132,12 +132,7 @@ public final class ReleaseSubscriber implements SubscriptionConnection.Events, A
 		ReleaseChannel ch = this.channels.get(channel);
 		if (ch != null) {
 			synchronized (ch) {
-				for (Waiter waiter : ch.waiters) {
-					if (waiter.owner.equals(owner)) {
-						waiter.fairHandedOver(token);
-						return;
-					}
-				}
+				ch.fairHandedOver(owner, token);
 			}
 		}
 	}
@@ -153,13 +148,8 @@ public final class ReleaseSubscriber implements SubscriptionConnection.Events, A
 			return null;
 		}
 		synchronized (ch) {
-			for (Waiter waiter : ch.waiters) {
-				if (!waiter.owner.equals(owner) && waiter.reserve()) {
-					return waiter;
-				}
-			}
+			return ch.reserveForHandOver(owner);
 		}
-		return null;
 	}
 
 	/**
@@ -172,12 +162,7 @@ public final class ReleaseSubscriber implements SubscriptionConnection.Events, A
 			return false;
 		}
 		synchronized (ch) {
-			for (Waiter waiter : ch.waiters) {
-				if (waiter.takesHandOvers()) {
-					return true;
-				}
-			}
-			return false;
+			return ch.hasHandOverTaker();
 		}
 	}
 
