@@ -68,14 +68,14 @@ class AsyncAcquisitionIntegrationTests extends OneServerFixture {
 	void onTheTemplatePathAttemptsAreBlockingCallsOnTheEnginePool() throws Exception {
 		this.support.paths(new EnginePaths(false, true));
 		RedisLockService service = this.support.service();
-		assertThat(new LeaseStore(this.support.connectionFactory(), false).acquireAsync("k", "o", 1000, "", 0, "")).isNull();
+		assertThat(new LeaseStore(this.support.connectionFactory(), false).acquireAsync("k", "o", 1000, "", 0, "", "")).isNull();
 		sameInstanceReleases(service);
 	}
 
 	@Test
 	void onTheNativePathAttemptsAreLettuceAsynchronousCalls() {
 		LeaseStore store = new LeaseStore(this.support.connectionFactory(), true);
-		CompletableFuture<long[]> reply = store.acquireAsync("{native}", "owner-1", 10_000, "", 0, "");
+		CompletableFuture<long[]> reply = store.acquireAsync("{native}", "owner-1", 10_000, "", 0, "", "");
 		assertThat(reply).isNotNull();
 		assertThat(reply.join()).containsExactly(1L, Long.parseLong((String) server.execute("HGET", "{native}", "~t")),
 				0L);

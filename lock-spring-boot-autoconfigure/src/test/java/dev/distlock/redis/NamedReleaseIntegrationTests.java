@@ -1,7 +1,9 @@
 package dev.distlock.redis;
 
 import java.time.Duration;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
@@ -9,6 +11,7 @@ import java.util.concurrent.TimeUnit;
 
 import dev.distlock.core.Lease;
 import dev.distlock.redis.internal.script.LockScripts;
+import dev.distlock.redis.internal.store.LeaseStore;
 import dev.distlock.test.redis.FaultProxy;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.RedisURI;
@@ -18,6 +21,8 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+
+import org.springframework.data.redis.core.StringRedisTemplate;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
@@ -73,7 +78,10 @@ class NamedReleaseIntegrationTests extends OneServerFixture {
 		held.release();
 
 		await().atMost(DEADLINE).until(() -> this.messages.size() == 1);
-		assertThat(this.messages).containsExactly(held.fencingToken() + LockScripts.NAMED_SEPARATOR + first.clientId());
+		// and carries the second's note over to it (its value may have moved by a ms: each attempt sends its wait)
+		assertThat(this.messages).singleElement(org.assertj.core.api.InstanceOfAssertFactories.STRING)
+			.startsWith(held.fencingToken() + LockScripts.NAMED_SEPARATOR + first.clientId()
+					+ LockScripts.NAMED_SEPARATOR + second.clientId() + "=");
 		// which one gets in first is soft (a named process slower than the hold-back loses the race): both get in
 		Object winner = CompletableFuture.anyOf(firstWaiting, secondWaiting).get(DEADLINE.toMillis(),
 				TimeUnit.MILLISECONDS);
@@ -102,7 +110,9 @@ class NamedReleaseIntegrationTests extends OneServerFixture {
 		held.release();
 
 		Lease lease = waiting.get(DEADLINE.toMillis(), TimeUnit.MILLISECONDS);
-		assertThat(this.messages).containsExactly(held.fencingToken() + LockScripts.NAMED_SEPARATOR + "ghost");
+		assertThat(this.messages).singleElement(org.assertj.core.api.InstanceOfAssertFactories.STRING)
+			.startsWith(held.fencingToken() + LockScripts.NAMED_SEPARATOR + "ghost" + LockScripts.NAMED_SEPARATOR
+					+ waiter.clientId() + "=");
 		assertThat(lease.fencingToken()).isGreaterThan(held.fencingToken());
 		lease.release();
 	}
@@ -214,6 +224,203 @@ class NamedReleaseIntegrationTests extends OneServerFixture {
 				viaProxy.close();
 			}
 		}
+	}
+
+	@Test
+	void theNamedReleaseCarriesTheOtherAgedNotesOldestFirstAtMostSixteen() {
+		RedisLockService holder = this.support.service();
+		String redisKey = holder.redisKey("carry");
+		listen(holder, "carry");
+		Lease held = holder.acquire("carry", TTL, Duration.ZERO);
+		for (int i = 19; i >= 0; i--) { // written youngest first: the order in the hash is not the order of age
+			this.server.execute("HSET", redisKey, LockScripts.WAITER_PREFIX + String.format("p%02d", i),
+					Long.toString(10_000 + i * 10));
+		}
+		this.server.execute("HSET", redisKey, LockScripts.WAITER_PREFIX + "older-version", "1");
+		this.server.execute("HSET", redisKey, LockScripts.WAITER_PREFIX + holder.clientId(), "500");
+
+		held.release();
+
+		await().atMost(DEADLINE).until(() -> this.messages.size() == 1);
+		StringBuilder carried = new StringBuilder();
+		for (int i = 1; i <= 16; i++) {
+			carried.append((i > 1) ? "," : "").append(String.format("p%02d=%d", i, 10_000 + i * 10));
+		}
+		assertThat(this.messages).containsExactly(held.fencingToken() + LockScripts.NAMED_SEPARATOR + "p00"
+				+ LockScripts.NAMED_SEPARATOR + carried);
+	}
+
+	@Test
+	void anAcquireTakingAFreeKeyWritesTheCarriedNotesButNoneOfItsOwnProcessAndRunTwiceGivesTheSameHash() {
+		String redisKey = this.support.service().redisKey("carried-free");
+		String carried = "proc-b=1000,proc-a=900,proc-c=2000";
+
+		List<?> first = carry(this.support.template(), redisKey, "proc-a:1", carried);
+		assertThat(((Number) first.get(0)).longValue()).as("acquired").isEqualTo(1);
+		Map<String, String> written = withoutToken(hash(redisKey));
+		assertThat(written).containsExactlyInAnyOrderEntriesOf(Map.of("proc-a:1", "1",
+				LockScripts.WAITER_PREFIX + "proc-b", "1000", LockScripts.WAITER_PREFIX + "proc-c", "2000"));
+
+		List<?> second = carry(this.support.template(), redisKey, "proc-a:1", carried); // the same call again
+		assertThat(((Number) second.get(0)).longValue()).as("one hold, adopted").isEqualTo(1);
+		assertThat(withoutToken(hash(redisKey))).isEqualTo(written);
+		assertThat(this.server.execute("PTTL", redisKey)).isInstanceOfSatisfying(Long.class,
+				(ttl) -> assertThat(ttl).isPositive());
+	}
+
+	@Test
+	void aFailedAttemptWritesTheCarriedNotesAtTheEarliestAndRunTwiceChangesNothing() {
+		RedisLockService holder = this.support.service();
+		String redisKey = holder.redisKey("carried-held");
+		Lease held = holder.acquire("carried-held", TTL, Duration.ZERO);
+		this.server.execute("HSET", redisKey, LockScripts.WAITER_PREFIX + "proc-b", "1500");
+		this.server.execute("HSET", redisKey, LockScripts.WAITER_PREFIX + "proc-c", "1800");
+		String carried = "proc-b=1000,proc-c=2000,proc-d=3000,proc-a=5";
+
+		List<?> reply = carry(this.support.template(), redisKey, "proc-a:1", carried);
+		assertThat(((Number) reply.get(0)).longValue()).as("not acquired").isZero();
+		Map<String, String> written = hash(redisKey);
+		assertThat(written).containsEntry(LockScripts.WAITER_PREFIX + "proc-b", "1000")
+			.containsEntry(LockScripts.WAITER_PREFIX + "proc-c", "1800")
+			.containsEntry(LockScripts.WAITER_PREFIX + "proc-d", "3000")
+			.doesNotContainKey("proc-a:1");
+		assertThat(Long.parseLong(written.get(LockScripts.WAITER_PREFIX + "proc-a"))).as("its own note, not the carried")
+			.isGreaterThan(5);
+		carry(this.support.template(), redisKey, "proc-a:1", carried);
+		assertThat(hash(redisKey)).isEqualTo(written);
+		held.release();
+	}
+
+	@Test
+	void anAcquireWithCarriedNotesWhoseReplyIsLostAndThatIsSentAgainHoldsOnceWithTheNotes() throws Exception {
+		try (FaultProxy proxy = FaultProxy.to(this.server)) {
+			LockTestSupport viaProxy = new LockTestSupport(proxy.host(), proxy.port());
+			try {
+				LeaseStore store = new LeaseStore(viaProxy.connectionFactory());
+				String redisKey = this.support.service().redisKey("carried-lost");
+				String carried = "proc-b=1000,proc-c=2000";
+				long ttl = TTL.toMillis();
+				store.acquire(redisKey + "-warm-up", "proc-a:0", ttl, "", 0, 0, ""); // connected before the fault
+				proxy.dropReplies();
+				try {
+					store.acquire(redisKey, "proc-a:1", ttl, "proc-a", 0, 0, 0, "", carried);
+				}
+				catch (RuntimeException unanswered) {
+					// it ran; only its reply was lost
+				}
+				await().atMost(DEADLINE).until(() -> this.server.execute("HGET", redisKey, "proc-a:1") != null);
+				proxy.heal();
+				long[] again = await().atMost(DEADLINE).ignoreExceptions()
+					.until(() -> store.acquire(redisKey, "proc-a:1", ttl, "proc-a", 0, 0, 0, "", carried),
+							(r) -> r != null);
+				assertThat(again[0]).as("adopted: one hold").isEqualTo(1);
+				assertThat(withoutToken(hash(redisKey))).containsExactlyInAnyOrderEntriesOf(Map.of("proc-a:1", "1",
+						LockScripts.WAITER_PREFIX + "proc-b", "1000", LockScripts.WAITER_PREFIX + "proc-c", "2000"));
+				assertThat(hash(redisKey)).containsEntry(LockScripts.TOKEN_FIELD, Long.toString(again[1]));
+			}
+			finally {
+				viaProxy.close();
+			}
+		}
+	}
+
+	@Test
+	void theNamedProcessTakesTheLockWithTheOthersNotesAndACarriedNoteOfAGoneProcessStallsNobody() throws Exception {
+		RedisLockService holder = this.support.service();
+		RedisLockService named = this.support.service();
+		RedisLockService later = this.support.service();
+		String redisKey = holder.redisKey("carried");
+		listen(holder, "carried");
+		Lease held = holder.acquire("carried", TTL, Duration.ZERO);
+		CompletableFuture<Lease> namedWaiting = CompletableFuture.supplyAsync(() -> named.acquire("carried", TTL, WAIT));
+		long namedNote = awaitNote(holder, "carried", named);
+		// a process that noted after it and has gone since: it never asks again
+		String ghost = LockScripts.WAITER_PREFIX + "ghost";
+		this.server.execute("HSET", redisKey, ghost, Long.toString(namedNote + 1));
+		awaitSubscribers(holder, "carried", 2);
+
+		held.release();
+
+		Lease lease = namedWaiting.get(DEADLINE.toMillis(), TimeUnit.MILLISECONDS);
+		await().atMost(DEADLINE).until(() -> this.messages.size() == 1);
+		assertThat(this.messages).containsExactly(held.fencingToken() + LockScripts.NAMED_SEPARATOR + named.clientId()
+				+ LockScripts.NAMED_SEPARATOR + "ghost=" + (namedNote + 1));
+		assertThat(this.server.execute("HGET", redisKey, ghost)).as("carried over into the named process's lease")
+			.isEqualTo(Long.toString(namedNote + 1));
+		assertThat(this.server.execute("HGET", redisKey, LockScripts.WAITER_PREFIX + named.clientId())).isNull();
+
+		CompletableFuture<Lease> laterWaiting = CompletableFuture.supplyAsync(() -> later.acquire("carried", TTL, WAIT));
+		awaitNote(holder, "carried", later);
+		lease.release();
+
+		// the gone process is named once, the later one held back a moment, and it gets the lock all the same
+		Lease next = laterWaiting.get(DEADLINE.toMillis(), TimeUnit.MILLISECONDS);
+		assertThat(next.fencingToken()).isGreaterThan(lease.fencingToken());
+		await().atMost(DEADLINE).until(() -> this.messages.size() == 2);
+		// its note's value may have moved by a ms (each attempt sends how long it has waited): only its place is sure
+		assertThat(this.messages.get(1)).startsWith(lease.fencingToken() + LockScripts.NAMED_SEPARATOR + "ghost"
+				+ LockScripts.NAMED_SEPARATOR + later.clientId() + "=");
+		assertThat(this.server.execute("HGET", redisKey, ghost)).as("gone with the lease it was named from").isNull();
+		next.release();
+	}
+
+	@Test
+	void theNamedProcesssAttemptWithCarriedNotesRunTwiceHoldsOnceWithTheNotes() throws Exception {
+		try (FaultProxy proxy = FaultProxy.to(this.server)) {
+			LockTestSupport viaProxy = new LockTestSupport(proxy.host(), proxy.port());
+			try {
+				RedisLockService holder = this.support.service();
+				RedisLockService named = viaProxy.service();
+				String redisKey = holder.redisKey("carried-twice");
+				Lease held = holder.acquire("carried-twice", TTL, Duration.ZERO);
+				CompletableFuture<Lease> waiting = CompletableFuture
+					.supplyAsync(() -> named.acquire("carried-twice", TTL, WAIT));
+				long namedNote = awaitNote(holder, "carried-twice", named);
+				String ghost = LockScripts.WAITER_PREFIX + "ghost";
+				this.server.execute("HSET", redisKey, ghost, Long.toString(namedNote + 1));
+				awaitSubscribers(holder, "carried-twice", 1);
+
+				// only the attempt the release's message starts carries the gone process's note
+				proxy.redeliverNext("ghost=" + (namedNote + 1));
+				held.release();
+
+				Lease lease = waiting.get(WAIT.toMillis(), TimeUnit.MILLISECONDS);
+				assertThat(proxy.redeliveries()).isEqualTo(1);
+				assertThat(lease.fencingToken()).isGreaterThan(held.fencingToken());
+				Map<String, String> hash = hash(redisKey);
+				assertThat(hash.keySet().stream().filter((field) -> !field.startsWith("~")))
+					.as("one owner, holding once").hasSize(1)
+					.allSatisfy((owner) -> assertThat(hash.get(owner)).isEqualTo("1"));
+				assertThat(hash).containsEntry(ghost, Long.toString(namedNote + 1))
+					.doesNotContainKey(LockScripts.WAITER_PREFIX + named.clientId());
+				assertThat(hash.get(LockScripts.TOKEN_FIELD)).isEqualTo(Long.toString(lease.fencingToken()));
+				lease.release();
+			}
+			finally {
+				viaProxy.close();
+			}
+		}
+	}
+
+	/** Run the acquire script for {@code owner} (of process 'proc-a', which will wait), carrying {@code carried}. */
+	private List<?> carry(StringRedisTemplate template, String redisKey, String owner, String carried) {
+		return template.execute(LockScripts.ACQUIRE, List.of(redisKey), owner, Long.toString(TTL.toMillis()), "proc-a",
+				"", "", "", "", "", carried);
+	}
+
+	private Map<String, String> hash(String redisKey) {
+		List<?> fields = (List<?>) this.server.execute("HGETALL", redisKey);
+		Map<String, String> hash = new HashMap<>();
+		for (int i = 0; i < fields.size(); i += 2) {
+			hash.put(String.valueOf(fields.get(i)), String.valueOf(fields.get(i + 1)));
+		}
+		return hash;
+	}
+
+	private static Map<String, String> withoutToken(Map<String, String> hash) {
+		Map<String, String> rest = new HashMap<>(hash);
+		rest.remove(LockScripts.TOKEN_FIELD);
+		return rest;
 	}
 
 	/** Run the acquire script as a caller of {@code process} that waited {@code waited} ms ('' for none). */

@@ -139,7 +139,7 @@ public final class RedlockAcquirer {
 				RedlockAttempt current = attempt;
 				boolean tieOnly = tieFirst && current.granted() == 0;
 				current.round(tieOnly, this.nodes.quarantines() ? null
-						: (node, store) -> store.acquireAsync(redisKey, current.owner, ttlMillis, waiter, 0, label),
+						: (node, store) -> store.acquireAsync(redisKey, current.owner, ttlMillis, waiter, 0, label, ""),
 						(node, store) -> {
 					if (this.nodes.isQuarantined(node)) {
 						throw new IllegalStateException("Redlock node " + node + " restarted less than the restart "

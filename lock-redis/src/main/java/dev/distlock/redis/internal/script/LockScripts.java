@@ -44,7 +44,8 @@ public final class LockScripts {
 	/**
 	 * What separates the token of an exclusive release's message from the client id it names:
 	 * {@code <token>><client id>}, the process whose note is the oldest among those of other processes (see
-	 * {@link #RELEASE}). A message without it (no note with an age, or an older version) names nobody.
+	 * {@link #RELEASE}), and that from the notes it carries over: {@code <token>><client id>><c1>=<since1>,...}. A
+	 * message without it (no note with an age, or an older version) names nobody.
 	 */
 	public static final String NAMED_SEPARATOR = ">";
 
@@ -124,7 +125,11 @@ public final class LockScripts {
 	 * ARGV[6] {@value #SHARDED} when releases are announced with {@code SPUBLISH}, else empty or absent, ARGV[7] for a
 	 * new acquisition the holder's label ({@value #LABEL_PREFIX}&lt;owner&gt;, written with the hold it creates; '' or
 	 * absent writes none; a re-entry passes '' and never writes one), ARGV[8] when ARGV[3] is given, how many ms the
-	 * longest waiting caller of that process has waited for this lock (absent or '': 0). Returns
+	 * longest waiting caller of that process has waited for this lock (absent or '': 0), ARGV[9] only when there are
+	 * any, the notes of other processes that the release naming this process carried over ({@value #NAMED_SEPARATOR}
+	 * in {@link #RELEASE}): {@code <client id>=<since>,...}, written into the lease when this call takes a free key
+	 * or fails, each kept at the earliest like the own note and never one for the caller's own process, so that the
+	 * named process's release finds them and names the next oldest (issue 31). Returns
 	 * {hold count, fencing token} when acquired or re-entered, {0, remaining ttl ms of the holder} when another owner
 	 * holds the lock, and {-1, 0} when a re-entry finds its lease gone; a caller that will wait is then noted in the
 	 * lease ({@value #WAITER_PREFIX}&lt;client id&gt;), so that the holder knows other processes wait, and since when:
@@ -191,7 +196,13 @@ public final class LockScripts {
 	 * tries at once and the others a moment later ({@code ReleaseSubscriber}), so that the longest waiting process
 	 * almost always gets the lock while nothing is reserved for it in Redis: the key is free the moment it is deleted,
 	 * whoever comes first takes it, and a named process without a waiter left stalls nobody for longer than that
-	 * moment. A second run answers from the receipt and publishes nothing, as before.
+	 * moment. When further notes of other processes have an age, the named one is followed by another
+	 * {@value #NAMED_SEPARATOR} and those notes, oldest first, at most 16: {@code <client id>=<since>} joined by ','
+	 * (client ids are URL-safe Base64, {@code OwnerIds}, so none holds '>', ',' or '='). The release deletes the hash
+	 * and the notes with it; the named process writes them into the lease it takes ({@link #ACQUIRE}'s ARGV[9]), so
+	 * that its own release names the next oldest rather than finding no note and letting it take the lock again at
+	 * once. A carried note of a process that stopped waiting is named once and then gone. A second run answers from
+	 * the receipt and publishes nothing, as before.
 	 * <p>
 	 * The delete comes first and the publish cannot undo it: when Redis refuses the publish (an ACL without the
 	 * channel), the release has happened all the same, and the reply says so with a third element, Redis's error text

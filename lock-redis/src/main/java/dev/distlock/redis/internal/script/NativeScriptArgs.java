@@ -54,7 +54,8 @@ public final class NativeScriptArgs {
 	 * ACQUIRE's ARGV, in the template path's order: owner, lease time, waiter (a client id or empty), the re-entered
 	 * token (or empty), the hold count a re-entry is to reach (or empty), the publish mode, the holder's label (or
 	 * empty), and, only when a waiter has waited at all (so a first attempt sends what it did), how long its process
-	 * has waited (ARGV[8]).
+	 * has waited (ARGV[8]), and only when there are any, the notes of other processes a release carried over to this
+	 * one (ARGV[9], ARGV[8] then '' if it has not waited).
 	 * @param owner the owner id
 	 * @param ttlMillis the lease time in ms
 	 * @param waiter the client id of a caller that will wait, else empty
@@ -62,11 +63,13 @@ public final class NativeScriptArgs {
 	 * @param reentryTarget the hold count a re-entry is to reach, 0 for a new acquisition
 	 * @param label the holder's label of a new hold, else empty
 	 * @param waitedMillis how long the process's longest waiting caller has waited, in ms; 0 for not at all
+	 * @param carried the carried notes ({@code <client id>=<since>,...}, see {@link LockScripts#ACQUIRE}), else empty
 	 * @return the encoded ARGV
 	 */
 	public byte[][] acquire(String owner, long ttlMillis, String waiter, long reenteredToken, long reentryTarget,
-			String label, long waitedMillis) {
-		byte[][] args = new byte[(waitedMillis > 0 && !waiter.isEmpty()) ? 8 : 7][];
+			String label, long waitedMillis, String carried) {
+		boolean waited = waitedMillis > 0 && !waiter.isEmpty();
+		byte[][] args = new byte[!carried.isEmpty() ? 9 : waited ? 8 : 7][];
 		args[0] = owner(owner);
 		args[1] = number(ttlMillis, false);
 		args[2] = waiter.isEmpty() ? EMPTY : clientId(waiter);
@@ -74,8 +77,11 @@ public final class NativeScriptArgs {
 		args[4] = (reentryTarget > 0) ? bytes(Long.toString(reentryTarget)) : EMPTY;
 		args[5] = this.publishMode;
 		args[6] = label.isEmpty() ? EMPTY : label(label);
-		if (args.length == 8) {
-			args[7] = bytes(Long.toString(waitedMillis));
+		if (args.length > 7) {
+			args[7] = waited ? bytes(Long.toString(waitedMillis)) : EMPTY;
+		}
+		if (args.length > 8) {
+			args[8] = bytes(carried);
 		}
 		return args;
 	}
@@ -90,15 +96,20 @@ public final class NativeScriptArgs {
 	 * @param publishMode {@link LockScripts#SHARDED} or empty
 	 * @param label the holder's label of a new hold, else empty
 	 * @param waitedMillis how long the process's longest waiting caller has waited, in ms; 0 for not at all
+	 * @param carried the carried notes of other processes, else empty
 	 * @return the ARGV
 	 */
 	public static String[] strings(String owner, long ttlMillis, String waiter, long reenteredToken, long reentryTarget,
-			String publishMode, String label, long waitedMillis) {
+			String publishMode, String label, long waitedMillis, String carried) {
 		String reentered = (reenteredToken != 0) ? Long.toString(reenteredToken) : "";
 		String target = (reentryTarget > 0) ? Long.toString(reentryTarget) : "";
-		return (waitedMillis > 0 && !waiter.isEmpty())
-				? new String[] { owner, Long.toString(ttlMillis), waiter, reentered, target, publishMode, label,
-						Long.toString(waitedMillis) }
+		String waited = (waitedMillis > 0 && !waiter.isEmpty()) ? Long.toString(waitedMillis) : "";
+		if (!carried.isEmpty()) {
+			return new String[] { owner, Long.toString(ttlMillis), waiter, reentered, target, publishMode, label,
+					waited, carried };
+		}
+		return !waited.isEmpty()
+				? new String[] { owner, Long.toString(ttlMillis), waiter, reentered, target, publishMode, label, waited }
 				: new String[] { owner, Long.toString(ttlMillis), waiter, reentered, target, publishMode, label };
 	}
 

@@ -135,7 +135,8 @@ public final class AcquireCall {
 			return callAcquireReplicated(request, attempt, waiter);
 		}
 		long[] reply = this.store.acquire(attempt.redisKey, attempt.owner, attempt.ttlMillis, waiter,
-				willWait ? this.subscriber.waitedMillis(attempt.channel) : 0, 0, 0, attempt.label);
+				willWait ? this.subscriber.waitedMillis(attempt.channel) : 0, 0, 0, attempt.label,
+				willWait ? this.subscriber.takeCarried(attempt.channel) : "");
 		if (reply[0] < 0) {
 			throw new IllegalStateException("The acquire script refused a new owner of '"
 					+ LogSafe.escape(request.key()) + "'");
@@ -147,7 +148,7 @@ public final class AcquireCall {
 	public @Nullable CompletableFuture<long[]> acquirePlainAsync(Attempt attempt, boolean willWait) {
 		return this.store.acquireAsync(attempt.redisKey, attempt.owner, attempt.ttlMillis,
 				willWait ? this.clientId : "", willWait ? this.subscriber.waitedMillis(attempt.channel) : 0,
-				attempt.label);
+				attempt.label, willWait ? this.subscriber.takeCarried(attempt.channel) : "");
 	}
 
 	/**

@@ -153,30 +153,30 @@ public final class LeaseStore {
 	 * @param reenteredToken the token of the lease re-entered, 0 for a new acquisition
 	 * @param reentryTarget the count a re-entry raises the holds to, 0 for a new acquisition
 	 * @param label the holder's label a new hold is stored with, or empty
+	 * @param carried notes of other processes a release carried over to this one (ARGV[9]), written into the lease
 	 * @return {holds, token or holder's ttl, unannounced}
 	 */
 	public long[] acquire(String redisKey, String owner, long ttlMillis, String waiter, long waitedMillis,
-			long reenteredToken, long reentryTarget, String label) {
+			long reenteredToken, long reentryTarget, String label, String carried) {
 		Object nativeReply = this.nativeScripts.enabled() ? this.nativeScripts.run(LockScripts.ACQUIRE,
 				List.of(redisKey), this.nativeArgs.acquire(owner, ttlMillis, waiter, reenteredToken, reentryTarget,
-						label, waitedMillis)) : null;
+						label, waitedMillis, carried)) : null;
 		List<?> reply = (nativeReply != null) ? (List<?>) nativeReply
 				: this.template.execute(LockScripts.ACQUIRE, List.of(redisKey), (Object[]) NativeScriptArgs.strings(
-						owner, ttlMillis, waiter, reenteredToken, reentryTarget, this.publishMode, label, waitedMillis));
+						owner, ttlMillis, waiter, reenteredToken, reentryTarget, this.publishMode, label, waitedMillis,
+						carried));
 		return ScriptReplies.acquired(reply);
 	}
 
-	/** {@link #acquire(String, String, long, String, long, long, long, String)} for a caller that has not waited. */
+	/** {@link #acquire(String, String, long, String, long, long, long, String, String)}: not waited, nothing carried. */
 	public long[] acquire(String redisKey, String owner, long ttlMillis, String waiter, long reenteredToken,
 			long reentryTarget, String label) {
-		return acquire(redisKey, owner, ttlMillis, waiter, 0, reenteredToken, reentryTarget, label);
+		return acquire(redisKey, owner, ttlMillis, waiter, 0, reenteredToken, reentryTarget, label, "");
 	}
 
 	/**
-	 * Whether an acquisition's reply ({@link #acquire}) says that the holder's release will not be announced, so a
-	 * waiter must poll: the holder's user may not publish on the release channel.
+	 * {@return whether an acquisition's reply ({@link #acquire}) says the holder's release will not be announced}
 	 * @param reply an acquisition's reply
-	 * @return whether the holder's release will not be announced
 	 */
 	public static boolean unannounced(long[] reply) {
 		return reply.length > 2 && reply[2] == 1;
@@ -192,12 +192,13 @@ public final class LeaseStore {
 	 * @param waiter the client id noted as waiting when refused, or empty
 	 * @param waitedMillis how long the waiter's process has waited, in ms, or 0
 	 * @param label the holder's label a new hold is stored with, or empty
+	 * @param carried the notes of other processes carried over, or empty
 	 * @return the reply to come, or null
 	 */
 	public @Nullable CompletableFuture<long[]> acquireAsync(String redisKey, String owner, long ttlMillis, String waiter,
-			long waitedMillis, String label) {
+			long waitedMillis, String label, String carried) {
 		CompletableFuture<Object> reply = runNativeAsync(LockScripts.ACQUIRE, redisKey,
-				this.nativeArgs.acquire(owner, ttlMillis, waiter, 0, 0, label, waitedMillis));
+				this.nativeArgs.acquire(owner, ttlMillis, waiter, 0, 0, label, waitedMillis, carried));
 		return (reply != null) ? reply.thenApply(value -> ScriptReplies.acquired((List<?>) value)) : null;
 	}
 
@@ -274,10 +275,8 @@ public final class LeaseStore {
 	public Released release(String redisKey, String owner, long token, String channel, String clientId, long holdsBefore,
 			long ttlMillis) {
 		long receipt = receiptMillis(ttlMillis);
-		Object nativeReply = this.nativeScripts.enabled()
-				? this.nativeScripts.run(LockScripts.RELEASE, List.of(redisKey),
-						this.nativeArgs.release(owner, token, channel, clientId, holdsBefore, receipt))
-				: null;
+		Object nativeReply = this.nativeScripts.enabled() ? this.nativeScripts.run(LockScripts.RELEASE,
+				List.of(redisKey), this.nativeArgs.release(owner, token, channel, clientId, holdsBefore, receipt)) : null;
 		List<?> reply = (nativeReply != null) ? (List<?>) nativeReply
 				: this.template.execute(LockScripts.RELEASE, List.of(redisKey), owner, Long.toString(token), channel,
 						clientId, this.publishMode, Long.toString(holdsBefore), Long.toString(receipt));

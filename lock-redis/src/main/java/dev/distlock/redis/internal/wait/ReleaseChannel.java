@@ -38,6 +38,14 @@ final class ReleaseChannel {
 	long yieldUntilNanos;
 
 	/**
+	 * The notes of other waiting processes that the last release naming this process carried over
+	 * ({@link ReleaseMessage#carried}), for the next attempt to write into the lease it takes ({@link #takeCarried});
+	 * '' when there are none. Only the latest release's count: any other release message replaces them (with '' when
+	 * it names another process or nobody: the lease they were read from is gone, and the next one has notes of its own).
+	 */
+	private String carried = "";
+
+	/**
 	 * Tokens of leases this process released on this channel whose message has not come yet (its wake-up was given
 	 * directly). Bounded: the message of a release can come before the releasing thread records it, or never (a
 	 * dropped subscription), and then its token stays until pushed out.
@@ -106,7 +114,8 @@ final class ReleaseChannel {
 	 * A release {@code message} came (see {@link ReleaseSubscriber#message}): nothing if it is this process's own
 	 * release (its wake-up was given), every waiter for a lock that may admit several, else one waiter, who tries at
 	 * once when the message names {@code clientId} (this process) or nobody, and after {@code holdBackNanos} when it
-	 * names another process. A later hold-back never shortens an earlier one, and being named ends any.
+	 * names another process. A later hold-back never shortens an earlier one, and being named ends any. A message
+	 * naming this process leaves its carried notes for the woken waiter's attempt ({@link #takeCarried}).
 	 */
 	void released(ReleaseMessage message, String clientId, long holdBackNanos) {
 		if (ownMessageArrived(message.token())) {
@@ -116,7 +125,8 @@ final class ReleaseChannel {
 			this.waiters.forEach(Waiter::signal); // a read-write lock may admit every waiting reader
 			return;
 		}
-		if (message.party().isEmpty() || clientId.isEmpty() || message.party().equals(clientId)) {
+		boolean named = !clientId.isEmpty() && message.party().equals(clientId);
+		if (named || message.party().isEmpty() || clientId.isEmpty()) {
 			this.yieldUntilNanos = 0;
 		}
 		else {
@@ -125,7 +135,16 @@ final class ReleaseChannel {
 				this.yieldUntilNanos = until;
 			}
 		}
+		// with nobody waiting here, nobody here takes the lock and passes the notes on
+		this.carried = (named && !this.waiters.isEmpty()) ? message.carried() : "";
 		wakeOne();
+	}
+
+	/** {@return the carried notes ({@link #carried}), once: the next call answers '' unless a release came between} */
+	String takeCarried() {
+		String notes = this.carried;
+		this.carried = "";
+		return notes;
 	}
 
 	/** How long the longest waiting waiter has waited, in ms; 0 when none waits. */

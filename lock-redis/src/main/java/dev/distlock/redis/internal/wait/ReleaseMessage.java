@@ -1,5 +1,7 @@
 package dev.distlock.redis.internal.wait;
 
+import java.util.regex.Pattern;
+
 import dev.distlock.redis.internal.script.FairScripts;
 import dev.distlock.redis.internal.script.LockScripts;
 import dev.distlock.redis.internal.script.ReadWriteScripts;
@@ -14,8 +16,19 @@ import dev.distlock.redis.internal.script.ReadWriteScripts;
  * @param party the client id a {@link Kind#RELEASED} message names as the longest waiting process
  * ({@link LockScripts#NAMED_SEPARATOR}), '' when it names none; the new owner of a {@link Kind#FAIR_HAND_OVER}
  * @param handedToken the new token of a {@link Kind#FAIR_HAND_OVER}, else 0
+ * @param carried the notes of the other waiting processes that a {@link Kind#RELEASED} message naming a process
+ * carries over to it ({@code <client id>=<since>,...}, oldest first, see {@link LockScripts#RELEASE}), as the acquire
+ * script takes them back; '' when there are none, or when they are not in that form (never passed on to Redis then)
  */
-record ReleaseMessage(Kind kind, String token, String party, long handedToken) {
+record ReleaseMessage(Kind kind, String token, String party, long handedToken, String carried) {
+
+	/** What {@link #carried} must look like to be passed on: what the scripts write, and no separator in a client id. */
+	private static final Pattern CARRIED = Pattern.compile("[^,=>]+=[0-9]{1,18}(,[^,=>]+=[0-9]{1,18})*");
+
+	/** A message that carries no notes. */
+	ReleaseMessage(Kind kind, String token, String party, long handedToken) {
+		this(kind, token, party, handedToken, "");
+	}
 
 	/** Which kind of release a message announces. */
 	enum Kind {
@@ -49,8 +62,15 @@ record ReleaseMessage(Kind kind, String token, String party, long handedToken) {
 		}
 		int separator = body.indexOf(LockScripts.NAMED_SEPARATOR);
 		if (separator > 0) {
-			return new ReleaseMessage(Kind.RELEASED, body.substring(0, separator),
-					body.substring(separator + LockScripts.NAMED_SEPARATOR.length()), 0);
+			String token = body.substring(0, separator);
+			String named = body.substring(separator + LockScripts.NAMED_SEPARATOR.length());
+			int second = named.indexOf(LockScripts.NAMED_SEPARATOR);
+			if (second < 0) {
+				return new ReleaseMessage(Kind.RELEASED, token, named, 0);
+			}
+			String carried = named.substring(second + LockScripts.NAMED_SEPARATOR.length());
+			return new ReleaseMessage(Kind.RELEASED, token, named.substring(0, second), 0,
+					CARRIED.matcher(carried).matches() ? carried : "");
 		}
 		return new ReleaseMessage(Kind.RELEASED, body, "", 0);
 	}

@@ -45,11 +45,9 @@ public final class ReleaseSubscriber implements SubscriptionConnection.Events, A
 	/**
 	 * How long this process holds back its attempt after a release that named another process as the one that has
 	 * waited longest: long enough for the message to reach the named process and its attempt to reach Redis most of
-	 * the time. Shorter than the yield after an own release (3 ms) on purpose: the named process, once in, takes the
-	 * lock again without a message as long as no note of another process is in its lease, and the others' notes come
-	 * back with their attempts after the hold-back, so the hold-back also bounds that run (measured in issue 31: 3 ms
-	 * let a process of 8 keep the lock for 3 ms at a time, and the wait p99 of the hot key with 8 processes reached
-	 * 26 ms; 1 ms held it near 10 ms). When the named process is slower, the others simply race as before.
+	 * the time; when the named process is slower, the others simply race as before. Shorter than the yield after an
+	 * own release (3 ms) on purpose (issue 31: 3 ms let the wait p99 of the hot key with 8 processes reach 26 ms). The
+	 * named process's lease starts with the others' notes, which the release carries over ({@link #takeCarried}).
 	 */
 	static final long HOLD_BACK_NANOS = TimeUnit.MILLISECONDS.toNanos(1);
 
@@ -190,25 +188,13 @@ public final class ReleaseSubscriber implements SubscriptionConnection.Events, A
 	 * release, so it may make its first attempt as a registered waiter.
 	 */
 	public boolean isSubscribed(String channel) {
-		ReleaseChannel ch = this.channels.get(channel);
-		if (ch == null) {
-			return false;
-		}
-		synchronized (ch) {
-			return ch.state == ChannelState.SUBSCRIBED;
-		}
+		return read(channel, false, (ch) -> ch.state == ChannelState.SUBSCRIBED);
 	}
 
 	/** Until when this process's threads hold back their attempts on {@code channel}; 0 when they need not. */
 	public long yieldingUntil(String channel) {
-		ReleaseChannel ch = this.channels.get(channel);
-		if (ch == null) {
-			return 0;
-		}
-		synchronized (ch) {
-			long until = ch.yieldUntilNanos;
-			return (until != 0 && until - System.nanoTime() > 0) ? until : 0;
-		}
+		long until = read(channel, 0L, (ch) -> ch.yieldUntilNanos);
+		return (until != 0 && until - System.nanoTime() > 0) ? until : 0;
 	}
 
 	/** Stop waiting; a wake-up the waiter did not use (it did not acquire) goes to the next waiter. */
@@ -356,12 +342,26 @@ public final class ReleaseSubscriber implements SubscriptionConnection.Events, A
 	 * says since when it waits ({@code LockScripts.ACQUIRE}).
 	 */
 	public long waitedMillis(String channel) {
+		return read(channel, 0L, ReleaseChannel::waitedMillis);
+	}
+
+	/**
+	 * The notes of other waiting processes that the last release of {@code channel}, naming this process, carried
+	 * over, for this attempt to write into the lease (ACQUIRE's ARGV[9]); taken once, '' when there are none. Written
+	 * with the lease this process takes, they let its release name the next oldest rather than find no note.
+	 */
+	public String takeCarried(String channel) {
+		return read(channel, "", ReleaseChannel::takeCarried);
+	}
+
+	/** {@code read} of {@code channel} under its monitor; {@code absent} when this process has no such channel. */
+	private <T> T read(String channel, T absent, Function<ReleaseChannel, T> read) {
 		ReleaseChannel ch = this.channels.get(channel);
 		if (ch == null) {
-			return 0;
+			return absent;
 		}
 		synchronized (ch) {
-			return ch.waitedMillis();
+			return read.apply(ch);
 		}
 	}
 

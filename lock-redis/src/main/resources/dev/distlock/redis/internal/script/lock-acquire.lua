@@ -12,6 +12,18 @@ local function hold(token)
     redis.call('hset', KEYS[1], '~u', 1)
   end
 end
+local function carry()
+  local own = string.match(ARGV[1], '^[^:]*')
+  for id, since in string.gmatch(ARGV[9], '([^,=]+)=(%d+)') do
+    if id ~= own then
+      local noted = tonumber(redis.call('hget', KEYS[1], '~w:' .. id) or '')
+      since = tonumber(since)
+      if since > 1 and (not noted or noted > since) then
+        redis.call('hset', KEYS[1], '~w:' .. id, n(since))
+      end
+    end
+  end
+end
 if redis.call('exists', KEYS[1]) == 0 then
   if ARGV[4] ~= '' then
     return {-1, 0}
@@ -19,6 +31,9 @@ if redis.call('exists', KEYS[1]) == 0 then
   local t = redis.call('time')
   local token = tonumber(t[1]) * 1000000 + tonumber(t[2])
   hold(n(token))
+  if ARGV[9] then
+    carry()
+  end
   if type(redis.pcall('pexpire', KEYS[1], ARGV[2])) == 'table' then
     local failed = expire(KEYS[1], ARGV[2], true)
     if failed then
@@ -63,6 +78,9 @@ if ARGV[3] ~= '' then
   if not noted or noted > since then
     redis.call('hset', KEYS[1], '~w:' .. ARGV[3], n(since))
   end
+end
+if ARGV[9] then
+  carry()
 end
 if held[3] then
   return {0, redis.call('pttl', KEYS[1]), 1}

@@ -4,7 +4,7 @@
 
 local fields = redis.call('hgetall', KEYS[1])
 local token, count, noted, others = nil, 0, false, 0
-local oldest, named
+local aged = {}
 for i = 1, #fields, 2 do
   local field = fields[i]
   if field == '~t' then
@@ -16,8 +16,8 @@ for i = 1, #fields, 2 do
     if string.sub(field, 4) ~= ARGV[4] then
       others = 1
       local since = tonumber(fields[i + 1])
-      if since and since > 1 and (not oldest or since < oldest) then
-        oldest, named = since, string.sub(field, 4)
+      if since and since > 1 then
+        aged[#aged + 1] = {since, string.sub(field, 4)}
       end
     end
   end
@@ -42,8 +42,16 @@ if not noted then
   return {0, 0}
 end
 local body, sent = ARGV[2], nil
-if named then
-  body = ARGV[2] .. '>' .. named
+if #aged > 0 then
+  table.sort(aged, function(a, b) return a[1] < b[1] or (a[1] == b[1] and a[2] < b[2]) end)
+  body = ARGV[2] .. '>' .. aged[1][2]
+  local carried = {}
+  for i = 2, math.min(#aged, 17) do
+    carried[#carried + 1] = aged[i][2] .. '=' .. string.format('%d', aged[i][1])
+  end
+  if #carried > 0 then
+    body = body .. '>' .. table.concat(carried, ',')
+  end
 end
 if ARGV[5] == 's' then
   sent = redis.pcall('spublish', ARGV[3], body)

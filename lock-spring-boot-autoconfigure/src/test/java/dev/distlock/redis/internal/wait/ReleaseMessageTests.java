@@ -50,6 +50,47 @@ class ReleaseMessageTests {
 	}
 
 	@Test
+	void aNamedReleaseCarriesTheOtherNotesAndOlderFormatsCarryNone() {
+		assertThat(ReleaseMessage.parse("1234>client-b>client-c=100,client_d=200"))
+			.isEqualTo(new ReleaseMessage(ReleaseMessage.Kind.RELEASED, "1234", "client-b", 0,
+					"client-c=100,client_d=200"));
+		assertThat(ReleaseMessage.parse("1234>client-b>client-c=100").carried()).isEqualTo("client-c=100");
+		assertThat(ReleaseMessage.parse("1234>client-b").carried()).as("one waiting process only").isEmpty();
+		assertThat(ReleaseMessage.parse("1234").carried()).isEmpty();
+		assertThat(ReleaseMessage.parse("*1234>x>y=1").carried()).isEmpty();
+		ReleaseMessage garbled = ReleaseMessage.parse("1234>client-b>client-c=1x,=5");
+		assertThat(garbled.party()).isEqualTo("client-b");
+		assertThat(garbled.carried()).as("not what the scripts write: never passed on").isEmpty();
+		assertThat(ReleaseMessage.parse("1234>client-b>c=1,d=2>e=3").carried()).isEmpty();
+	}
+
+	@Test
+	void theNamedProcessKeepsTheCarriedNotesForOneAttemptAndAnyOtherReleaseReplacesThem() {
+		ReleaseChannel channel = new ReleaseChannel("lock:{k}:released");
+		channel.waiters.add(new Waiter(channel, Thread.currentThread(), channel.subscribed, "client-a:1", "k", 1000, ""));
+
+		channel.released(ReleaseMessage.parse("1>client-a>client-b=100,client-c=200"), "client-a", HOLD_BACK);
+		assertThat(channel.takeCarried()).isEqualTo("client-b=100,client-c=200");
+		assertThat(channel.takeCarried()).as("sent once").isEmpty();
+
+		channel.released(ReleaseMessage.parse("2>client-a>client-b=100"), "client-a", HOLD_BACK);
+		channel.released(ReleaseMessage.parse("3>client-a>client-c=50"), "client-a", HOLD_BACK);
+		assertThat(channel.takeCarried()).as("the latest release's").isEqualTo("client-c=50");
+
+		channel.released(ReleaseMessage.parse("4>client-a>client-b=100"), "client-a", HOLD_BACK);
+		channel.released(ReleaseMessage.parse("5>client-b>client-a=1"), "client-a", HOLD_BACK);
+		assertThat(channel.takeCarried()).as("a release naming another process").isEmpty();
+
+		channel.released(ReleaseMessage.parse("6>client-a>client-b=100"), "client-a", HOLD_BACK);
+		channel.released(ReleaseMessage.parse("7"), "client-a", HOLD_BACK);
+		assertThat(channel.takeCarried()).as("a release naming nobody").isEmpty();
+
+		channel.waiters.clear();
+		channel.released(ReleaseMessage.parse("8>client-a>client-b=100"), "client-a", HOLD_BACK);
+		assertThat(channel.takeCarried()).as("nobody here to take the lock").isEmpty();
+	}
+
+	@Test
 	void thisProcesssOwnReleaseIsRecognisedByItsTokenAndChangesNothing() {
 		ReleaseChannel channel = new ReleaseChannel("lock:{k}:released");
 		channel.expectOwnMessage("9");
