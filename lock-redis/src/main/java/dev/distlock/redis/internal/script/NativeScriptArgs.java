@@ -25,22 +25,22 @@ public final class NativeScriptArgs {
 	private final byte[] publishMode;
 
 	/** The lease time encoded last: the same for every call with the same lease time. */
-	private volatile Encoded lastTtl = new Encoded(0, EMPTY);
+	private final Slot ttl = new Slot();
 
 	/** The receipt time encoded last: the same for every release with the same lease time. */
-	private volatile Encoded lastReceipt = new Encoded(0, EMPTY);
+	private final Slot receipt = new Slot();
 
 	/** The owner id encoded last: an acquisition's, which its release presents again. */
-	private volatile Encoded lastOwner = new Encoded("", EMPTY);
+	private final Slot owner = new Slot();
 
 	/** The release channel encoded last: the lock's that one thread acquires and releases. */
-	private volatile Encoded lastChannel = new Encoded("", EMPTY);
+	private final Slot channel = new Slot();
 
 	/** The client id encoded last: one per service. */
-	private volatile Encoded lastClientId = new Encoded("", EMPTY);
+	private final Slot clientId = new Slot();
 
 	/** The holder label encoded last: the same for one thread's acquisitions one after the other. */
-	private volatile Encoded lastLabel = new Encoded("", EMPTY);
+	private final Slot label = new Slot();
 
 	/**
 	 * Encoder of one store's calls.
@@ -70,13 +70,13 @@ public final class NativeScriptArgs {
 			String label, long waitedMillis, String carried) {
 		boolean waited = waitedMillis > 0 && !waiter.isEmpty();
 		byte[][] args = new byte[!carried.isEmpty() ? 9 : waited ? 8 : 7][];
-		args[0] = owner(owner);
-		args[1] = number(ttlMillis, false);
-		args[2] = waiter.isEmpty() ? EMPTY : clientId(waiter);
+		args[0] = this.owner.of(owner);
+		args[1] = this.ttl.of(ttlMillis);
+		args[2] = waiter.isEmpty() ? EMPTY : this.clientId.of(waiter);
 		args[3] = (reenteredToken != 0) ? bytes(Long.toString(reenteredToken)) : EMPTY;
 		args[4] = (reentryTarget > 0) ? bytes(Long.toString(reentryTarget)) : EMPTY;
 		args[5] = this.publishMode;
-		args[6] = label.isEmpty() ? EMPTY : label(label);
+		args[6] = label.isEmpty() ? EMPTY : this.label.of(label);
 		if (args.length > 7) {
 			args[7] = waited ? bytes(Long.toString(waitedMillis)) : EMPTY;
 		}
@@ -125,60 +125,9 @@ public final class NativeScriptArgs {
 	 */
 	public byte[][] release(String owner, long token, String channel, String clientId, long holdsBefore,
 			long receiptMillis) {
-		return new byte[][] { owner(owner), bytes(Long.toString(token)), channel(channel), clientId(clientId),
-				this.publishMode, (holdsBefore == 1) ? ONE : bytes(Long.toString(holdsBefore)),
-				number(receiptMillis, true) };
-	}
-
-	/** The lease time's ({@code receipt} false) or the receipt time's encoding, each from its own slot. */
-	private byte[] number(long millis, boolean receipt) {
-		Encoded last = receipt ? this.lastReceipt : this.lastTtl;
-		if (last.number() != millis || last.bytes().length == 0) {
-			last = new Encoded(millis, bytes(Long.toString(millis)));
-			if (receipt) {
-				this.lastReceipt = last;
-			}
-			else {
-				this.lastTtl = last;
-			}
-		}
-		return last.bytes();
-	}
-
-	private byte[] owner(String owner) {
-		Encoded last = this.lastOwner;
-		if (!last.text().equals(owner)) {
-			last = new Encoded(owner, bytes(owner));
-			this.lastOwner = last;
-		}
-		return last.bytes();
-	}
-
-	private byte[] channel(String channel) {
-		Encoded last = this.lastChannel;
-		if (!last.text().equals(channel)) {
-			last = new Encoded(channel, bytes(channel));
-			this.lastChannel = last;
-		}
-		return last.bytes();
-	}
-
-	private byte[] clientId(String clientId) {
-		Encoded last = this.lastClientId;
-		if (!last.text().equals(clientId)) {
-			last = new Encoded(clientId, bytes(clientId));
-			this.lastClientId = last;
-		}
-		return last.bytes();
-	}
-
-	private byte[] label(String label) {
-		Encoded last = this.lastLabel;
-		if (!last.text().equals(label)) {
-			last = new Encoded(label, bytes(label));
-			this.lastLabel = last;
-		}
-		return last.bytes();
+		return new byte[][] { this.owner.of(owner), bytes(Long.toString(token)), this.channel.of(channel),
+				this.clientId.of(clientId), this.publishMode, (holdsBefore == 1) ? ONE : bytes(Long.toString(holdsBefore)),
+				this.receipt.of(receiptMillis) };
 	}
 
 	/**
@@ -201,17 +150,36 @@ public final class NativeScriptArgs {
 		return argv;
 	}
 
-	/** A value and its UTF-8 bytes; the bytes are never written after encoding. */
+	/**
+	 * The value one argument had last and its encoding. Racy but safe: the pair is immutable and replaced whole when
+	 * the value differs, so a thread that reads an older pair either uses it for its own value or encodes anew.
+	 */
+	private static final class Slot {
+
+		private volatile Encoded last = new Encoded("", 0, EMPTY);
+
+		byte[] of(String text) {
+			Encoded current = this.last;
+			if (!current.text().equals(text)) {
+				current = new Encoded(text, 0, bytes(text));
+				this.last = current;
+			}
+			return current.bytes();
+		}
+
+		byte[] of(long number) {
+			Encoded current = this.last;
+			if (current.number() != number || current.bytes().length == 0) {
+				current = new Encoded("", number, bytes(Long.toString(number)));
+				this.last = current;
+			}
+			return current.bytes();
+		}
+
+	}
+
+	/** A value (a text, or a number) and its UTF-8 bytes; the bytes are never written after encoding. */
 	private record Encoded(String text, long number, byte[] bytes) {
-
-		Encoded(String text, byte[] bytes) {
-			this(text, 0, bytes);
-		}
-
-		Encoded(long number, byte[] bytes) {
-			this("", number, bytes);
-		}
-
 	}
 
 }
